@@ -1,0 +1,315 @@
+//! Code generation: the manifest record, one `Tool` per `#[tool]` method, and the root module.
+
+use std::collections::HashSet;
+
+use proc_macro2::{Span, TokenStream};
+use quote::{format_ident, quote};
+use serde_json::{Map, Value, json};
+use syn::{FnArg, Ident, ImplItem, ImplItemFn, ItemImpl, LitStr, Pat, ReturnType, Type, spanned::Spanned};
+
+use crate::attrs::{ArgArgs, PluginArgs, ToolArgs, doc_comment};
+
+/// The framing of `plugin_api::section`, repeated here because a proc-macro crate cannot
+/// depend on the crate that re-exports it.
+const MAGIC: &[u8; 8] = b"RMCPMF\0\x01";
+
+/// One `#[tool]` method, parsed.
+struct ToolMethod {
+    decl: Map<String, Value>,
+    span: Span,
+    tokens: TokenStream,
+}
+
+pub(crate) fn plugin(args: PluginArgs, mut item: ItemImpl) -> syn::Result<TokenStream> {
+    if let Some((_, path, _)) = &item.trait_ {
+        return Err(syn::Error::new(path.span(), "#[plugin] goes on an inherent impl block, not a trait impl"));
+    }
+    if !item.generics.params.is_empty() {
+        return Err(syn::Error::new(item.generics.span(), "a plugin type cannot be generic"));
+    }
+    let env = |key: &str| std::env::var(key).unwrap_or_default();
+    let name = args.name.as_ref().map_or_else(|| env("CARGO_PKG_NAME"), LitStr::value);
+    let version = args.version.as_ref().map_or_else(|| env("CARGO_PKG_VERSION"), LitStr::value);
+    let description = args
+        .description
+        .as_ref()
+        .map_or_else(|| doc_comment(&item.attrs), LitStr::value);
+
+    let mut toolsets = Vec::new();
+    let mut toolset_names = HashSet::new();
+    for t in &args.toolsets {
+        if !toolset_names.insert(t.name.value()) {
+            return Err(syn::Error::new(t.name.span(), format!("toolset `{}` is declared twice", t.name.value())));
+        }
+        let mut decl = Map::new();
+        decl.insert("name".into(), t.name.value().into());
+        for (key, value) in [("title", &t.title), ("description", &t.description), ("instructions", &t.instructions)] {
+            if let Some(v) = value {
+                decl.insert(key.into(), v.value().into());
+            }
+        }
+        decl.insert("default".into(), t.default.into());
+        decl.insert("always".into(), t.always.into());
+        toolsets.push(Value::Object(decl));
+    }
+    if toolsets.is_empty() {
+        toolset_names.insert(name.clone());
+        toolsets.push(json!({"name": name, "default": true, "always": false}));
+    }
+
+    let self_ty = &item.self_ty;
+    let mut tools: Vec<ToolMethod> = Vec::new();
+    let mut dynamic = None;
+    let mut on_stop = None;
+    for impl_item in &mut item.items {
+        let ImplItem::Fn(method) = impl_item else { continue };
+        if take_marker(&mut method.attrs, "dynamic_tools") {
+            dynamic = Some(method.sig.ident.clone());
+        } else if take_marker(&mut method.attrs, "on_stop") {
+            on_stop = Some(method.sig.ident.clone());
+        } else if let Some(pos) = method.attrs.iter().position(|a| a.path().is_ident("tool")) {
+            let attr = method.attrs.remove(pos);
+            let tool = tool_method(&name, ToolArgs::from_attr(&attr)?, method)?;
+            let tool_name = tool.decl["name"].as_str().unwrap_or_default().to_owned();
+            if tools.iter().any(|t| t.decl["name"] == tool.decl["name"]) {
+                return Err(syn::Error::new(tool.span, format!("tool `{tool_name}` is declared twice")));
+            }
+            let toolset = tool.decl["toolset"].as_str().unwrap_or_default();
+            if !toolset_names.contains(toolset) {
+                return Err(syn::Error::new(
+                    tool.span,
+                    format!("tool `{tool_name}` is in toolset `{toolset}`, which this plugin does not declare"),
+                ));
+            }
+            tools.push(tool);
+        }
+    }
+
+    let mut activation: Vec<Value> = Vec::new();
+    if args.on_startup {
+        activation.push("on_startup".into());
+    }
+    activation.extend(args.on_toolset.iter().map(|t| json!({"on_toolset": t.value()})));
+    let manifest = json!({
+        "plugin_api": env!("CARGO_PKG_VERSION"),
+        "name": name,
+        "version": version,
+        "description": description,
+        "toolsets": toolsets,
+        "activation": activation,
+        "tools": tools.iter().map(|t| Value::Object(t.decl.clone())).collect::<Vec<_>>(),
+        "dynamic_tools": dynamic.is_some(),
+    })
+    .to_string();
+    let mut record = MAGIC.to_vec();
+    record.extend_from_slice(&u32::try_from(manifest.len()).unwrap_or(u32::MAX).to_le_bytes());
+    record.extend_from_slice(manifest.as_bytes());
+    let record_len = record.len();
+    let record = proc_macro2::Literal::byte_string(&record);
+
+    let tool_tokens = tools.iter().map(|t| &t.tokens);
+    let dynamic_tokens = dynamic.map(|m| quote!(tools.extend(Self::#m(self));));
+    let stop_tokens = on_stop.map(|m| quote!(fn stop(&self) { Self::#m(self) }));
+    let loader = Ident::new(&abi_stable_shared::mangled_root_module_loader_name(), Span::call_site());
+    let p = quote!(::plugin_api::__private);
+    let abi = quote!(#p::abi_stable);
+
+    Ok(quote! {
+        #item
+
+        impl #p::PluginDefinition for #self_ty {
+            const OWN_TOOLSET: &'static str = #name;
+
+            fn create() -> Self {
+                <Self as ::core::default::Default>::default()
+            }
+
+            #[allow(clippy::vec_init_then_push, unused_mut)]
+            fn tools(self: &::std::sync::Arc<Self>) -> ::std::vec::Vec<::plugin_api::Tool> {
+                let mut tools = ::std::vec::Vec::new();
+                #(tools.push(#tool_tokens);)*
+                #dynamic_tokens
+                tools
+            }
+
+            #stop_tokens
+        }
+
+        const _: () = {
+            #[used]
+            #[cfg_attr(target_vendor = "apple", unsafe(link_section = "__DATA,__rmcpmf"))]
+            #[cfg_attr(not(target_vendor = "apple"), unsafe(link_section = ".rmcpmf"))]
+            static MANIFEST_RECORD: [u8; #record_len] = *#record;
+
+            extern "C" fn manifest() -> #abi::std_types::RStr<'static> {
+                #p::manifest_json(&MANIFEST_RECORD)
+            }
+
+            extern "C" fn instantiate() -> #abi::std_types::RResult<
+                ::plugin_api::ffi::PluginInstanceBox,
+                ::plugin_api::error::FfiError,
+            > {
+                #p::instantiate::<#self_ty>()
+            }
+
+            fn root_module() -> ::plugin_api::ffi::PluginModRef {
+                #abi::prefix_type::PrefixTypeTrait::leak_into_prefix(::plugin_api::ffi::PluginMod {
+                    manifest,
+                    instantiate,
+                })
+            }
+
+            extern "C" fn erased_root_module() -> #abi::library::RootModuleResult {
+                #abi::library::__call_root_module_loader(root_module)
+            }
+
+            /// The header abi_stable looks up when the host opens this library.
+            #[unsafe(no_mangle)]
+            pub static #loader: #abi::library::LibHeader = {
+                // SAFETY: `erased_root_module` returns a `PluginModRef` erased by abi_stable's
+                // own loader, which is what `from_constructor::<PluginModRef>` requires.
+                unsafe {
+                    #abi::library::LibHeader::from_constructor::<::plugin_api::ffi::PluginModRef>(
+                        erased_root_module,
+                        #abi::library::CheckTypeLayout::Yes,
+                    )
+                }
+            };
+        };
+    })
+}
+
+fn take_marker(attrs: &mut Vec<syn::Attribute>, name: &str) -> bool {
+    let before = attrs.len();
+    attrs.retain(|a| !a.path().is_ident(name));
+    attrs.len() != before
+}
+
+/// Parses one `#[tool]` method and generates the expression that builds its `Tool`.
+fn tool_method(plugin: &str, args: ToolArgs, method: &mut ImplItemFn) -> syn::Result<ToolMethod> {
+    let span = method.sig.ident.span();
+    let fn_name = method.sig.ident.clone();
+    let name = args.name.as_ref().map_or_else(|| fn_name.to_string(), LitStr::value);
+    let description = args
+        .description
+        .as_ref()
+        .map_or_else(|| doc_comment(&method.attrs), LitStr::value);
+    let toolset = args.toolset.as_ref().map_or_else(|| plugin.to_owned(), LitStr::value);
+    if !method.sig.generics.params.is_empty() {
+        return Err(syn::Error::new(method.sig.generics.span(), "a tool cannot be generic"));
+    }
+
+    let mut decl = Map::new();
+    decl.insert("name".into(), name.clone().into());
+    if let Some(title) = &args.title {
+        decl.insert("title".into(), title.value().into());
+    }
+    decl.insert("description".into(), description.into());
+    decl.insert("toolset".into(), toolset.into());
+    if !args.annotations.is_empty() {
+        decl.insert("annotations".into(), Value::Object(args.annotations));
+    }
+    if let Some(meta) = args.meta {
+        decl.insert("meta".into(), Value::Object(meta));
+    }
+
+    let mut has_self = false;
+    let mut fields = Vec::new();
+    let mut defaults = Vec::new();
+    let mut idents = Vec::new();
+    for input in &mut method.sig.inputs {
+        let typed = match input {
+            FnArg::Receiver(r) => {
+                if r.reference.is_none() || r.mutability.is_some() {
+                    return Err(syn::Error::new(r.span(), "a tool takes `&self` (tools run concurrently)"));
+                }
+                has_self = true;
+                continue;
+            }
+            FnArg::Typed(t) => t,
+        };
+        let Pat::Ident(pat) = &*typed.pat else {
+            return Err(syn::Error::new(typed.pat.span(), "tool arguments must be plain names"));
+        };
+        if matches!(&*typed.ty, Type::Reference(_)) {
+            return Err(syn::Error::new(typed.ty.span(), "tool arguments must be owned types (`String`, not `&str`)"));
+        }
+        let ident = pat.ident.clone();
+        let ty = (*typed.ty).clone();
+        let mut arg = ArgArgs::default();
+        let doc = doc_comment(&typed.attrs);
+        for attr in typed.attrs.iter().filter(|a| a.path().is_ident("arg")) {
+            ArgArgs::from_attr(attr, &mut arg)?;
+        }
+        typed.attrs.retain(|a| !a.path().is_ident("arg") && !a.path().is_ident("doc"));
+
+        let mut attrs = Vec::new();
+        let description = arg.description.map(|d| d.value()).unwrap_or(doc);
+        if !description.is_empty() {
+            attrs.push(quote!(#[schemars(description = #description)]));
+        }
+        if let Some(rename) = &arg.rename {
+            attrs.push(quote!(#[serde(rename = #rename)]));
+        }
+        if let Some(default) = &arg.default {
+            let default_fn = format_ident!("default_{}", ident);
+            let default_path = default_fn.to_string();
+            let value = match default {
+                syn::Expr::Lit(syn::ExprLit { lit: syn::Lit::Str(_), .. }) => {
+                    quote!(::core::convert::Into::into(#default))
+                }
+                other => quote!(#other),
+            };
+            defaults.push(quote!(fn #default_fn() -> #ty { #value }));
+            attrs.push(quote!(#[serde(default = #default_path)]));
+        }
+        fields.push(quote!(#(#attrs)* #ident: #ty));
+        idents.push(ident);
+    }
+
+    let is_result = match &method.sig.output {
+        ReturnType::Type(_, ty) => matches!(&**ty, Type::Path(p) if p.path.segments.last().is_some_and(|s| s.ident == "Result")),
+        ReturnType::Default => false,
+    };
+    let receiver = if has_self { quote!(this.) } else { quote!(Self::) };
+    let call = quote!(#receiver #fn_name(#(arguments.#idents),*));
+    let is_async = method.sig.asyncness.is_some();
+    let call = if is_async { quote!(#call.await) } else { call };
+    let value = if is_result {
+        quote!(::core::result::Result::map_err(#call, ::plugin_api::ToolError::from)?)
+    } else {
+        quote!(#call)
+    };
+    let p = quote!(::plugin_api::__private);
+    let decl_json = Value::Object(decl.clone()).to_string();
+    let body = quote! {
+        let arguments: Arguments = #p::parse_arguments(&arguments)?;
+        #p::to_output(#value)
+    };
+    let handler = if is_async {
+        quote! {
+            ::plugin_api::Tool::__async(decl, move |arguments: ::std::string::String| {
+                let this = ::std::sync::Arc::clone(&this);
+                async move { #body }
+            })
+        }
+    } else {
+        quote! {
+            ::plugin_api::Tool::__sync(decl, move |arguments: ::std::string::String| { #body })
+        }
+    };
+    let tokens = quote! {{
+        #[derive(#p::serde::Deserialize, #p::schemars::JsonSchema)]
+        #[serde(crate = "::plugin_api::__private::serde", deny_unknown_fields)]
+        #[schemars(crate = "::plugin_api::__private::schemars")]
+        struct Arguments { #(#fields,)* }
+        #(#defaults)*
+        let mut decl: ::plugin_api::manifest::ToolDecl = #p::serde_json::from_str(#decl_json)
+            .expect("the #[plugin] attribute wrote a valid tool declaration");
+        decl.input_schema = ::core::option::Option::Some(::plugin_api::schema_for::<Arguments>());
+        #[allow(unused_variables)]
+        let this = ::std::sync::Arc::clone(self);
+        #handler
+    }};
+    Ok(ToolMethod { decl, span, tokens })
+}

@@ -1,0 +1,34 @@
+#![doc = include_str!("../README.md")]
+
+pub mod error;
+pub mod ffi;
+pub mod manifest;
+mod plugin;
+pub mod runtime;
+pub mod section;
+mod tool;
+
+// Each re-export below is part of the semver promise of this crate.
+#[doc(inline)]
+pub use error::ToolError;
+#[doc(inline)]
+pub use manifest::{Annotations, Manifest};
+#[doc(inline)]
+pub use plugin_api_macros::plugin;
+#[doc(inline)]
+pub use tool::{Tool, ToolBuilder, schema_for};
+/// The JSON value type tools may take and return.
+pub use serde_json::{Value, json};
+/// Re-exported so a plugin uses the same tokio its runtime runs (for `tokio::time::sleep`, ...).
+pub use tokio;
+
+/// What the `#[plugin]` attribute's output refers to. Not a public API.
+#[doc(hidden)]
+pub mod __private {
+    pub use crate::plugin::{PluginDefinition, instantiate, manifest_json};
+    pub use crate::tool::{parse_arguments, to_output};
+    pub use abi_stable;
+    pub use schemars;
+    pub use serde;
+    pub use serde_json;
+}

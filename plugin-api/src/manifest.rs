@@ -1,0 +1,222 @@
+//! The manifest: what a plugin declares about itself, readable without opening its library.
+//!
+//! The `#[plugin]` attribute writes a [`Manifest`] as JSON into a link section of the plugin
+//! library (see [`crate::section`]); the host reads it with an object-file parser, never with
+//! `dlopen`. At activation the host compares it with the tools the code registers.
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+/// The version of `plugin-api` this crate is: written into every manifest, and compared by the
+/// host before it opens a library.
+pub const PLUGIN_API_VERSION: &str = env!("CARGO_PKG_VERSION");
+
+/// Everything a plugin declares statically.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Manifest {
+    /// The `plugin-api` version the plugin was built against.
+    pub plugin_api: String,
+    /// The plugin's name, unique in a plugin folder.
+    pub name: String,
+    /// The plugin's own version.
+    pub version: String,
+    /// What the plugin is for.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub description: String,
+    /// The toolsets it declares.
+    #[serde(default)]
+    pub toolsets: Vec<ToolsetDecl>,
+    /// When the host opens the library; empty means "when one of its toolsets is first served".
+    #[serde(default)]
+    pub activation: Vec<Activation>,
+    /// The tools declared in code, in declaration order.
+    #[serde(default)]
+    pub tools: Vec<ToolDecl>,
+    /// Whether the plugin also builds tools at run time, which only activation can list.
+    #[serde(default)]
+    pub dynamic_tools: bool,
+}
+
+impl Manifest {
+    /// Parses a manifest from its JSON text.
+    pub fn from_json(text: &str) -> Result<Self, serde_json::Error> {
+        serde_json::from_str(text)
+    }
+
+    /// The declared toolset called `name`.
+    pub fn toolset(&self, name: &str) -> Option<&ToolsetDecl> {
+        self.toolsets.iter().find(|t| t.name == name)
+    }
+
+    /// Whether the host opens this plugin at start-up.
+    pub fn on_startup(&self) -> bool {
+        self.activation.contains(&Activation::OnStartup)
+    }
+
+    /// Whether serving `toolset` opens this plugin: one of its own toolsets, or a toolset named
+    /// by an `on_toolset` event.
+    pub fn activated_by(&self, toolset: &str) -> bool {
+        self.toolset(toolset).is_some()
+            || self
+                .activation
+                .iter()
+                .any(|a| matches!(a, Activation::OnToolset(t) if t == toolset))
+    }
+}
+
+/// A named group of tools that a URL selects.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ToolsetDecl {
+    /// The name a URL uses.
+    pub name: String,
+    /// A human-readable name.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub title: String,
+    /// What the toolset offers.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub description: String,
+    /// Server instructions contributed when the toolset is active.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub instructions: String,
+    /// Served to a URL that names no toolset.
+    #[serde(default = "yes")]
+    pub default: bool,
+    /// Served to every URL, and cannot be removed by `without`.
+    #[serde(default)]
+    pub always: bool,
+}
+
+fn yes() -> bool {
+    true
+}
+
+/// An event that makes the host open a plugin's library.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Activation {
+    /// Open it when the host starts.
+    OnStartup,
+    /// Open it when a URL names this toolset.
+    OnToolset(String),
+}
+
+/// The static description of one tool.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ToolDecl {
+    /// What a client calls it.
+    pub name: String,
+    /// A human-readable name.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub title: Option<String>,
+    /// What a model reads: the doc comment unless given explicitly.
+    #[serde(default)]
+    pub description: String,
+    /// The toolset it belongs to.
+    pub toolset: String,
+    /// Hints for clients; unset hints are left out so MCP's cautious defaults apply.
+    #[serde(default, skip_serializing_if = "Annotations::is_empty")]
+    pub annotations: Annotations,
+    /// Anything the host carries and does not interpret.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub meta: Option<Map<String, Value>>,
+    /// The JSON schema of the arguments. Generated from the argument types at activation;
+    /// absent from a manifest unless given explicitly.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub input_schema: Option<Map<String, Value>>,
+}
+
+impl ToolDecl {
+    /// The first line of the description.
+    pub fn summary(&self) -> &str {
+        self.description.lines().next().unwrap_or("").trim()
+    }
+}
+
+/// MCP tool annotations; each one left `None` keeps the protocol's default.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Annotations {
+    /// The tool does not modify its environment.
+    #[serde(default, rename = "readOnlyHint", skip_serializing_if = "Option::is_none")]
+    pub read_only: Option<bool>,
+    /// The tool may perform destructive updates.
+    #[serde(default, rename = "destructiveHint", skip_serializing_if = "Option::is_none")]
+    pub destructive: Option<bool>,
+    /// Calling it again with the same arguments has no further effect.
+    #[serde(default, rename = "idempotentHint", skip_serializing_if = "Option::is_none")]
+    pub idempotent: Option<bool>,
+    /// The tool interacts with an open world of external entities.
+    #[serde(default, rename = "openWorldHint", skip_serializing_if = "Option::is_none")]
+    pub open_world: Option<bool>,
+}
+
+impl Annotations {
+    /// Whether no hint is set.
+    pub fn is_empty(&self) -> bool {
+        *self == Self::default()
+    }
+
+    /// The hints that are set, as `name` or `!name`, for listings.
+    pub fn flags(&self) -> Vec<String> {
+        [
+            ("read_only", self.read_only),
+            ("destructive", self.destructive),
+            ("idempotent", self.idempotent),
+            ("open_world", self.open_world),
+        ]
+        .into_iter()
+        .filter_map(|(name, v)| v.map(|on| if on { name.to_owned() } else { format!("!{name}") }))
+        .collect()
+    }
+}
+
+/// Whether a manifest built against `plugin` can be loaded by a host built against `host`:
+/// the same major version, and for `0.x` the same minor version (Cargo's rule).
+pub fn api_compatible(host: &str, plugin: &str) -> bool {
+    fn key(v: &str) -> Option<(u64, u64)> {
+        let mut parts = v.split(['.', '-', '+']);
+        let major = parts.next()?.parse().ok()?;
+        let minor = parts.next()?.parse().ok()?;
+        Some(if major == 0 { (0, minor) } else { (major, 0) })
+    }
+    matches!((key(host), key(plugin)), (Some(a), Some(b)) if a == b)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn compatibility_follows_cargo_rules() {
+        assert!(api_compatible("0.1.0", "0.1.7"));
+        assert!(!api_compatible("0.1.0", "0.2.0"));
+        assert!(api_compatible("1.2.0", "1.0.3"));
+        assert!(!api_compatible("1.0.0", "2.0.0"));
+        assert!(!api_compatible("0.1.0", "garbage"));
+    }
+
+    #[test]
+    fn toolset_defaults_are_default_on_and_not_always() {
+        let t: ToolsetDecl = serde_json::from_str(r#"{"name":"x"}"#).unwrap();
+        assert!(t.default);
+        assert!(!t.always);
+    }
+
+    #[test]
+    fn unset_annotations_are_left_out() {
+        let a = Annotations {
+            read_only: Some(true),
+            ..Default::default()
+        };
+        assert_eq!(serde_json::to_string(&a).unwrap(), r#"{"readOnlyHint":true}"#);
+        assert_eq!(a.flags(), ["read_only"]);
+    }
+
+    #[test]
+    fn activation_events_round_trip() {
+        let events = vec![Activation::OnStartup, Activation::OnToolset("b".into())];
+        let text = serde_json::to_string(&events).unwrap();
+        assert_eq!(text, r#"["on_startup",{"on_toolset":"b"}]"#);
+        assert_eq!(serde_json::from_str::<Vec<Activation>>(&text).unwrap(), events);
+    }
+}

@@ -1,0 +1,212 @@
+//! Tools as the plugin side holds them: a [`ToolDecl`] and the code that answers it.
+//!
+//! The `#[plugin]` attribute builds a [`Tool`] for each `#[tool]` method. A plugin that builds
+//! tools at run time (from a catalogue, say) returns them from its `#[dynamic_tools]` method,
+//! made with [`Tool::new`] and [`Tool::sync`] or [`Tool::asynchronous`].
+
+use std::{future::Future, pin::Pin, sync::Arc};
+
+use schemars::JsonSchema;
+use serde::{Serialize, de::DeserializeOwned};
+use serde_json::{Map, Value};
+
+use crate::{
+    error::ToolError,
+    manifest::{Annotations, ToolDecl},
+    runtime::{self, CallFuture},
+};
+
+type BoxFuture = Pin<Box<dyn Future<Output = Result<String, ToolError>> + Send>>;
+
+/// The code behind a tool: JSON arguments in, JSON result out.
+#[derive(Clone)]
+pub(crate) enum Handler {
+    Sync(Arc<dyn Fn(String) -> Result<String, ToolError> + Send + Sync>),
+    Async(Arc<dyn Fn(String) -> BoxFuture + Send + Sync>),
+}
+
+impl Handler {
+    /// Starts a call on the plugin's runtime.
+    pub(crate) fn call(&self, tool: Arc<str>, arguments: String) -> CallFuture {
+        match self {
+            Self::Sync(f) => {
+                let f = Arc::clone(f);
+                runtime::spawn_blocking(tool, move || f(arguments))
+            }
+            Self::Async(f) => runtime::spawn(tool, f(arguments)),
+        }
+    }
+}
+
+/// A tool built in code: its description and its handler.
+///
+/// ```
+/// use plugin_api::{Tool, ToolError};
+/// use serde_json::{Value, json};
+///
+/// let shout = Tool::new("shout", "Say it louder.")
+///     .input_schema(json!({"type": "object", "properties": {"text": {"type": "string"}}}))
+///     .sync(|args: Value| -> Result<String, ToolError> {
+///         Ok(args["text"].as_str().unwrap_or_default().to_uppercase())
+///     });
+/// assert_eq!(shout.decl().name, "shout");
+/// ```
+#[derive(Clone)]
+pub struct Tool {
+    decl: ToolDecl,
+    handler: Handler,
+}
+
+impl std::fmt::Debug for Tool {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Tool").field("decl", &self.decl).finish_non_exhaustive()
+    }
+}
+
+/// A tool's description, waiting for its handler.
+#[derive(Debug, Clone)]
+pub struct ToolBuilder {
+    decl: ToolDecl,
+}
+
+impl Tool {
+    /// Starts a tool with a name and a description. Its toolset is the plugin's own unless
+    /// [`ToolBuilder::toolset`] says otherwise; its arguments are any object until
+    /// [`ToolBuilder::input_schema`] says otherwise.
+    pub fn new(name: impl Into<String>, description: impl Into<String>) -> ToolBuilder {
+        ToolBuilder {
+            decl: ToolDecl {
+                name: name.into(),
+                title: None,
+                description: description.into(),
+                toolset: String::new(),
+                annotations: Annotations::default(),
+                meta: None,
+                input_schema: None,
+            },
+        }
+    }
+
+    /// The tool's description.
+    pub fn decl(&self) -> &ToolDecl {
+        &self.decl
+    }
+
+    pub(crate) fn into_parts(self) -> (ToolDecl, Handler) {
+        (self.decl, self.handler)
+    }
+
+    #[doc(hidden)]
+    pub fn __sync(decl: ToolDecl, f: impl Fn(String) -> Result<String, ToolError> + Send + Sync + 'static) -> Self {
+        Self {
+            decl,
+            handler: Handler::Sync(Arc::new(f)),
+        }
+    }
+
+    #[doc(hidden)]
+    pub fn __async<F, Fut>(decl: ToolDecl, f: F) -> Self
+    where
+        F: Fn(String) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<String, ToolError>> + Send + 'static,
+    {
+        Self {
+            decl,
+            handler: Handler::Async(Arc::new(move |args| Box::pin(f(args)))),
+        }
+    }
+}
+
+impl ToolBuilder {
+    /// A human-readable name.
+    pub fn title(mut self, title: impl Into<String>) -> Self {
+        self.decl.title = Some(title.into());
+        self
+    }
+
+    /// The toolset the tool belongs to; it must be one the plugin declares.
+    pub fn toolset(mut self, toolset: impl Into<String>) -> Self {
+        self.decl.toolset = toolset.into();
+        self
+    }
+
+    /// Hints for clients.
+    pub fn annotations(mut self, annotations: Annotations) -> Self {
+        self.decl.annotations = annotations;
+        self
+    }
+
+    /// Data the host carries and does not interpret.
+    pub fn meta(mut self, meta: Map<String, Value>) -> Self {
+        self.decl.meta = Some(meta);
+        self
+    }
+
+    /// The JSON schema of the arguments (an object schema).
+    pub fn input_schema(mut self, schema: Value) -> Self {
+        self.decl.input_schema = match schema {
+            Value::Object(map) => Some(map),
+            _ => None,
+        };
+        self
+    }
+
+    /// Takes the schema from a typed argument struct.
+    pub fn input<A: JsonSchema>(mut self) -> Self {
+        self.decl.input_schema = Some(schema_for::<A>());
+        self
+    }
+
+    /// Finishes with a synchronous handler, run on the plugin's blocking pool.
+    pub fn sync<A, R, F>(self, f: F) -> Tool
+    where
+        A: DeserializeOwned,
+        R: Serialize,
+        F: Fn(A) -> Result<R, ToolError> + Send + Sync + 'static,
+    {
+        Tool::__sync(self.decl, move |args| to_output(f(parse_arguments(&args)?)?))
+    }
+
+    /// Finishes with an asynchronous handler, run on the plugin's runtime.
+    pub fn asynchronous<A, R, F, Fut>(self, f: F) -> Tool
+    where
+        A: DeserializeOwned + Send + 'static,
+        R: Serialize,
+        F: Fn(A) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<R, ToolError>> + Send + 'static,
+    {
+        let f = Arc::new(f);
+        Tool::__async(self.decl, move |args| {
+            let f = Arc::clone(&f);
+            async move { to_output(f(parse_arguments(&args)?).await?) }
+        })
+    }
+}
+
+/// Parses a call's arguments; a mismatch is an invalid-arguments error naming the problem.
+#[doc(hidden)]
+pub fn parse_arguments<A: DeserializeOwned>(arguments: &str) -> Result<A, ToolError> {
+    let text = if arguments.trim().is_empty() { "{}" } else { arguments };
+    serde_json::from_str(text).map_err(|e| ToolError::invalid_arguments(format!("invalid arguments: {e}")))
+}
+
+/// Serialises a tool's result.
+#[doc(hidden)]
+pub fn to_output<R: Serialize>(value: R) -> Result<String, ToolError> {
+    serde_json::to_string(&value).map_err(|e| ToolError::new(format!("the result could not be serialised: {e}")))
+}
+
+/// The JSON schema of an argument type, as MCP wants it: an object schema with nothing
+/// referenced from elsewhere, and no `$schema` or `title` of the generated struct.
+pub fn schema_for<A: JsonSchema>() -> Map<String, Value> {
+    let settings = schemars::generate::SchemaSettings::draft2020_12().with(|s| s.inline_subschemas = true);
+    let schema = settings.into_generator().into_root_schema_for::<A>();
+    let mut map = match schema.to_value() {
+        Value::Object(map) => map,
+        _ => Map::new(),
+    };
+    map.remove("$schema");
+    map.remove("title");
+    map.entry("type").or_insert_with(|| Value::from("object"));
+    map
+}
