@@ -42,7 +42,12 @@ impl PluginArgs {
         } else if meta.path.is_ident("toolset") {
             let mut name = None;
             let mut toolset = ToolsetArgs {
-                name: LitStr::new("", meta.path.get_ident().map_or_else(proc_macro2::Span::call_site, |i| i.span())),
+                name: LitStr::new(
+                    "",
+                    meta.path
+                        .get_ident()
+                        .map_or_else(proc_macro2::Span::call_site, |i| i.span()),
+                ),
                 title: None,
                 description: None,
                 instructions: None,
@@ -152,7 +157,9 @@ impl ArgArgs {
             } else if meta.path.is_ident("rename") {
                 into.rename = Some(non_empty(meta.value()?.parse()?)?);
             } else {
-                return Err(meta.error("unknown argument field; expected default, description or rename"));
+                return Err(
+                    meta.error("unknown argument field; expected default, description or rename")
+                );
             }
             Ok(())
         })
@@ -183,7 +190,9 @@ pub(crate) fn doc_comment(attrs: &[Attribute]) -> String {
         .filter(|a| a.path().is_ident("doc"))
         .filter_map(|a| match &a.meta {
             syn::Meta::NameValue(nv) => match &nv.value {
-                Expr::Lit(ExprLit { lit: Lit::Str(s), .. }) => Some(s.value()),
+                Expr::Lit(ExprLit {
+                    lit: Lit::Str(s), ..
+                }) => Some(s.value()),
                 _ => None,
             },
             _ => None,
@@ -197,7 +206,13 @@ pub(crate) fn doc_comment(attrs: &[Attribute]) -> String {
         .unwrap_or(0);
     let text: Vec<&str> = lines
         .iter()
-        .map(|l| if l.len() >= indent { &l[indent..] } else { l.trim_start() })
+        .map(|l| {
+            if l.len() >= indent {
+                &l[indent..]
+            } else {
+                l.trim_start()
+            }
+        })
         .collect();
     text.join("\n").trim().to_owned()
 }

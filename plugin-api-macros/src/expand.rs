@@ -5,7 +5,9 @@ use std::collections::HashSet;
 use proc_macro2::{Span, TokenStream};
 use quote::{format_ident, quote};
 use serde_json::{Map, Value, json};
-use syn::{FnArg, Ident, ImplItem, ImplItemFn, ItemImpl, LitStr, Pat, ReturnType, Type, spanned::Spanned};
+use syn::{
+    FnArg, Ident, ImplItem, ImplItemFn, ItemImpl, LitStr, Pat, ReturnType, Type, spanned::Spanned,
+};
 
 use crate::attrs::{ArgArgs, PluginArgs, ToolArgs, doc_comment};
 
@@ -22,14 +24,26 @@ struct ToolMethod {
 
 pub(crate) fn plugin(args: PluginArgs, mut item: ItemImpl) -> syn::Result<TokenStream> {
     if let Some((_, path, _)) = &item.trait_ {
-        return Err(syn::Error::new(path.span(), "#[plugin] goes on an inherent impl block, not a trait impl"));
+        return Err(syn::Error::new(
+            path.span(),
+            "#[plugin] goes on an inherent impl block, not a trait impl",
+        ));
     }
     if !item.generics.params.is_empty() {
-        return Err(syn::Error::new(item.generics.span(), "a plugin type cannot be generic"));
+        return Err(syn::Error::new(
+            item.generics.span(),
+            "a plugin type cannot be generic",
+        ));
     }
     let env = |key: &str| std::env::var(key).unwrap_or_default();
-    let name = args.name.as_ref().map_or_else(|| env("CARGO_PKG_NAME"), LitStr::value);
-    let version = args.version.as_ref().map_or_else(|| env("CARGO_PKG_VERSION"), LitStr::value);
+    let name = args
+        .name
+        .as_ref()
+        .map_or_else(|| env("CARGO_PKG_NAME"), LitStr::value);
+    let version = args
+        .version
+        .as_ref()
+        .map_or_else(|| env("CARGO_PKG_VERSION"), LitStr::value);
     let description = args
         .description
         .as_ref()
@@ -39,11 +53,18 @@ pub(crate) fn plugin(args: PluginArgs, mut item: ItemImpl) -> syn::Result<TokenS
     let mut toolset_names = HashSet::new();
     for t in &args.toolsets {
         if !toolset_names.insert(t.name.value()) {
-            return Err(syn::Error::new(t.name.span(), format!("toolset `{}` is declared twice", t.name.value())));
+            return Err(syn::Error::new(
+                t.name.span(),
+                format!("toolset `{}` is declared twice", t.name.value()),
+            ));
         }
         let mut decl = Map::new();
         decl.insert("name".into(), t.name.value().into());
-        for (key, value) in [("title", &t.title), ("description", &t.description), ("instructions", &t.instructions)] {
+        for (key, value) in [
+            ("title", &t.title),
+            ("description", &t.description),
+            ("instructions", &t.instructions),
+        ] {
             if let Some(v) = value {
                 decl.insert(key.into(), v.value().into());
             }
@@ -62,7 +83,9 @@ pub(crate) fn plugin(args: PluginArgs, mut item: ItemImpl) -> syn::Result<TokenS
     let mut dynamic = None;
     let mut on_stop = None;
     for impl_item in &mut item.items {
-        let ImplItem::Fn(method) = impl_item else { continue };
+        let ImplItem::Fn(method) = impl_item else {
+            continue;
+        };
         if take_marker(&mut method.attrs, "dynamic_tools") {
             dynamic = Some(method.sig.ident.clone());
         } else if take_marker(&mut method.attrs, "on_stop") {
@@ -72,13 +95,18 @@ pub(crate) fn plugin(args: PluginArgs, mut item: ItemImpl) -> syn::Result<TokenS
             let tool = tool_method(&name, ToolArgs::from_attr(&attr)?, method)?;
             let tool_name = tool.decl["name"].as_str().unwrap_or_default().to_owned();
             if tools.iter().any(|t| t.decl["name"] == tool.decl["name"]) {
-                return Err(syn::Error::new(tool.span, format!("tool `{tool_name}` is declared twice")));
+                return Err(syn::Error::new(
+                    tool.span,
+                    format!("tool `{tool_name}` is declared twice"),
+                ));
             }
             let toolset = tool.decl["toolset"].as_str().unwrap_or_default();
             if !toolset_names.contains(toolset) {
                 return Err(syn::Error::new(
                     tool.span,
-                    format!("tool `{tool_name}` is in toolset `{toolset}`, which this plugin does not declare"),
+                    format!(
+                        "tool `{tool_name}` is in toolset `{toolset}`, which this plugin does not declare"
+                    ),
                 ));
             }
             tools.push(tool);
@@ -89,7 +117,11 @@ pub(crate) fn plugin(args: PluginArgs, mut item: ItemImpl) -> syn::Result<TokenS
     if args.on_startup {
         activation.push("on_startup".into());
     }
-    activation.extend(args.on_toolset.iter().map(|t| json!({"on_toolset": t.value()})));
+    activation.extend(
+        args.on_toolset
+            .iter()
+            .map(|t| json!({"on_toolset": t.value()})),
+    );
     let manifest = json!({
         "plugin_api": env!("CARGO_PKG_VERSION"),
         "name": name,
@@ -102,7 +134,11 @@ pub(crate) fn plugin(args: PluginArgs, mut item: ItemImpl) -> syn::Result<TokenS
     })
     .to_string();
     let mut record = MAGIC.to_vec();
-    record.extend_from_slice(&u32::try_from(manifest.len()).unwrap_or(u32::MAX).to_le_bytes());
+    record.extend_from_slice(
+        &u32::try_from(manifest.len())
+            .unwrap_or(u32::MAX)
+            .to_le_bytes(),
+    );
     record.extend_from_slice(manifest.as_bytes());
     let record_len = record.len();
     let record = proc_macro2::Literal::byte_string(&record);
@@ -110,7 +146,10 @@ pub(crate) fn plugin(args: PluginArgs, mut item: ItemImpl) -> syn::Result<TokenS
     let tool_tokens = tools.iter().map(|t| &t.tokens);
     let dynamic_tokens = dynamic.map(|m| quote!(tools.extend(Self::#m(self));));
     let stop_tokens = on_stop.map(|m| quote!(fn stop(&self) { Self::#m(self) }));
-    let loader = Ident::new(&abi_stable_shared::mangled_root_module_loader_name(), Span::call_site());
+    let loader = Ident::new(
+        &abi_stable_shared::mangled_root_module_loader_name(),
+        Span::call_site(),
+    );
     let p = quote!(::plugin_api::__private);
     let abi = quote!(#p::abi_stable);
 
@@ -189,14 +228,23 @@ fn take_marker(attrs: &mut Vec<syn::Attribute>, name: &str) -> bool {
 fn tool_method(plugin: &str, args: ToolArgs, method: &mut ImplItemFn) -> syn::Result<ToolMethod> {
     let span = method.sig.ident.span();
     let fn_name = method.sig.ident.clone();
-    let name = args.name.as_ref().map_or_else(|| fn_name.to_string(), LitStr::value);
+    let name = args
+        .name
+        .as_ref()
+        .map_or_else(|| fn_name.to_string(), LitStr::value);
     let description = args
         .description
         .as_ref()
         .map_or_else(|| doc_comment(&method.attrs), LitStr::value);
-    let toolset = args.toolset.as_ref().map_or_else(|| plugin.to_owned(), LitStr::value);
+    let toolset = args
+        .toolset
+        .as_ref()
+        .map_or_else(|| plugin.to_owned(), LitStr::value);
     if !method.sig.generics.params.is_empty() {
-        return Err(syn::Error::new(method.sig.generics.span(), "a tool cannot be generic"));
+        return Err(syn::Error::new(
+            method.sig.generics.span(),
+            "a tool cannot be generic",
+        ));
     }
 
     let mut decl = Map::new();
@@ -221,7 +269,10 @@ fn tool_method(plugin: &str, args: ToolArgs, method: &mut ImplItemFn) -> syn::Re
         let typed = match input {
             FnArg::Receiver(r) => {
                 if r.reference.is_none() || r.mutability.is_some() {
-                    return Err(syn::Error::new(r.span(), "a tool takes `&self` (tools run concurrently)"));
+                    return Err(syn::Error::new(
+                        r.span(),
+                        "a tool takes `&self` (tools run concurrently)",
+                    ));
                 }
                 has_self = true;
                 continue;
@@ -229,10 +280,16 @@ fn tool_method(plugin: &str, args: ToolArgs, method: &mut ImplItemFn) -> syn::Re
             FnArg::Typed(t) => t,
         };
         let Pat::Ident(pat) = &*typed.pat else {
-            return Err(syn::Error::new(typed.pat.span(), "tool arguments must be plain names"));
+            return Err(syn::Error::new(
+                typed.pat.span(),
+                "tool arguments must be plain names",
+            ));
         };
         if matches!(&*typed.ty, Type::Reference(_)) {
-            return Err(syn::Error::new(typed.ty.span(), "tool arguments must be owned types (`String`, not `&str`)"));
+            return Err(syn::Error::new(
+                typed.ty.span(),
+                "tool arguments must be owned types (`String`, not `&str`)",
+            ));
         }
         let ident = pat.ident.clone();
         let ty = (*typed.ty).clone();
@@ -241,7 +298,9 @@ fn tool_method(plugin: &str, args: ToolArgs, method: &mut ImplItemFn) -> syn::Re
         for attr in typed.attrs.iter().filter(|a| a.path().is_ident("arg")) {
             ArgArgs::from_attr(attr, &mut arg)?;
         }
-        typed.attrs.retain(|a| !a.path().is_ident("arg") && !a.path().is_ident("doc"));
+        typed
+            .attrs
+            .retain(|a| !a.path().is_ident("arg") && !a.path().is_ident("doc"));
 
         let mut attrs = Vec::new();
         let description = arg.description.map(|d| d.value()).unwrap_or(doc);
@@ -255,7 +314,10 @@ fn tool_method(plugin: &str, args: ToolArgs, method: &mut ImplItemFn) -> syn::Re
             let default_fn = format_ident!("default_{}", ident);
             let default_path = default_fn.to_string();
             let value = match default {
-                syn::Expr::Lit(syn::ExprLit { lit: syn::Lit::Str(_), .. }) => {
+                syn::Expr::Lit(syn::ExprLit {
+                    lit: syn::Lit::Str(_),
+                    ..
+                }) => {
                     quote!(::core::convert::Into::into(#default))
                 }
                 other => quote!(#other),
@@ -268,10 +330,16 @@ fn tool_method(plugin: &str, args: ToolArgs, method: &mut ImplItemFn) -> syn::Re
     }
 
     let is_result = match &method.sig.output {
-        ReturnType::Type(_, ty) => matches!(&**ty, Type::Path(p) if p.path.segments.last().is_some_and(|s| s.ident == "Result")),
+        ReturnType::Type(_, ty) => {
+            matches!(&**ty, Type::Path(p) if p.path.segments.last().is_some_and(|s| s.ident == "Result"))
+        }
         ReturnType::Default => false,
     };
-    let receiver = if has_self { quote!(this.) } else { quote!(Self::) };
+    let receiver = if has_self {
+        quote!(this.)
+    } else {
+        quote!(Self::)
+    };
     let call = quote!(#receiver #fn_name(#(arguments.#idents),*));
     let is_async = method.sig.asyncness.is_some();
     let call = if is_async { quote!(#call.await) } else { call };

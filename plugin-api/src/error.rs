@@ -59,7 +59,6 @@ impl From<ToolError> for FfiError {
     }
 }
 
-
 /// What kind of failure an [`FfiError`] reports.
 #[repr(u8)]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, StableAbi)]

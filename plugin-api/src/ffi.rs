@@ -13,8 +13,7 @@
 use abi_stable::{
     StableAbi, declare_root_module_statics,
     library::RootModule,
-    package_version_strings,
-    sabi_trait,
+    package_version_strings, sabi_trait,
     sabi_types::VersionStrings,
     std_types::{RArc, RResult, RStr, RString, RVec},
 };
@@ -85,6 +84,8 @@ impl std::fmt::Debug for PluginMod {
 
 impl std::fmt::Debug for FfiTool {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("FfiTool").field("spec", &self.spec).finish_non_exhaustive()
+        f.debug_struct("FfiTool")
+            .field("spec", &self.spec)
+            .finish_non_exhaustive()
     }
 }

@@ -15,12 +15,12 @@ pub use error::ToolError;
 pub use manifest::{Annotations, Manifest};
 #[doc(inline)]
 pub use plugin_api_macros::plugin;
-#[doc(inline)]
-pub use tool::{Tool, ToolBuilder, schema_for};
 /// The JSON value type tools may take and return.
 pub use serde_json::{Value, json};
 /// Re-exported so a plugin uses the same tokio its runtime runs (for `tokio::time::sleep`, ...).
 pub use tokio;
+#[doc(inline)]
+pub use tool::{Tool, ToolBuilder, schema_for};
 
 /// What the `#[plugin]` attribute's output refers to. Not a public API.
 #[doc(hidden)]

@@ -137,16 +137,32 @@ impl ToolDecl {
 #[serde(rename_all = "camelCase")]
 pub struct Annotations {
     /// The tool does not modify its environment.
-    #[serde(default, rename = "readOnlyHint", skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        rename = "readOnlyHint",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub read_only: Option<bool>,
     /// The tool may perform destructive updates.
-    #[serde(default, rename = "destructiveHint", skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        rename = "destructiveHint",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub destructive: Option<bool>,
     /// Calling it again with the same arguments has no further effect.
-    #[serde(default, rename = "idempotentHint", skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        rename = "idempotentHint",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub idempotent: Option<bool>,
     /// The tool interacts with an open world of external entities.
-    #[serde(default, rename = "openWorldHint", skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        rename = "openWorldHint",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub open_world: Option<bool>,
 }
 
@@ -165,7 +181,15 @@ impl Annotations {
             ("open_world", self.open_world),
         ]
         .into_iter()
-        .filter_map(|(name, v)| v.map(|on| if on { name.to_owned() } else { format!("!{name}") }))
+        .filter_map(|(name, v)| {
+            v.map(|on| {
+                if on {
+                    name.to_owned()
+                } else {
+                    format!("!{name}")
+                }
+            })
+        })
         .collect()
     }
 }
@@ -208,7 +232,10 @@ mod tests {
             read_only: Some(true),
             ..Default::default()
         };
-        assert_eq!(serde_json::to_string(&a).unwrap(), r#"{"readOnlyHint":true}"#);
+        assert_eq!(
+            serde_json::to_string(&a).unwrap(),
+            r#"{"readOnlyHint":true}"#
+        );
         assert_eq!(a.flags(), ["read_only"]);
     }
 
@@ -217,6 +244,9 @@ mod tests {
         let events = vec![Activation::OnStartup, Activation::OnToolset("b".into())];
         let text = serde_json::to_string(&events).unwrap();
         assert_eq!(text, r#"["on_startup",{"on_toolset":"b"}]"#);
-        assert_eq!(serde_json::from_str::<Vec<Activation>>(&text).unwrap(), events);
+        assert_eq!(
+            serde_json::from_str::<Vec<Activation>>(&text).unwrap(),
+            events
+        );
     }
 }

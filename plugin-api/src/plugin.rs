@@ -67,7 +67,10 @@ struct Instance<P>(Arc<P>);
 impl<P: PluginDefinition> PluginInstance for Instance<P> {
     fn tools(&self) -> RResult<RVec<FfiTool>, FfiError> {
         guard("listing the plugin's tools", || {
-            P::tools(&self.0).into_iter().map(|tool| ffi_tool::<P>(tool)).collect()
+            P::tools(&self.0)
+                .into_iter()
+                .map(|tool| ffi_tool::<P>(tool))
+                .collect()
         })
     }
 
@@ -104,7 +107,9 @@ struct ToolImpl {
 impl ToolHandler for ToolImpl {
     fn call(&self, arguments: RString) -> CallFuture {
         let name = Arc::clone(&self.name);
-        match catch_unwind(AssertUnwindSafe(|| self.handler.call(Arc::clone(&name), arguments.into()))) {
+        match catch_unwind(AssertUnwindSafe(|| {
+            self.handler.call(Arc::clone(&name), arguments.into())
+        })) {
             Ok(future) => future,
             Err(payload) => {
                 let error = FfiError::new(

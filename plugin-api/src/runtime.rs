@@ -72,7 +72,10 @@ fn finish(tool: Arc<str>, handle: JoinHandle<Result<String, ToolError>>) -> Call
             Ok(Err(error)) => Err(FfiError::from(error)),
             Err(join) if join.is_panic() => Err(FfiError::new(
                 ErrorKind::Panicked,
-                format!("tool {tool} panicked: {}", panic_message(&*join.into_panic())),
+                format!(
+                    "tool {tool} panicked: {}",
+                    panic_message(&*join.into_panic())
+                ),
             )),
             Err(_) => Err(FfiError::new(
                 ErrorKind::Cancelled,

@@ -40,10 +40,14 @@ impl std::fmt::Display for SectionError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             Self::Empty => f.write_str("the manifest section is empty"),
-            Self::BadMagic => f.write_str("the manifest section does not start with the expected magic bytes"),
+            Self::BadMagic => {
+                f.write_str("the manifest section does not start with the expected magic bytes")
+            }
             Self::Truncated => f.write_str("the manifest section is truncated"),
             Self::NotUtf8 => f.write_str("the manifest is not UTF-8"),
-            Self::Several(n) => write!(f, "the library holds {n} manifests; one plugin per library"),
+            Self::Several(n) => {
+                write!(f, "the library holds {n} manifests; one plugin per library")
+            }
         }
     }
 }
@@ -61,7 +65,9 @@ pub fn decode(mut bytes: &[u8]) -> Result<&str, SectionError> {
             break;
         }
         let rest = bytes.strip_prefix(&MAGIC).ok_or(SectionError::BadMagic)?;
-        let (len, rest) = rest.split_first_chunk::<4>().ok_or(SectionError::Truncated)?;
+        let (len, rest) = rest
+            .split_first_chunk::<4>()
+            .ok_or(SectionError::Truncated)?;
         let len = u32::from_le_bytes(*len) as usize;
         if rest.len() < len {
             return Err(SectionError::Truncated);
@@ -94,7 +100,10 @@ mod tests {
         assert_eq!(decode(&[0, 0]), Err(SectionError::Empty));
         assert_eq!(decode(b"nonsense"), Err(SectionError::BadMagic));
         let record = encode("{}");
-        assert_eq!(decode(&record[..record.len() - 1]), Err(SectionError::Truncated));
+        assert_eq!(
+            decode(&record[..record.len() - 1]),
+            Err(SectionError::Truncated)
+        );
         let two = [record.clone(), record].concat();
         assert_eq!(decode(&two), Err(SectionError::Several(2)));
     }

@@ -59,7 +59,9 @@ pub struct Tool {
 
 impl std::fmt::Debug for Tool {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Tool").field("decl", &self.decl).finish_non_exhaustive()
+        f.debug_struct("Tool")
+            .field("decl", &self.decl)
+            .finish_non_exhaustive()
     }
 }
 
@@ -97,7 +99,10 @@ impl Tool {
     }
 
     #[doc(hidden)]
-    pub fn __sync(decl: ToolDecl, f: impl Fn(String) -> Result<String, ToolError> + Send + Sync + 'static) -> Self {
+    pub fn __sync(
+        decl: ToolDecl,
+        f: impl Fn(String) -> Result<String, ToolError> + Send + Sync + 'static,
+    ) -> Self {
         Self {
             decl,
             handler: Handler::Sync(Arc::new(f)),
@@ -164,7 +169,9 @@ impl ToolBuilder {
         R: Serialize,
         F: Fn(A) -> Result<R, ToolError> + Send + Sync + 'static,
     {
-        Tool::__sync(self.decl, move |args| to_output(f(parse_arguments(&args)?)?))
+        Tool::__sync(self.decl, move |args| {
+            to_output(f(parse_arguments(&args)?)?)
+        })
     }
 
     /// Finishes with an asynchronous handler, run on the plugin's runtime.
@@ -186,20 +193,27 @@ impl ToolBuilder {
 /// Parses a call's arguments; a mismatch is an invalid-arguments error naming the problem.
 #[doc(hidden)]
 pub fn parse_arguments<A: DeserializeOwned>(arguments: &str) -> Result<A, ToolError> {
-    let text = if arguments.trim().is_empty() { "{}" } else { arguments };
-    serde_json::from_str(text).map_err(|e| ToolError::invalid_arguments(format!("invalid arguments: {e}")))
+    let text = if arguments.trim().is_empty() {
+        "{}"
+    } else {
+        arguments
+    };
+    serde_json::from_str(text)
+        .map_err(|e| ToolError::invalid_arguments(format!("invalid arguments: {e}")))
 }
 
 /// Serialises a tool's result.
 #[doc(hidden)]
 pub fn to_output<R: Serialize>(value: R) -> Result<String, ToolError> {
-    serde_json::to_string(&value).map_err(|e| ToolError::new(format!("the result could not be serialised: {e}")))
+    serde_json::to_string(&value)
+        .map_err(|e| ToolError::new(format!("the result could not be serialised: {e}")))
 }
 
 /// The JSON schema of an argument type, as MCP wants it: an object schema with nothing
 /// referenced from elsewhere, and no `$schema` or `title` of the generated struct.
 pub fn schema_for<A: JsonSchema>() -> Map<String, Value> {
-    let settings = schemars::generate::SchemaSettings::draft2020_12().with(|s| s.inline_subschemas = true);
+    let settings =
+        schemars::generate::SchemaSettings::draft2020_12().with(|s| s.inline_subschemas = true);
     let schema = settings.into_generator().into_root_schema_for::<A>();
     let mut map = match schema.to_value() {
         Value::Object(map) => map,

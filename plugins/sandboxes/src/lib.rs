@@ -46,7 +46,10 @@ impl Sandboxes {
         #[arg(default = "eval")]
         variant: String,
     ) -> Result<Sandbox, ToolError> {
-        let mut sandboxes = self.sandboxes.lock().map_err(|_| ToolError::new("the sandbox registry is poisoned"))?;
+        let mut sandboxes = self
+            .sandboxes
+            .lock()
+            .map_err(|_| ToolError::new("the sandbox registry is poisoned"))?;
         let sandbox = Sandbox {
             id: format!("sbx-{}", sandboxes.len() + 1),
             name: sandbox_name,
@@ -60,7 +63,10 @@ impl Sandboxes {
     /// List the sandboxes launched so far, with their status.
     #[tool(title = "List Sandboxes", read_only, idempotent, open_world = false)]
     fn list_sandboxes(&self) -> Result<Vec<Sandbox>, ToolError> {
-        let sandboxes = self.sandboxes.lock().map_err(|_| ToolError::new("the sandbox registry is poisoned"))?;
+        let sandboxes = self
+            .sandboxes
+            .lock()
+            .map_err(|_| ToolError::new("the sandbox registry is poisoned"))?;
         Ok(sandboxes.clone())
     }
 
@@ -71,7 +77,10 @@ impl Sandboxes {
         /// The sandbox's id, as `launch_sandbox` returned it.
         id: String,
     ) -> Result<Sandbox, ToolError> {
-        let mut sandboxes = self.sandboxes.lock().map_err(|_| ToolError::new("the sandbox registry is poisoned"))?;
+        let mut sandboxes = self
+            .sandboxes
+            .lock()
+            .map_err(|_| ToolError::new("the sandbox registry is poisoned"))?;
         let sandbox = sandboxes
             .iter_mut()
             .find(|s| s.id == id)

@@ -1,0 +1,61 @@
+//! Opening a plugin library: the one place the host `dlopen`s.
+//!
+//! abi_stable opens the file, checks the root module's layout against ours, and runs the
+//! plugin's constructor. `lib_header_from_path` is used rather than `RootModule::load_from_file`,
+//! which caches one library per root-module type and would hand every plugin the first one.
+//! Libraries are never unloaded.
+
+use std::path::Path;
+
+use abi_stable::library::lib_header_from_path;
+use plugin_api::{
+    Manifest,
+    ffi::{FfiTool, PluginInstanceBox, PluginModRef},
+};
+
+use super::ActivationError;
+
+/// A library's root module, instantiated.
+pub(crate) struct Opened {
+    pub(crate) manifest_json: String,
+    pub(crate) instance: PluginInstanceBox,
+    pub(crate) tools: Vec<FfiTool>,
+}
+
+/// Opens `path`, checks its ABI, instantiates the plugin and lists its tools.
+///
+/// Only call this on a file whose manifest discovery read: discovery has checked it is a whole
+/// library built against a compatible plugin-api, so opening it cannot crash the host.
+pub(crate) fn open(path: &Path, manifest: &Manifest) -> Result<Opened, ActivationError> {
+    let name = &manifest.name;
+    let header = lib_header_from_path(path).map_err(|e| ActivationError::Open {
+        plugin: name.clone(),
+        reason: e.to_string(),
+    })?;
+    let module = header
+        .init_root_module::<PluginModRef>()
+        .map_err(|e| ActivationError::Abi {
+            plugin: name.clone(),
+            reason: e.to_string(),
+        })?;
+    let manifest_json = module.manifest()().to_string();
+    let instance =
+        module.instantiate()()
+            .into_result()
+            .map_err(|e| ActivationError::Instantiate {
+                plugin: name.clone(),
+                reason: e.message.into(),
+            })?;
+    let tools = instance
+        .tools()
+        .into_result()
+        .map_err(|e| ActivationError::Instantiate {
+            plugin: name.clone(),
+            reason: e.message.into(),
+        })?;
+    Ok(Opened {
+        manifest_json,
+        instance,
+        tools: tools.into_vec(),
+    })
+}

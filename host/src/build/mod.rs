@@ -1,0 +1,346 @@
+//! Build: open the plugins an active set needs, check them, and assemble its tool table.
+//!
+//! A plugin is opened at most once per process ([`Builder::plugin`]); a tool table is built
+//! once per distinct active set and shared by every session on it ([`Builder::table`]). A
+//! plugin that fails to open is reported once and left out; everything else is still served.
+
+mod load;
+mod table;
+
+use std::{
+    collections::HashMap,
+    sync::{Arc, Mutex, OnceLock, PoisonError},
+};
+
+use abi_stable::std_types::RString;
+use plugin_api::{
+    Manifest,
+    error::ErrorKind,
+    ffi::{PluginInstanceBox, ToolHandlerBox},
+    manifest::ToolDecl,
+};
+use serde_json::{Map, Value};
+
+pub use table::ToolTable;
+
+use crate::{discovery::DiscoveredPlugin, registry::Registry, selection::ActiveSet};
+
+/// Why a plugin could not be activated.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum ActivationError {
+    /// The library could not be opened.
+    #[error("plugin `{plugin}`: the library could not be opened: {reason}")]
+    Open {
+        /// The plugin.
+        plugin: String,
+        /// Why.
+        reason: String,
+    },
+    /// The library's ABI is not the host's.
+    #[error("plugin `{plugin}`: incompatible ABI: {reason}")]
+    Abi {
+        /// The plugin.
+        plugin: String,
+        /// Why.
+        reason: String,
+    },
+    /// The plugin's constructor or tool listing failed or panicked.
+    #[error("plugin `{plugin}` failed to start: {reason}")]
+    Instantiate {
+        /// The plugin.
+        plugin: String,
+        /// Why.
+        reason: String,
+    },
+    /// The code does not match the manifest discovery read.
+    #[error("plugin `{plugin}`: {reason}")]
+    Mismatch {
+        /// The plugin.
+        plugin: String,
+        /// What differs.
+        reason: String,
+    },
+}
+
+/// Why a tool call failed.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum CallError {
+    /// The arguments do not fit the tool.
+    #[error("{0}")]
+    InvalidArguments(String),
+    /// The tool reported an error.
+    #[error("{0}")]
+    Tool(String),
+    /// The tool panicked (caught in the plugin).
+    #[error("{0}")]
+    Panicked(String),
+    /// The call was cancelled.
+    #[error("{0}")]
+    Cancelled(String),
+    /// The plugin answered something that is not JSON.
+    #[error("tool {tool} returned invalid JSON: {reason}")]
+    BadOutput {
+        /// The tool.
+        tool: String,
+        /// The parse error.
+        reason: String,
+    },
+}
+
+/// A live plugin: its instance and its tools, in order.
+pub struct LoadedPlugin {
+    manifest: Manifest,
+    instance: PluginInstanceBox,
+    tools: Vec<LoadedTool>,
+}
+
+impl std::fmt::Debug for LoadedPlugin {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("LoadedPlugin")
+            .field("name", &self.manifest.name)
+            .field("tools", &self.tools)
+            .finish_non_exhaustive()
+    }
+}
+
+impl LoadedPlugin {
+    /// The plugin's tools: its manifest's in order, then dynamic ones.
+    pub fn tools(&self) -> &[LoadedTool] {
+        &self.tools
+    }
+
+    /// The tool called `name`.
+    pub fn tool(&self, name: &str) -> Option<&LoadedTool> {
+        self.tools.iter().find(|t| t.decl.name == name)
+    }
+
+    /// Tells the plugin the host is stopping.
+    pub fn stop(&self) {
+        self.instance.stop();
+    }
+}
+
+/// A tool ready to call: its full declaration (with its input schema) and its handler.
+#[derive(Clone)]
+pub struct LoadedTool {
+    /// The declaration, with `input_schema` filled in.
+    pub decl: ToolDecl,
+    /// The plugin that offers it.
+    pub plugin: String,
+    handler: Arc<ToolHandlerBox>,
+}
+
+impl std::fmt::Debug for LoadedTool {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("LoadedTool")
+            .field("name", &self.decl.name)
+            .field("plugin", &self.plugin)
+            .finish_non_exhaustive()
+    }
+}
+
+impl LoadedTool {
+    /// Calls the tool with JSON arguments and returns its JSON result.
+    pub async fn call(&self, arguments: &Map<String, Value>) -> Result<Value, CallError> {
+        let text = serde_json::to_string(arguments).unwrap_or_else(|_| "{}".to_owned());
+        self.call_json(text).await
+    }
+
+    /// Calls the tool with arguments already serialised as a JSON object.
+    pub async fn call_json(&self, arguments: String) -> Result<Value, CallError> {
+        match self
+            .handler
+            .call(RString::from(arguments))
+            .await
+            .into_result()
+        {
+            Ok(json) => serde_json::from_str(&json).map_err(|e| CallError::BadOutput {
+                tool: self.decl.name.clone(),
+                reason: e.to_string(),
+            }),
+            Err(error) => {
+                let message: String = error.message.into();
+                Err(match error.kind {
+                    ErrorKind::InvalidArguments => CallError::InvalidArguments(message),
+                    ErrorKind::Panicked => CallError::Panicked(message),
+                    ErrorKind::Cancelled => CallError::Cancelled(message),
+                    _ => CallError::Tool(message),
+                })
+            }
+        }
+    }
+}
+
+type Slot<T> = Arc<OnceLock<T>>;
+
+/// Opens plugins on demand and builds tool tables, each once.
+#[derive(Debug)]
+pub struct Builder {
+    registry: Arc<Registry>,
+    plugins: Mutex<HashMap<String, Slot<Result<Arc<LoadedPlugin>, ActivationError>>>>,
+    tables: Mutex<HashMap<ActiveSet, Slot<Arc<ToolTable>>>>,
+}
+
+impl Builder {
+    /// A builder over `registry`; nothing is opened yet.
+    pub fn new(registry: Arc<Registry>) -> Self {
+        Self {
+            registry,
+            plugins: Mutex::default(),
+            tables: Mutex::default(),
+        }
+    }
+
+    /// The registry it builds from.
+    pub fn registry(&self) -> &Arc<Registry> {
+        &self.registry
+    }
+
+    /// The live plugin called `name`, opening it on first use. Blocks while it opens.
+    pub fn plugin(&self, name: &str) -> Result<Arc<LoadedPlugin>, ActivationError> {
+        let discovered = self
+            .registry
+            .plugin(name)
+            .ok_or_else(|| ActivationError::Open {
+                plugin: name.to_owned(),
+                reason: "no such plugin was discovered".to_owned(),
+            })?;
+        let slot = Arc::clone(
+            self.plugins
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .entry(name.to_owned())
+                .or_default(),
+        );
+        slot.get_or_init(|| {
+            let started = std::time::Instant::now();
+            let result = activate(discovered).map(Arc::new);
+            match &result {
+                Ok(p) => tracing::info!(plugin = name, tools = p.tools.len(), elapsed = ?started.elapsed(), "opened plugin"),
+                Err(e) => tracing::error!("{e}"),
+            }
+            result
+        })
+        .clone()
+    }
+
+    /// The plugins opened so far, in load order.
+    pub fn opened(&self) -> Vec<Arc<LoadedPlugin>> {
+        let plugins = self.plugins.lock().unwrap_or_else(PoisonError::into_inner);
+        self.registry
+            .plugins()
+            .iter()
+            .filter_map(|p| plugins.get(&p.manifest.name)?.get()?.as_ref().ok().cloned())
+            .collect()
+    }
+
+    /// The tool table of `active`, built on first use. Blocks while plugins open.
+    pub fn table(&self, active: &ActiveSet) -> Arc<ToolTable> {
+        let slot = Arc::clone(
+            self.tables
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .entry(active.clone())
+                .or_default(),
+        );
+        Arc::clone(slot.get_or_init(|| Arc::new(ToolTable::build(self, active))))
+    }
+
+    /// Opens every plugin with an `on_startup` event.
+    pub fn open_startup_plugins(&self) {
+        for plugin in self.registry.startup_plugins() {
+            let _ = self.plugin(&plugin.manifest.name);
+        }
+    }
+
+    /// Tells every opened plugin that the host is stopping.
+    pub fn stop_all(&self) {
+        for plugin in self.opened() {
+            plugin.stop();
+        }
+    }
+}
+
+/// Opens a discovered plugin and checks its code against its manifest.
+pub fn activate(discovered: &DiscoveredPlugin) -> Result<LoadedPlugin, ActivationError> {
+    let manifest = &discovered.manifest;
+    let mismatch = |reason: String| ActivationError::Mismatch {
+        plugin: manifest.name.clone(),
+        reason,
+    };
+    let opened = load::open(&discovered.path, manifest)?;
+    let embedded = Manifest::from_json(&opened.manifest_json)
+        .map_err(|e| mismatch(format!("the library's own manifest does not parse: {e}")))?;
+    if embedded != *manifest {
+        return Err(mismatch(
+            "the library's manifest differs from the one discovery read (was the file replaced?)"
+                .to_owned(),
+        ));
+    }
+    let mut tools = Vec::with_capacity(opened.tools.len());
+    for tool in opened.tools {
+        let decl: ToolDecl = serde_json::from_str(&tool.spec)
+            .map_err(|e| mismatch(format!("a tool's declaration does not parse: {e}")))?;
+        tools.push(LoadedTool {
+            decl,
+            plugin: manifest.name.clone(),
+            handler: Arc::new(tool.handler),
+        });
+    }
+    check_tools(manifest, &tools).map_err(mismatch)?;
+    Ok(LoadedPlugin {
+        manifest: manifest.clone(),
+        instance: opened.instance,
+        tools,
+    })
+}
+
+/// The code's tools must be the manifest's, in order, then (if declared) dynamic ones, each in
+/// a toolset the plugin declares and with a name not used twice.
+fn check_tools(manifest: &Manifest, tools: &[LoadedTool]) -> Result<(), String> {
+    if tools.len() < manifest.tools.len() {
+        return Err(format!(
+            "the manifest declares {} tools, the code registers {}",
+            manifest.tools.len(),
+            tools.len()
+        ));
+    }
+    for (declared, code) in manifest.tools.iter().zip(tools) {
+        let mut code = code.decl.clone();
+        code.input_schema = declared.input_schema.clone();
+        if code != *declared {
+            return Err(format!(
+                "tool `{}` in code differs from the manifest's `{}`",
+                code.name, declared.name
+            ));
+        }
+    }
+    let dynamic = &tools[manifest.tools.len()..];
+    if !dynamic.is_empty() && !manifest.dynamic_tools {
+        return Err(format!(
+            "the code registers tools the manifest does not declare: {}",
+            dynamic
+                .iter()
+                .map(|t| t.decl.name.as_str())
+                .collect::<Vec<_>>()
+                .join(", ")
+        ));
+    }
+    for (i, tool) in tools.iter().enumerate() {
+        if tool.decl.name.is_empty() {
+            return Err("a tool has an empty name".to_owned());
+        }
+        if tools[..i].iter().any(|t| t.decl.name == tool.decl.name) {
+            return Err(format!("tool `{}` is registered twice", tool.decl.name));
+        }
+        if manifest.toolset(&tool.decl.toolset).is_none() {
+            return Err(format!(
+                "tool `{}` is in toolset `{}`, which the plugin does not declare",
+                tool.decl.name, tool.decl.toolset
+            ));
+        }
+    }
+    Ok(())
+}

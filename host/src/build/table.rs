@@ -1,0 +1,72 @@
+//! The tool table of one active set: what `tools/list` answers and `tools/call` dispatches on.
+
+use std::collections::HashMap;
+
+use super::{Builder, LoadedTool};
+use crate::selection::ActiveSet;
+
+/// The tools served for one active set, in load then declaration order.
+#[derive(Debug, Default)]
+pub struct ToolTable {
+    tools: Vec<LoadedTool>,
+    index: HashMap<String, usize>,
+    instructions: String,
+}
+
+impl ToolTable {
+    /// Opens the plugins `active` needs and collects their tools.
+    pub(super) fn build(builder: &Builder, active: &ActiveSet) -> Self {
+        let registry = builder.registry();
+        let mut table = Self::default();
+        for discovered in registry.plugins_for(active) {
+            let Ok(plugin) = builder.plugin(&discovered.manifest.name) else {
+                continue;
+            };
+            for tool in plugin
+                .tools()
+                .iter()
+                .filter(|t| active.contains(&t.decl.toolset))
+            {
+                if let Some(&first) = table.index.get(&tool.decl.name) {
+                    if table.tools[first].plugin != tool.plugin {
+                        tracing::debug!(tool = %tool.decl.name, kept = %table.tools[first].plugin, shadowed = %tool.plugin, "tool name conflict");
+                    }
+                    continue;
+                }
+                table
+                    .index
+                    .insert(tool.decl.name.clone(), table.tools.len());
+                table.tools.push(tool.clone());
+            }
+        }
+        table.instructions = registry
+            .toolsets()
+            .filter(|t| active.contains(&t.decl.name) && !t.decl.instructions.is_empty())
+            .map(|t| {
+                let title = if t.decl.title.is_empty() {
+                    &t.decl.name
+                } else {
+                    &t.decl.title
+                };
+                format!("## {title}\n\n{}", t.decl.instructions)
+            })
+            .collect::<Vec<_>>()
+            .join("\n\n");
+        table
+    }
+
+    /// The tools, in order.
+    pub fn tools(&self) -> &[LoadedTool] {
+        &self.tools
+    }
+
+    /// The tool called `name`.
+    pub fn get(&self, name: &str) -> Option<&LoadedTool> {
+        self.index.get(name).map(|&i| &self.tools[i])
+    }
+
+    /// The server instructions: each active toolset's, under a `## title` heading.
+    pub fn instructions(&self) -> &str {
+        &self.instructions
+    }
+}

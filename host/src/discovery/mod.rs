@@ -1,0 +1,284 @@
+//! Discovery: which plugin files a folder holds, and what their manifests say.
+//!
+//! Scans one folder (not recursively) for the platform's library extension, in file-name order,
+//! and reads each manifest from its link section. No library is ever opened here. A file that
+//! cannot be used is skipped with the reason; the first plugin with a name wins; a narrowing to
+//! named plugins (`REACTOR_MCP_EXTENSIONS`, `--extension`) reports the names that match nothing.
+
+mod object_file;
+
+use std::{
+    collections::BTreeSet,
+    fmt,
+    path::{Path, PathBuf},
+};
+
+use plugin_api::{Manifest, manifest::PLUGIN_API_VERSION, manifest::api_compatible};
+use serde::Serialize;
+
+/// The library extension of this platform.
+pub const LIBRARY_EXTENSION: &str = std::env::consts::DLL_EXTENSION;
+
+/// A plugin file whose manifest was read.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct DiscoveredPlugin {
+    /// The library file.
+    pub path: PathBuf,
+    /// What the manifest says.
+    pub manifest: Manifest,
+}
+
+/// A file that discovery did not take, and why.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Skipped {
+    /// The file.
+    pub path: PathBuf,
+    /// Why it was skipped.
+    pub reason: SkipReason,
+}
+
+impl fmt::Display for Skipped {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: {}", self.path.display(), self.reason)
+    }
+}
+
+/// Why a file is not served.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, thiserror::Error)]
+#[serde(tag = "kind", content = "detail", rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum SkipReason {
+    /// The file could not be read.
+    #[error("cannot be read: {0}")]
+    Unreadable(String),
+    /// The file is not a shared library.
+    #[error("not a shared library: {0}")]
+    NotALibrary(String),
+    /// The file is shorter than its headers say: a partial copy.
+    #[error("truncated: its headers need {needs} bytes, the file has {has}")]
+    Truncated {
+        /// Bytes the headers describe.
+        needs: u64,
+        /// Bytes the file holds.
+        has: u64,
+    },
+    /// The library carries no reactor-mcp manifest: not a plugin.
+    #[error("no plugin manifest (no .rmcpmf section): not built with plugin-api")]
+    NoManifest,
+    /// The manifest is there but unusable.
+    #[error("bad manifest: {0}")]
+    BadManifest(String),
+    /// Built against a `plugin-api` this host cannot load.
+    #[error("built against plugin-api {plugin}, which this host (plugin-api {host}) cannot load")]
+    IncompatibleApi {
+        /// The plugin's plugin-api version.
+        plugin: String,
+        /// The host's.
+        host: String,
+    },
+    /// Another file, earlier in name order, has the same plugin name.
+    #[error("plugin name `{name}` is already taken by {}", first.display())]
+    DuplicateName {
+        /// The plugin name.
+        name: String,
+        /// The file that has it.
+        first: PathBuf,
+    },
+    /// Not among the plugins named by `REACTOR_MCP_EXTENSIONS` / `--extension`.
+    #[error("not among the extensions asked for")]
+    NotSelected,
+}
+
+/// What a folder holds.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct Discovery {
+    /// Usable plugins, in file-name order.
+    pub plugins: Vec<DiscoveredPlugin>,
+    /// Files not taken, with reasons.
+    pub skipped: Vec<Skipped>,
+    /// Names in the narrowing that match no plugin.
+    pub unmatched: Vec<String>,
+}
+
+/// Why a folder could not be scanned at all.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum DiscoveryError {
+    /// The folder cannot be listed.
+    #[error("cannot read the plugin folder {}: {source}", path.display())]
+    Folder {
+        /// The folder.
+        path: PathBuf,
+        /// The cause.
+        source: std::io::Error,
+    },
+}
+
+/// Scans `dir` for plugins. `only`, when given, narrows discovery to those plugin names.
+pub fn discover(dir: &Path, only: Option<&[String]>) -> Result<Discovery, DiscoveryError> {
+    let folder_error = |source| DiscoveryError::Folder {
+        path: dir.to_owned(),
+        source,
+    };
+    let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
+        .map_err(folder_error)?
+        .filter_map(Result::ok)
+        .map(|entry| entry.path())
+        .filter(|path| path.is_file() && path.extension().is_some_and(|e| e == LIBRARY_EXTENSION))
+        .collect();
+    files.sort();
+    let mut discovery = Discovery::default();
+    for path in files {
+        match read(&path) {
+            Ok(manifest) => discovery.plugins.push(DiscoveredPlugin { path, manifest }),
+            Err(reason) => discovery.skipped.push(Skipped { path, reason }),
+        }
+    }
+    take_first_of_each_name(&mut discovery);
+    if let Some(only) = only {
+        narrow(&mut discovery, only);
+    }
+    for skipped in &discovery.skipped {
+        if skipped.reason != SkipReason::NotSelected {
+            tracing::warn!("skipping plugin file {skipped}");
+        }
+    }
+    for name in &discovery.unmatched {
+        tracing::warn!(
+            "extension `{name}` was asked for, and no plugin in {} has that name",
+            dir.display()
+        );
+    }
+    Ok(discovery)
+}
+
+/// Reads one file's manifest and checks it can be loaded by this host.
+pub fn read(path: &Path) -> Result<Manifest, SkipReason> {
+    let json = object_file::read_manifest(path)?;
+    let manifest =
+        Manifest::from_json(&json).map_err(|e| SkipReason::BadManifest(e.to_string()))?;
+    if !api_compatible(PLUGIN_API_VERSION, &manifest.plugin_api) {
+        return Err(SkipReason::IncompatibleApi {
+            plugin: manifest.plugin_api,
+            host: PLUGIN_API_VERSION.to_owned(),
+        });
+    }
+    if manifest.name.trim().is_empty() {
+        return Err(SkipReason::BadManifest(
+            "the plugin name is empty".to_owned(),
+        ));
+    }
+    Ok(manifest)
+}
+
+fn take_first_of_each_name(discovery: &mut Discovery) {
+    let mut kept: Vec<DiscoveredPlugin> = Vec::new();
+    for plugin in std::mem::take(&mut discovery.plugins) {
+        match kept
+            .iter()
+            .find(|k| k.manifest.name == plugin.manifest.name)
+        {
+            Some(first) => discovery.skipped.push(Skipped {
+                reason: SkipReason::DuplicateName {
+                    name: plugin.manifest.name.clone(),
+                    first: first.path.clone(),
+                },
+                path: plugin.path,
+            }),
+            None => kept.push(plugin),
+        }
+    }
+    discovery.plugins = kept;
+}
+
+fn narrow(discovery: &mut Discovery, only: &[String]) {
+    let wanted: BTreeSet<&str> = only.iter().map(String::as_str).collect();
+    let (kept, dropped) = std::mem::take(&mut discovery.plugins)
+        .into_iter()
+        .partition::<Vec<_>, _>(|p| wanted.contains(p.manifest.name.as_str()));
+    discovery.unmatched = wanted
+        .iter()
+        .filter(|name| !kept.iter().any(|p| p.manifest.name == **name))
+        .map(|name| (*name).to_owned())
+        .collect();
+    discovery.plugins = kept;
+    discovery
+        .skipped
+        .extend(dropped.into_iter().map(|p| Skipped {
+            path: p.path,
+            reason: SkipReason::NotSelected,
+        }));
+}
+
+/// Splits a comma- or space-separated list of names, dropping empties.
+pub fn split_names<'a>(values: impl IntoIterator<Item = &'a str>) -> Vec<String> {
+    values
+        .into_iter()
+        .flat_map(|v| v.split([',', ' ', '\t', '\n']))
+        .filter(|n| !n.is_empty())
+        .map(str::to_owned)
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn plugin(file: &str, name: &str) -> DiscoveredPlugin {
+        DiscoveredPlugin {
+            path: PathBuf::from(file),
+            manifest: Manifest::from_json(&format!(
+                r#"{{"plugin_api":"0.1.0","name":"{name}","version":"1"}}"#
+            ))
+            .unwrap(),
+        }
+    }
+
+    #[test]
+    fn first_plugin_of_a_name_wins() {
+        let mut d = Discovery {
+            plugins: vec![
+                plugin("a.so", "x"),
+                plugin("b.so", "x"),
+                plugin("c.so", "y"),
+            ],
+            ..Default::default()
+        };
+        take_first_of_each_name(&mut d);
+        assert_eq!(
+            d.plugins
+                .iter()
+                .map(|p| p.path.to_str().unwrap())
+                .collect::<Vec<_>>(),
+            ["a.so", "c.so"]
+        );
+        assert_eq!(d.skipped[0].path, PathBuf::from("b.so"));
+        assert!(d.skipped[0].to_string().contains("already taken by a.so"));
+    }
+
+    #[test]
+    fn narrowing_reports_names_that_match_nothing() {
+        let mut d = Discovery {
+            plugins: vec![plugin("a.so", "x"), plugin("c.so", "y")],
+            ..Default::default()
+        };
+        narrow(&mut d, &["y".into(), "nope".into()]);
+        assert_eq!(d.plugins.len(), 1);
+        assert_eq!(d.plugins[0].manifest.name, "y");
+        assert_eq!(d.unmatched, ["nope"]);
+        assert_eq!(d.skipped[0].reason, SkipReason::NotSelected);
+    }
+
+    #[test]
+    fn names_split_on_commas_and_spaces() {
+        assert_eq!(split_names(["a,b", " c  d,,"]), ["a", "b", "c", "d"]);
+    }
+
+    #[test]
+    fn a_text_file_is_not_a_library() {
+        assert!(matches!(
+            object_file::manifest_from_bytes(b"hello"),
+            Err(SkipReason::NotALibrary(_))
+        ));
+    }
+}

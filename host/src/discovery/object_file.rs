@@ -1,0 +1,54 @@
+//! Reading a manifest out of a library file without opening it as a library.
+//!
+//! The file is memory-mapped and parsed with `object`; every segment's file range is checked, so
+//! a truncated library is rejected here and never reaches `dlopen` (which would crash the host).
+
+use std::{fs::File, path::Path};
+
+use object::{Object, ObjectSection, ObjectSegment};
+use plugin_api::section;
+
+use super::SkipReason;
+
+/// Reads and unframes the manifest JSON of the library at `path`.
+pub(crate) fn read_manifest(path: &Path) -> Result<String, SkipReason> {
+    let file = File::open(path).map_err(|e| SkipReason::Unreadable(e.to_string()))?;
+    // SAFETY: the map is read-only and private; a plugin file changed under it while it is read
+    // can only make the parse fail. It is dropped before this function returns.
+    let map =
+        unsafe { memmap2::Mmap::map(&file) }.map_err(|e| SkipReason::Unreadable(e.to_string()))?;
+    manifest_from_bytes(&map)
+}
+
+/// The manifest JSON in an object file's bytes, after checking the file is a whole library.
+pub(crate) fn manifest_from_bytes(bytes: &[u8]) -> Result<String, SkipReason> {
+    let file = object::File::parse(bytes).map_err(|e| SkipReason::NotALibrary(e.to_string()))?;
+    if file.kind() != object::ObjectKind::Dynamic {
+        return Err(SkipReason::NotALibrary(format!(
+            "a {:?} object, not a shared library",
+            file.kind()
+        )));
+    }
+    for segment in file.segments() {
+        let (offset, size) = segment.file_range();
+        if offset
+            .checked_add(size)
+            .is_none_or(|end| end > bytes.len() as u64)
+        {
+            return Err(SkipReason::Truncated {
+                needs: offset.saturating_add(size),
+                has: bytes.len() as u64,
+            });
+        }
+    }
+    let section = file
+        .section_by_name(section::SECTION)
+        .or_else(|| file.section_by_name(section::MACHO_SECTION))
+        .ok_or(SkipReason::NoManifest)?;
+    let data = section.data().map_err(|e| {
+        SkipReason::BadManifest(format!("the manifest section cannot be read: {e}"))
+    })?;
+    section::decode(data)
+        .map(str::to_owned)
+        .map_err(|e| SkipReason::BadManifest(e.to_string()))
+}

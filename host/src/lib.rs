@@ -1,0 +1,22 @@
+//! reactor-mcp-server: an MCP server whose tools come from plugin libraries.
+//!
+//! A request flows through the modules in the order they are listed:
+//!
+//! - [`discovery`] scans the plugin folder and reads each library's manifest from a link
+//!   section, without opening any library. Bad files are skipped with the reason.
+//! - [`registry`] turns the manifests into ordered contributions: toolsets and tools under
+//!   their plugins, with every name conflict recorded.
+//! - [`selection`] turns a URL's query into the active set of toolsets, and answers
+//!   `GET /toolsets` from the registry alone.
+//! - [`build`] opens the plugins an active set needs (the only place a library is opened),
+//!   checks them against their manifests, and builds one tool table per active set.
+//! - `serve` puts tool tables behind MCP over streamable HTTP.
+//!
+//! [`config`] holds the command line; [`listing`] renders `reactor-mcp-server list`.
+
+pub mod build;
+pub mod config;
+pub mod discovery;
+pub mod listing;
+pub mod registry;
+pub mod selection;
