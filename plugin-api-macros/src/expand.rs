@@ -77,6 +77,12 @@ pub(crate) fn plugin(args: PluginArgs, mut item: ItemImpl) -> syn::Result<TokenS
         toolset_names.insert(name.clone());
         toolsets.push(json!({"name": name, "default": true, "always": false}));
     }
+    // The plugin's own toolset: the one named after it, else the first it declares.
+    let own_toolset = if toolset_names.contains(&name) {
+        name.clone()
+    } else {
+        toolsets[0]["name"].as_str().unwrap_or_default().to_owned()
+    };
 
     let self_ty = &item.self_ty;
     let mut tools: Vec<ToolMethod> = Vec::new();
@@ -92,7 +98,7 @@ pub(crate) fn plugin(args: PluginArgs, mut item: ItemImpl) -> syn::Result<TokenS
             on_stop = Some(method.sig.ident.clone());
         } else if let Some(pos) = method.attrs.iter().position(|a| a.path().is_ident("tool")) {
             let attr = method.attrs.remove(pos);
-            let tool = tool_method(&name, ToolArgs::from_attr(&attr)?, method)?;
+            let tool = tool_method(&own_toolset, ToolArgs::from_attr(&attr)?, method)?;
             let tool_name = tool.decl["name"].as_str().unwrap_or_default().to_owned();
             if tools.iter().any(|t| t.decl["name"] == tool.decl["name"]) {
                 return Err(syn::Error::new(
@@ -157,7 +163,7 @@ pub(crate) fn plugin(args: PluginArgs, mut item: ItemImpl) -> syn::Result<TokenS
         #item
 
         impl #p::PluginDefinition for #self_ty {
-            const OWN_TOOLSET: &'static str = #name;
+            const OWN_TOOLSET: &'static str = #own_toolset;
 
             fn create() -> Self {
                 <Self as ::core::default::Default>::default()
@@ -225,7 +231,11 @@ fn take_marker(attrs: &mut Vec<syn::Attribute>, name: &str) -> bool {
 }
 
 /// Parses one `#[tool]` method and generates the expression that builds its `Tool`.
-fn tool_method(plugin: &str, args: ToolArgs, method: &mut ImplItemFn) -> syn::Result<ToolMethod> {
+fn tool_method(
+    own_toolset: &str,
+    args: ToolArgs,
+    method: &mut ImplItemFn,
+) -> syn::Result<ToolMethod> {
     let span = method.sig.ident.span();
     let fn_name = method.sig.ident.clone();
     let name = args
@@ -239,7 +249,7 @@ fn tool_method(plugin: &str, args: ToolArgs, method: &mut ImplItemFn) -> syn::Re
     let toolset = args
         .toolset
         .as_ref()
-        .map_or_else(|| plugin.to_owned(), LitStr::value);
+        .map_or_else(|| own_toolset.to_owned(), LitStr::value);
     if !method.sig.generics.params.is_empty() {
         return Err(syn::Error::new(
             method.sig.generics.span(),

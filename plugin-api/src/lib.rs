@@ -1,5 +1,7 @@
 #![doc = include_str!("../README.md")]
 
+#[cfg(doctest)]
+mod compile_checks;
 pub mod error;
 pub mod ffi;
 pub mod manifest;

@@ -75,6 +75,7 @@ impl Tool {
     /// Starts a tool with a name and a description. Its toolset is the plugin's own unless
     /// [`ToolBuilder::toolset`] says otherwise; its arguments are any object until
     /// [`ToolBuilder::input_schema`] says otherwise.
+    #[allow(clippy::new_ret_no_self)] // a tool is finished by its handler: `new(..).sync(f)`
     pub fn new(name: impl Into<String>, description: impl Into<String>) -> ToolBuilder {
         ToolBuilder {
             decl: ToolDecl {
