@@ -2,11 +2,16 @@
 
 use std::path::PathBuf;
 
-use clap::{Args, Parser, Subcommand};
+use clap::{Args, Parser, Subcommand, builder::BoolishValueParser};
 
 /// An MCP server whose tools come from plugins.
 #[derive(Debug, Parser)]
-#[command(name = "reactor-mcp-server", version, about)]
+#[command(
+    name = "reactor-mcp-server",
+    version,
+    about,
+    args_conflicts_with_subcommands = true
+)]
 pub struct Cli {
     /// What to do; `serve` when omitted.
     #[command(subcommand)]
@@ -14,6 +19,17 @@ pub struct Cli {
     /// Options shared by every command.
     #[command(flatten)]
     pub common: Common,
+    /// The options of `serve`, given without the subcommand.
+    #[command(flatten)]
+    pub serve: ServeArgs,
+}
+
+impl Cli {
+    /// The command to run: the one named, else `serve` with the options given at the top.
+    pub fn into_command(self) -> (Common, Command) {
+        let command = self.command.unwrap_or(Command::Serve(self.serve));
+        (self.common, command)
+    }
 }
 
 /// Options of every command.
@@ -56,10 +72,105 @@ impl Common {
 /// The commands.
 #[derive(Debug, Subcommand)]
 pub enum Command {
+    /// Serve the plugins' tools over MCP (streamable HTTP); the default command.
+    Serve(ServeArgs),
     /// List the plugins in the plugin folder without opening any of them.
     List {
         /// Print JSON instead of text.
         #[arg(long)]
         json: bool,
     },
+}
+
+/// The options of `serve`.
+#[derive(Debug, Clone, Args)]
+pub struct ServeArgs {
+    /// The address to bind.
+    #[arg(long, env = "REACTOR_MCP_HOST", default_value = "127.0.0.1")]
+    pub host: String,
+    /// The port to bind; 0 picks a free one.
+    #[arg(long, env = "REACTOR_MCP_PORT", default_value_t = 4040)]
+    pub port: u16,
+    /// The path of the MCP endpoint.
+    #[arg(long, env = "REACTOR_MCP_PATH", default_value = "/mcp")]
+    pub path: String,
+    /// The selection a URL that selects nothing gets, in the URL's spelling (`only=sandboxes`).
+    #[arg(long, env = "REACTOR_MCP_TOOLSETS", value_name = "QUERY")]
+    pub toolsets: Option<String>,
+    /// The server name clients see (serverInfo.name).
+    #[arg(long, env = "REACTOR_MCP_NAME", default_value = "reactor-mcp-server")]
+    pub name: String,
+    /// Do not serve the host's own `list_server_toolsets` tool.
+    #[arg(long, env = "REACTOR_MCP_NO_TOOLSETS_TOOL", value_parser = BoolishValueParser::new())]
+    pub no_toolsets_tool: bool,
+    /// Serve without sessions (each request stands alone; JSON answers), for deployments behind a
+    /// load balancer.
+    #[arg(long, env = "REACTOR_MCP_STATELESS", value_parser = BoolishValueParser::new())]
+    pub stateless: bool,
+    /// A further `Host` the server answers to, `name` or `name:port` (repeatable). Loopback names
+    /// and the bound host are always allowed.
+    #[arg(
+        long = "allowed-host",
+        env = "REACTOR_MCP_ALLOWED_HOSTS",
+        value_delimiter = ',',
+        value_name = "HOST"
+    )]
+    pub allowed_hosts: Vec<String>,
+    /// A browser origin allowed to call the server, `scheme://host[:port|:*]` (repeatable).
+    /// Loopback origins and the server's own are always allowed.
+    #[arg(
+        long = "allowed-origin",
+        env = "REACTOR_MCP_ALLOWED_ORIGINS",
+        value_delimiter = ',',
+        value_name = "ORIGIN"
+    )]
+    pub allowed_origins: Vec<String>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(args: &[&str]) -> (Common, Command) {
+        Cli::try_parse_from(std::iter::once("reactor-mcp-server").chain(args.iter().copied()))
+            .unwrap()
+            .into_command()
+    }
+
+    #[test]
+    fn serve_is_the_default_command() {
+        let (_, command) = parse(&["--port", "0", "--toolsets", "only=sandboxes"]);
+        let Command::Serve(serve) = command else {
+            panic!("expected serve, got {command:?}")
+        };
+        assert_eq!(serve.port, 0);
+        assert_eq!(serve.path, "/mcp");
+        assert_eq!(serve.toolsets.as_deref(), Some("only=sandboxes"));
+    }
+
+    #[test]
+    fn serve_takes_its_options_after_the_subcommand_too() {
+        let (common, command) = parse(&[
+            "serve",
+            "--plugin-dir",
+            "x",
+            "--allowed-host",
+            "a.example",
+            "--allowed-host",
+            "b.example:8080",
+            "--stateless",
+        ]);
+        let Command::Serve(serve) = command else {
+            panic!("expected serve, got {command:?}")
+        };
+        assert_eq!(common.plugin_dir, PathBuf::from("x"));
+        assert_eq!(serve.allowed_hosts, ["a.example", "b.example:8080"]);
+        assert!(serve.stateless);
+    }
+
+    #[test]
+    fn list_still_parses() {
+        let (_, command) = parse(&["list", "--json"]);
+        assert!(matches!(command, Command::List { json: true }));
+    }
 }

@@ -10,7 +10,9 @@
 //!   `GET /toolsets` from the registry alone.
 //! - [`build`] opens the plugins an active set needs (the only place a library is opened),
 //!   checks them against their manifests, and builds one tool table per active set.
-//! - `serve` puts tool tables behind MCP over streamable HTTP.
+//! - [`serve`] puts tool tables behind MCP over streamable HTTP (rmcp inside axum): each request's
+//!   URL picks its active set, arguments are checked against input schemas before a plugin is
+//!   called, and `GET /healthz` and `GET /toolsets` answer beside `/mcp`.
 //!
 //! [`config`] holds the command line; [`listing`] renders `reactor-mcp-server list`.
 
@@ -20,3 +22,4 @@ pub mod discovery;
 pub mod listing;
 pub mod registry;
 pub mod selection;
+pub mod serve;

@@ -1,12 +1,14 @@
 //! The `reactor-mcp-server` binary: parse the command line, run, print the error chain.
 
-use std::process::ExitCode;
+use std::{process::ExitCode, sync::Arc};
 
 use clap::Parser;
 use host::{
     config::{Cli, Command},
     discovery,
     listing::Listing,
+    registry::Registry,
+    serve,
 };
 
 fn main() -> ExitCode {
@@ -31,9 +33,9 @@ fn init_tracing(level: &str) {
 }
 
 fn run(cli: Cli) -> anyhow::Result<()> {
-    let common = cli.common;
-    match cli.command {
-        Some(Command::List { json }) => {
+    let (common, command) = cli.into_command();
+    match command {
+        Command::List { json } => {
             let discovery =
                 discovery::discover(&common.plugin_dir, common.extension_filter().as_deref())?;
             let listing = Listing::new(common.plugin_dir.clone(), &discovery);
@@ -48,6 +50,23 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             }
             Ok(())
         }
-        None => anyhow::bail!("serving is not available yet; try `reactor-mcp-server list`"),
+        Command::Serve(args) => {
+            let discovery =
+                discovery::discover(&common.plugin_dir, common.extension_filter().as_deref())?;
+            tracing::info!(
+                "{} plugin(s) in {}: {}",
+                discovery.plugins.len(),
+                common.plugin_dir.display(),
+                discovery
+                    .plugins
+                    .iter()
+                    .map(|p| p.manifest.name.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            );
+            let registry = Arc::new(Registry::new(discovery.plugins));
+            tokio::runtime::Runtime::new()?.block_on(serve::run(registry, args))?;
+            Ok(())
+        }
     }
 }

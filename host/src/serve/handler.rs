@@ -1,0 +1,315 @@
+//! The MCP handler: `initialize`, `tools/list` and `tools/call`, answered from the tool table of
+//! the request's own URL.
+//!
+//! rmcp hands every request the HTTP request parts it came with; the handler reads the URL's
+//! query from them on each request, so sessions (stateful mode) and lone requests (stateless
+//! mode, protocol 2026-07-28) are served alike. Host errors become MCP answers here: bad
+//! arguments, a tool's error and a panic are `isError` results the model can read; an unknown
+//! tool is the JSON-RPC error the specification gives (`-32602`).
+
+use std::sync::Arc;
+
+use axum::http::{header, request::Parts};
+use rmcp::{
+    ErrorData, RoleServer, ServerHandler,
+    model::{
+        CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, DiscoverResult,
+        InitializeRequestParams, InitializeResult, ListToolsResult, PaginatedRequestParams,
+        ServerConfig,
+    },
+    service::RequestContext,
+};
+use serde_json::{Value, json};
+
+use super::{
+    ServeState,
+    served::{ServedSet, TOOLSETS_TOOL},
+};
+use crate::{
+    build::CallError,
+    selection::{Resolution, ToolsetsReport},
+};
+
+/// One MCP connection's handler (one per session; one per request when stateless).
+#[derive(Debug, Clone)]
+pub(crate) struct Handler {
+    state: Arc<ServeState>,
+}
+
+impl Handler {
+    /// A handler over the server's shared state.
+    pub(crate) fn new(state: Arc<ServeState>) -> Self {
+        Self { state }
+    }
+
+    /// The request's URL selection and its served set (opening plugins on first use).
+    async fn served(&self, context: &RequestContext<RoleServer>) -> (Resolution, Arc<ServedSet>) {
+        let query = parts(context)
+            .and_then(|p| p.uri.query())
+            .unwrap_or_default();
+        let resolution = self.state.resolve(query);
+        let served = self.state.sets.get(&resolution.active).await;
+        (resolution, served)
+    }
+
+    /// The answer of `list_server_toolsets` for the request's URL.
+    fn toolsets_result(
+        &self,
+        context: &RequestContext<RoleServer>,
+        resolution: &Resolution,
+    ) -> CallToolResult {
+        let report = ToolsetsReport::new(self.state.builder.registry(), resolution);
+        let url = parts(context).map_or_else(|| self.state.path.clone(), base_url);
+        let inactive: Vec<&str> = report
+            .toolsets
+            .iter()
+            .filter(|t| !t.active)
+            .map(|t| t.name.as_str())
+            .collect();
+        let mut value = serde_json::to_value(&report).unwrap_or_else(|_| json!({}));
+        if let Value::Object(map) = &mut value {
+            map.insert(
+                "how_to_ask_for_more".to_owned(),
+                Value::from(how_to_ask_for_more(&url, &inactive)),
+            );
+        }
+        CallToolResult::structured(value)
+    }
+}
+
+impl ServerHandler for Handler {
+    fn get_info(&self) -> ServerConfig {
+        self.state.info.clone()
+    }
+
+    async fn initialize(
+        &self,
+        request: InitializeRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<InitializeResult, ErrorData> {
+        context.peer.set_peer_info(request.clone());
+        let mut result = self.negotiate_initialize(&request)?;
+        let (_, served) = self.served(&context).await;
+        result.instructions = served.instructions();
+        Ok(result)
+    }
+
+    async fn discover(
+        &self,
+        context: RequestContext<RoleServer>,
+    ) -> Result<DiscoverResult, ErrorData> {
+        let (_, served) = self.served(&context).await;
+        let mut info = self.get_info();
+        info.instructions = served.instructions();
+        Ok(DiscoverResult::from_server_info(
+            self.supported_protocol_versions().into_owned(),
+            info,
+        ))
+    }
+
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, ErrorData> {
+        let (_, served) = self.served(&context).await;
+        Ok(ListToolsResult::with_all_items(served.tools().to_vec()))
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        let name = request.name.as_ref();
+        let (resolution, served) = self.served(&context).await;
+        if self.state.toolsets_tool && name == TOOLSETS_TOOL {
+            return Ok(self.toolsets_result(&context, &resolution).into());
+        }
+        let (Some(tool), Some(validator)) = (served.table().get(name), served.validator(name))
+        else {
+            return Err(unknown_tool(&self.state, name));
+        };
+        let arguments = Value::Object(request.arguments.unwrap_or_default());
+        if let Err(problem) = validator.check(&arguments) {
+            return Ok(
+                error_result(format!("invalid arguments for tool `{name}`: {problem}")).into(),
+            );
+        }
+        let outcome = tokio::select! {
+            outcome = tool.call_json(arguments.to_string()) => outcome,
+            () = context.ct.cancelled() => Err(CallError::Cancelled(format!("tool {name} was cancelled"))),
+        };
+        Ok(call_result(name, outcome).into())
+    }
+}
+
+/// The HTTP request parts rmcp attached to the request.
+fn parts(context: &RequestContext<RoleServer>) -> Option<&Parts> {
+    context.extensions.get::<Parts>()
+}
+
+/// The URL the client used, without its query: `http://host:port/path`.
+fn base_url(parts: &Parts) -> String {
+    let host = parts
+        .headers
+        .get(header::HOST)
+        .and_then(|h| h.to_str().ok())
+        .map(str::to_owned)
+        .or_else(|| parts.uri.authority().map(ToString::to_string));
+    match host {
+        Some(host) => format!("http://{host}{}", parts.uri.path()),
+        None => parts.uri.path().to_owned(),
+    }
+}
+
+/// The sentence `list_server_toolsets` ends with.
+fn how_to_ask_for_more(url: &str, inactive: &[&str]) -> String {
+    let example = inactive.first().copied().unwrap_or("NAME");
+    let mut text = format!(
+        "Add ?toolsets=NAME to the server URL to turn on more toolsets (for example \
+         {url}?toolsets={example}); ?only=NAME serves just those and ?without=NAME drops one. \
+         Reconnect with the new URL to use them."
+    );
+    if !inactive.is_empty() {
+        text.push_str(&format!(" Not active here: {}.", inactive.join(", ")));
+    }
+    text
+}
+
+/// The JSON-RPC error for a tool the URL does not serve: invalid params, `Unknown tool: X`, with
+/// the toolset that has it when another URL would serve it.
+fn unknown_tool(state: &ServeState, name: &str) -> ErrorData {
+    let toolset = state
+        .builder
+        .registry()
+        .plugins()
+        .iter()
+        .flat_map(|p| &p.manifest.tools)
+        .find(|t| t.name == name)
+        .map(|t| t.toolset.clone());
+    let data = toolset.map(|toolset| {
+        json!({
+            "toolset": toolset,
+            "hint": format!("tool `{name}` is in toolset `{toolset}`, which this URL does not serve; add ?toolsets={toolset} to the server URL"),
+        })
+    });
+    ErrorData::invalid_params(format!("Unknown tool: {name}"), data)
+}
+
+/// A tool result that reports an error to the model.
+fn error_result(message: String) -> CallToolResult {
+    CallToolResult::error(vec![ContentBlock::text(message)])
+}
+
+/// A plugin's answer as a tool result: an object as structured content plus its JSON as text, a
+/// string as text, anything else as its JSON text; errors as `isError` results.
+pub(crate) fn call_result(tool: &str, outcome: Result<Value, CallError>) -> CallToolResult {
+    match outcome {
+        Ok(Value::Object(object)) => CallToolResult::structured(Value::Object(object)),
+        Ok(Value::String(text)) => CallToolResult::success(vec![ContentBlock::text(text)]),
+        Ok(other) => CallToolResult::success(vec![ContentBlock::text(other.to_string())]),
+        Err(CallError::Panicked(message)) => {
+            let prefix = format!("tool {tool} panicked");
+            error_result(if message.starts_with(&prefix) {
+                message
+            } else {
+                format!("{prefix}: {message}")
+            })
+        }
+        Err(error) => error_result(error.to_string()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::Map;
+
+    use super::*;
+
+    fn object(json: Value) -> Map<String, Value> {
+        match json {
+            Value::Object(map) => map,
+            _ => Map::new(),
+        }
+    }
+
+    fn wire(result: CallToolResult) -> Value {
+        let mut value = serde_json::to_value(result).unwrap();
+        value.as_object_mut().unwrap().remove("resultType");
+        value
+    }
+
+    #[test]
+    fn an_object_is_structured_content_plus_its_json_as_text() {
+        let result = call_result("t", Ok(Value::Object(object(json!({"id": "sbx-1"})))));
+        assert_eq!(
+            wire(result),
+            json!({
+                "content": [{"type": "text", "text": r#"{"id":"sbx-1"}"#}],
+                "structuredContent": {"id": "sbx-1"},
+                "isError": false
+            })
+        );
+    }
+
+    #[test]
+    fn a_string_is_text() {
+        assert_eq!(
+            wire(call_result("t", Ok(json!("slept 5 ms")))),
+            json!({"content": [{"type": "text", "text": "slept 5 ms"}], "isError": false})
+        );
+    }
+
+    #[test]
+    fn other_json_is_its_text() {
+        assert_eq!(
+            wire(call_result("t", Ok(json!([1, 2])))),
+            json!({"content": [{"type": "text", "text": "[1,2]"}], "isError": false})
+        );
+        assert_eq!(
+            wire(call_result("t", Ok(json!(3.5)))),
+            json!({"content": [{"type": "text", "text": "3.5"}], "isError": false})
+        );
+    }
+
+    #[test]
+    fn a_tool_error_is_an_error_result_with_its_message() {
+        assert_eq!(
+            wire(call_result(
+                "t",
+                Err(CallError::Tool("no sandbox has id x".into()))
+            )),
+            json!({"content": [{"type": "text", "text": "no sandbox has id x"}], "isError": true})
+        );
+    }
+
+    #[test]
+    fn a_panic_names_the_tool_once() {
+        let text = |r: CallToolResult| wire(r)["content"][0]["text"].clone();
+        assert_eq!(
+            text(call_result(
+                "boom",
+                Err(CallError::Panicked("tool boom panicked: kaboom".into()))
+            )),
+            "tool boom panicked: kaboom"
+        );
+        assert_eq!(
+            text(call_result(
+                "boom",
+                Err(CallError::Panicked("kaboom".into()))
+            )),
+            "tool boom panicked: kaboom"
+        );
+    }
+
+    #[test]
+    fn the_hint_names_an_inactive_toolset_in_an_example_url() {
+        let text = how_to_ask_for_more("http://127.0.0.1:4040/mcp", &["benchmarks"]);
+        assert!(
+            text.contains("http://127.0.0.1:4040/mcp?toolsets=benchmarks"),
+            "{text}"
+        );
+        assert!(text.ends_with("Not active here: benchmarks."), "{text}");
+    }
+}

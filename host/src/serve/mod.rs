@@ -1,0 +1,258 @@
+//! Serve: the plugins' tools over MCP (streamable HTTP), inside an axum app.
+//!
+//! [`run`] binds, prints `listening on http://HOST:PORT/PATH` to stderr, and serves until
+//! SIGINT or SIGTERM:
+//!
+//! - `PATH` (default `/mcp`): rmcp's streamable-HTTP service; [`handler`] answers from the tool
+//!   table of each request's own URL (see [`crate::selection`]), built once per active set and
+//!   shared ([`served`]). Arguments are checked against input schemas first ([`validate`]).
+//! - `GET /healthz` and `GET /toolsets[?query]` ([`http`]); the latter from manifests alone.
+//! - Every route sits behind the Host/Origin guard ([`http::guard`]); request bodies are bounded.
+//!
+//! At start-up only plugins with an `on_startup` event are opened. On shutdown, sessions are
+//! cancelled, in-flight requests get a short grace period, and every opened plugin is told to
+//! stop. This is the only module that knows axum and rmcp.
+
+mod handler;
+mod http;
+mod served;
+mod validate;
+
+use std::{net::SocketAddr, sync::Arc, time::Duration};
+
+use axum::{Router, extract::DefaultBodyLimit, middleware, routing::get, serve::ListenerExt};
+use rmcp::{
+    model::{Implementation, ServerCapabilities, ServerConfig},
+    transport::streamable_http_server::{
+        StreamableHttpServerConfig, StreamableHttpService, session::local::LocalSessionManager,
+    },
+};
+use tokio_util::sync::CancellationToken;
+
+use crate::{
+    build::Builder,
+    config::ServeArgs,
+    registry::Registry,
+    selection::{self, Query, Resolution},
+};
+
+/// The largest request body accepted (4 MiB); larger ones get 413.
+pub const MAX_REQUEST_BODY_BYTES: usize = 4 * 1024 * 1024;
+
+/// How long in-flight requests may run on after a shutdown signal.
+const SHUTDOWN_GRACE: Duration = Duration::from_secs(10);
+
+/// Why the server could not run.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ServeError {
+    /// The options do not make sense.
+    #[error("{0}")]
+    Options(String),
+    /// The address could not be bound.
+    #[error("cannot listen on {address}: {source}")]
+    Bind {
+        /// The address asked for.
+        address: String,
+        /// The cause.
+        source: std::io::Error,
+    },
+    /// The server failed while running.
+    #[error("the server failed: {0}")]
+    Io(#[from] std::io::Error),
+}
+
+/// Serves `registry`'s plugins as `args` say, until SIGINT or SIGTERM.
+pub async fn run(registry: Arc<Registry>, args: ServeArgs) -> Result<(), ServeError> {
+    let path = check_path(&args.path)?;
+    let builder = Arc::new(Builder::new(registry));
+    {
+        let builder = Arc::clone(&builder);
+        tokio::task::spawn_blocking(move || builder.open_startup_plugins())
+            .await
+            .map_err(|e| ServeError::Io(std::io::Error::other(e)))?;
+    }
+    let shutdown = CancellationToken::new();
+    let state = Arc::new(ServeState::new(Arc::clone(&builder), &args, &path));
+    let router = router(Arc::clone(&state), &args, &path, shutdown.child_token());
+
+    let host = args.host.trim_start_matches('[').trim_end_matches(']');
+    let listener = tokio::net::TcpListener::bind((host, args.port))
+        .await
+        .map_err(|source| ServeError::Bind {
+            address: format!("{}:{}", args.host, args.port),
+            source,
+        })?;
+    let address: SocketAddr = listener.local_addr()?;
+    if address.ip().is_unspecified() && args.allowed_hosts.is_empty() {
+        tracing::warn!(
+            "listening on every interface, but only loopback Host headers are accepted: \
+             add --allowed-host NAME for the names clients use"
+        );
+    }
+    eprintln!("listening on http://{address}{path}");
+
+    // Nagle's algorithm meeting the client's delayed ACK stalls every SSE answer ~44 ms.
+    let listener = listener.tap_io(|tcp| {
+        if let Err(error) = tcp.set_nodelay(true) {
+            tracing::debug!("cannot set TCP_NODELAY: {error}");
+        }
+    });
+    let signal = shutdown.clone();
+    let server = axum::serve(listener, router).with_graceful_shutdown(async move {
+        shutdown_signal().await;
+        tracing::info!("shutting down: cancelling sessions, finishing in-flight requests");
+        signal.cancel();
+    });
+    let grace = async {
+        shutdown.cancelled().await;
+        tokio::time::sleep(SHUTDOWN_GRACE).await;
+    };
+    tokio::select! {
+        served = server => served?,
+        () = grace => tracing::warn!("requests still running after {SHUTDOWN_GRACE:?}; stopping anyway"),
+    }
+    let stopping = Arc::clone(&builder);
+    let _ = tokio::task::spawn_blocking(move || stopping.stop_all()).await;
+    tracing::info!("stopped");
+    Ok(())
+}
+
+/// What every request handler shares.
+#[derive(Debug)]
+pub(crate) struct ServeState {
+    builder: Arc<Builder>,
+    sets: served::Sets,
+    fallback: Option<Query>,
+    toolsets_tool: bool,
+    info: ServerConfig,
+    path: String,
+}
+
+impl ServeState {
+    fn new(builder: Arc<Builder>, args: &ServeArgs, path: &str) -> Self {
+        let info = ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+            .with_server_info(Implementation::new(
+                args.name.clone(),
+                env!("CARGO_PKG_VERSION"),
+            ));
+        Self {
+            sets: served::Sets::new(Arc::clone(&builder), !args.no_toolsets_tool),
+            builder,
+            fallback: args
+                .toolsets
+                .as_deref()
+                .map(|q| Query::parse(q.trim_start_matches('?'))),
+            toolsets_tool: !args.no_toolsets_tool,
+            info,
+            path: path.to_owned(),
+        }
+    }
+
+    /// The active set of a URL query, with the `--toolsets` fallback.
+    fn resolve(&self, query: &str) -> Resolution {
+        let registry = self.builder.registry();
+        selection::resolve(
+            &Query::parse(query),
+            &selection::declared(registry),
+            self.fallback.as_ref(),
+        )
+    }
+}
+
+/// The app: the MCP endpoint, `/healthz`, `/toolsets`, behind the guard.
+fn router(
+    state: Arc<ServeState>,
+    args: &ServeArgs,
+    path: &str,
+    cancel: CancellationToken,
+) -> Router {
+    let mut config = StreamableHttpServerConfig::default()
+        .with_cancellation_token(cancel)
+        .with_max_request_body_bytes(MAX_REQUEST_BODY_BYTES)
+        // The guard below checks Host and Origin on every route, this one included.
+        .disable_allowed_hosts()
+        .disable_allowed_origins();
+    if args.stateless {
+        config = config
+            .with_legacy_session_mode(false)
+            .with_json_response(true);
+    }
+    let factory_state = Arc::clone(&state);
+    let mcp = StreamableHttpService::new(
+        move || Ok(handler::Handler::new(Arc::clone(&factory_state))),
+        Arc::new(LocalSessionManager::default()),
+        config,
+    );
+    let policy = Arc::new(http::AccessPolicy::new(
+        &args.host,
+        &args.allowed_hosts,
+        &args.allowed_origins,
+    ));
+    Router::new()
+        .route("/healthz", get(http::healthz))
+        .route("/toolsets", get(http::toolsets))
+        .route_service(path, mcp)
+        .with_state(state)
+        .layer(DefaultBodyLimit::max(MAX_REQUEST_BODY_BYTES))
+        .layer(middleware::from_fn_with_state(policy, http::guard))
+}
+
+/// The MCP path, checked: it starts with `/` and is not one of the other routes.
+fn check_path(path: &str) -> Result<String, ServeError> {
+    let path = path.trim();
+    if !path.starts_with('/') || path.contains(['?', '#', '{', '}', '*']) {
+        return Err(ServeError::Options(format!(
+            "--path `{path}` must be a plain URL path starting with `/`"
+        )));
+    }
+    if path == "/healthz" || path == "/toolsets" {
+        return Err(ServeError::Options(format!(
+            "--path `{path}` is taken by the server's own route"
+        )));
+    }
+    Ok(path.to_owned())
+}
+
+/// Resolves on SIGINT (Ctrl-C) or, on Unix, SIGTERM.
+async fn shutdown_signal() {
+    let interrupt = async {
+        if let Err(error) = tokio::signal::ctrl_c().await {
+            tracing::error!("cannot listen for Ctrl-C: {error}");
+            std::future::pending::<()>().await;
+        }
+    };
+    #[cfg(unix)]
+    let terminate = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut signal) => {
+                signal.recv().await;
+            }
+            Err(error) => {
+                tracing::error!("cannot listen for SIGTERM: {error}");
+                std::future::pending::<()>().await;
+            }
+        }
+    };
+    #[cfg(not(unix))]
+    let terminate = std::future::pending::<()>();
+    tokio::select! {
+        () = interrupt => {}
+        () = terminate => {}
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_path_must_be_a_plain_path_of_its_own() {
+        assert_eq!(check_path("/mcp").unwrap(), "/mcp");
+        assert_eq!(check_path("/a/b").unwrap(), "/a/b");
+        assert!(check_path("mcp").is_err());
+        assert!(check_path("/mcp?x").is_err());
+        assert!(check_path("/{x}").is_err());
+        assert!(check_path("/toolsets").is_err());
+    }
+}

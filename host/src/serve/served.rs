@@ -1,0 +1,248 @@
+//! A tool table as MCP sees it: the `tools/list` answer, built once per active set, and the
+//! argument validators of its tools, each compiled on the tool's first call.
+//!
+//! [`Sets`] caches one [`ServedSet`] per active set, in front of [`Builder::table`]: a set seen
+//! before is found without blocking; a new one is built on a blocking thread, since building
+//! may open plugins. Building one set never touches another set's entry, so sessions on other
+//! sets are not disturbed.
+
+use std::{
+    collections::HashMap,
+    sync::{Arc, OnceLock, PoisonError, RwLock},
+};
+
+use plugin_api::manifest::ToolDecl;
+use rmcp::model::{JsonObject, MetaObject, Tool, ToolAnnotations};
+use serde_json::{Value, json};
+
+use super::validate::ArgumentValidator;
+use crate::{
+    build::{Builder, ToolTable},
+    selection::ActiveSet,
+};
+
+/// The name of the host's own tool.
+pub(crate) const TOOLSETS_TOOL: &str = "list_server_toolsets";
+
+/// One active set, ready to serve.
+#[derive(Debug)]
+pub(crate) struct ServedSet {
+    table: Arc<ToolTable>,
+    tools: Vec<Tool>,
+    validators: HashMap<String, OnceLock<ArgumentValidator>>,
+}
+
+impl ServedSet {
+    /// Wraps `table`; `toolsets_tool` appends the host's `list_server_toolsets`.
+    pub(crate) fn new(table: Arc<ToolTable>, toolsets_tool: bool) -> Self {
+        let mut tools: Vec<Tool> = table
+            .tools()
+            .iter()
+            .filter(|t| !(toolsets_tool && t.decl.name == TOOLSETS_TOOL))
+            .map(|t| mcp_tool(&t.decl))
+            .collect();
+        if toolsets_tool {
+            if table.get(TOOLSETS_TOOL).is_some() {
+                tracing::warn!(
+                    "a plugin offers a tool named `{TOOLSETS_TOOL}`; the host's own is served instead"
+                );
+            }
+            tools.push(toolsets_tool_description());
+        }
+        let validators = table
+            .tools()
+            .iter()
+            .map(|t| (t.decl.name.clone(), OnceLock::new()))
+            .collect();
+        Self {
+            table,
+            tools,
+            validators,
+        }
+    }
+
+    /// The plugins' tool table.
+    pub(crate) fn table(&self) -> &ToolTable {
+        &self.table
+    }
+
+    /// The `tools/list` answer, in order.
+    pub(crate) fn tools(&self) -> &[Tool] {
+        &self.tools
+    }
+
+    /// The server instructions, if any toolset gives some.
+    pub(crate) fn instructions(&self) -> Option<String> {
+        Some(self.table.instructions())
+            .filter(|i| !i.is_empty())
+            .map(str::to_owned)
+    }
+
+    /// The argument validator of the plugin tool `name`, compiled on first use.
+    pub(crate) fn validator(&self, name: &str) -> Option<&ArgumentValidator> {
+        let slot = self.validators.get(name)?;
+        let tool = self.table.get(name)?;
+        Some(slot.get_or_init(|| ArgumentValidator::new(name, tool.decl.input_schema.as_ref())))
+    }
+}
+
+/// The served sets built so far.
+#[derive(Debug)]
+pub(crate) struct Sets {
+    builder: Arc<Builder>,
+    toolsets_tool: bool,
+    sets: RwLock<HashMap<ActiveSet, Arc<ServedSet>>>,
+}
+
+impl Sets {
+    /// An empty cache over `builder`.
+    pub(crate) fn new(builder: Arc<Builder>, toolsets_tool: bool) -> Self {
+        Self {
+            builder,
+            toolsets_tool,
+            sets: RwLock::default(),
+        }
+    }
+
+    /// The served set of `active`, opening the plugins it needs on first use.
+    pub(crate) async fn get(&self, active: &ActiveSet) -> Arc<ServedSet> {
+        if let Some(set) = self
+            .sets
+            .read()
+            .unwrap_or_else(PoisonError::into_inner)
+            .get(active)
+        {
+            return Arc::clone(set);
+        }
+        let builder = Arc::clone(&self.builder);
+        let key = active.clone();
+        let table = match tokio::task::spawn_blocking(move || builder.table(&key)).await {
+            Ok(table) => table,
+            // The blocking pool is gone only while the runtime shuts down: build in place.
+            Err(_) => self.builder.table(active),
+        };
+        let set = Arc::new(ServedSet::new(table, self.toolsets_tool));
+        Arc::clone(
+            self.sets
+                .write()
+                .unwrap_or_else(PoisonError::into_inner)
+                .entry(active.clone())
+                .or_insert(set),
+        )
+    }
+}
+
+/// A plugin tool's MCP description.
+pub(crate) fn mcp_tool(decl: &ToolDecl) -> Tool {
+    let schema = decl
+        .input_schema
+        .clone()
+        .unwrap_or_else(|| object_schema(json!({})));
+    let mut tool = Tool::new(decl.name.clone(), decl.description.clone(), schema);
+    if decl.description.is_empty() {
+        tool.description = None;
+    }
+    tool.title = decl.title.clone();
+    if !decl.annotations.is_empty() {
+        let mut annotations = ToolAnnotations::new();
+        annotations.read_only_hint = decl.annotations.read_only;
+        annotations.destructive_hint = decl.annotations.destructive;
+        annotations.idempotent_hint = decl.annotations.idempotent;
+        annotations.open_world_hint = decl.annotations.open_world;
+        tool.annotations = Some(annotations);
+    }
+    tool.meta = decl.meta.clone().map(MetaObject);
+    tool
+}
+
+/// The description of the host's `list_server_toolsets`.
+fn toolsets_tool_description() -> Tool {
+    let mut annotations = ToolAnnotations::new();
+    annotations.read_only_hint = Some(true);
+    annotations.idempotent_hint = Some(true);
+    annotations.open_world_hint = Some(false);
+    Tool::new(
+        TOOLSETS_TOOL,
+        "List the toolsets this server offers, which of them are active for this connection, \
+         and how to turn on more (by changing the server URL).",
+        object_schema(json!({})),
+    )
+    .with_title("List Server Toolsets")
+    .with_annotations(annotations)
+}
+
+/// An object schema with these properties.
+fn object_schema(properties: Value) -> JsonObject {
+    let mut schema = JsonObject::new();
+    schema.insert("type".to_owned(), Value::from("object"));
+    schema.insert("properties".to_owned(), properties);
+    schema
+}
+
+#[cfg(test)]
+mod tests {
+    use plugin_api::manifest::Annotations;
+
+    use super::*;
+
+    fn decl(json: Value) -> ToolDecl {
+        serde_json::from_value(json).unwrap()
+    }
+
+    #[test]
+    fn a_tool_is_listed_with_its_title_schema_annotations_and_meta() {
+        let mut d = decl(json!({
+            "name": "echo",
+            "title": "Echo",
+            "description": "Return the text.",
+            "toolset": "benchmarks",
+            "meta": {"x": 1},
+            "input_schema": {"type": "object", "properties": {"text": {"type": "string"}}}
+        }));
+        d.annotations = Annotations {
+            read_only: Some(true),
+            ..Default::default()
+        };
+        let listed = serde_json::to_value(mcp_tool(&d)).unwrap();
+        assert_eq!(
+            listed,
+            json!({
+                "name": "echo",
+                "title": "Echo",
+                "description": "Return the text.",
+                "inputSchema": {"type": "object", "properties": {"text": {"type": "string"}}},
+                "annotations": {"readOnlyHint": true},
+                "_meta": {"x": 1}
+            })
+        );
+    }
+
+    #[test]
+    fn a_tool_without_a_schema_takes_any_object() {
+        let listed = serde_json::to_value(mcp_tool(&decl(
+            json!({"name": "t", "toolset": "s", "description": ""}),
+        )))
+        .unwrap();
+        assert_eq!(
+            listed,
+            json!({"name": "t", "inputSchema": {"type": "object", "properties": {}}})
+        );
+    }
+
+    #[test]
+    fn the_host_tool_is_listed_last_and_read_only() {
+        let set = ServedSet::new(Arc::new(ToolTable::default()), true);
+        assert_eq!(set.tools().len(), 1);
+        let tool = &set.tools()[0];
+        assert_eq!(tool.name, TOOLSETS_TOOL);
+        assert_eq!(
+            tool.annotations.as_ref().and_then(|a| a.read_only_hint),
+            Some(true)
+        );
+        assert!(
+            ServedSet::new(Arc::new(ToolTable::default()), false)
+                .tools()
+                .is_empty()
+        );
+    }
+}
