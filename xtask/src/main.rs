@@ -1,0 +1,130 @@
+//! `cargo xtask`: the project's chores, written in Rust (matklad's xtask pattern).
+//!
+//! One module per subcommand, each with a `run`:
+//! - `build_plugins`: build the plugin crates under `plugins/` and copy their libraries into
+//!   `plugins/`, the folder the host scans by default.
+//! - `new_plugin`: create a plugin crate from a template that compiles.
+//! - `serve`: release-build the plugins, then run the host.
+//! - `test`: the one test command (formatting, lints, plugins, every test).
+//!
+//! Invariants of the source tree are `#[test]`s in `tidy`, run by `cargo test`.
+//!
+//! Cargo is called through `$CARGO`, so the toolchain running xtask is the one that builds,
+//! and always from the workspace root ([`project_root`]). Plain `cargo build` and
+//! `cargo test` work without xtask: it only strings them together.
+
+mod build_plugins;
+mod new_plugin;
+mod serve;
+mod test;
+#[cfg(test)]
+mod tidy;
+
+use std::{
+    env,
+    ffi::OsString,
+    path::{Path, PathBuf},
+    process::{Command, ExitCode},
+};
+
+use anyhow::{Context, Result, bail};
+use clap::{Parser, Subcommand};
+
+/// The command line: `cargo xtask <task>`.
+#[derive(Debug, Parser)]
+#[command(
+    name = "cargo xtask",
+    bin_name = "cargo xtask",
+    about = "Chores for reactor-mcp-server"
+)]
+struct Cli {
+    #[command(subcommand)]
+    task: Task,
+}
+
+#[derive(Debug, Subcommand)]
+enum Task {
+    /// Build the plugin crates under plugins/ and copy their libraries into plugins/.
+    BuildPlugins(build_plugins::Args),
+    /// Create a plugin crate (plugins/NAME by default) with one example tool.
+    NewPlugin(new_plugin::Args),
+    /// Release-build the plugins, then run `reactor-mcp-server serve` with them.
+    Serve(serve::Args),
+    /// Run every check CI runs: formatting, clippy, plugins, all tests.
+    Test,
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match &cli.task {
+        Task::BuildPlugins(args) => build_plugins::run(args),
+        Task::NewPlugin(args) => new_plugin::run(args),
+        Task::Serve(args) => serve::run(args),
+        Task::Test => test::run(),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("error: {e:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// The workspace root: the parent of this crate's folder.
+pub(crate) fn project_root() -> PathBuf {
+    let manifest_dir = env::var_os("CARGO_MANIFEST_DIR")
+        .map(PathBuf::from)
+        .filter(|dir| dir.ends_with("xtask"))
+        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")));
+    manifest_dir
+        .parent()
+        .expect("xtask/ sits in the workspace root")
+        .to_path_buf()
+}
+
+/// A `cargo` command (`$CARGO`, else `cargo` on the `PATH`) run from the workspace root.
+pub(crate) fn cargo() -> Command {
+    let program = env::var_os("CARGO").unwrap_or_else(|| OsString::from("cargo"));
+    let mut cmd = Command::new(program);
+    cmd.current_dir(project_root());
+    cmd
+}
+
+/// Runs `cmd` to completion with inherited stdio, echoing it to stderr first; an error names
+/// the command and how it ended.
+pub(crate) fn run_command(cmd: &mut Command) -> Result<()> {
+    let shown = display(cmd);
+    eprintln!("$ {shown}");
+    let status = cmd
+        .status()
+        .with_context(|| format!("could not start `{shown}`"))?;
+    if !status.success() {
+        bail!("`{shown}` failed ({status})");
+    }
+    Ok(())
+}
+
+/// `cmd` as a shell-like line, `cargo` for `$CARGO`.
+pub(crate) fn display(cmd: &Command) -> String {
+    let program = Path::new(cmd.get_program()).file_stem().map_or_else(
+        || cmd.get_program().to_string_lossy(),
+        |s| s.to_string_lossy(),
+    );
+    let mut line = program.into_owned();
+    for arg in cmd.get_args() {
+        line.push(' ');
+        line.push_str(&arg.to_string_lossy());
+    }
+    line
+}
+
+/// The folder cargo builds into: `$CARGO_TARGET_DIR` (relative to the workspace root, where
+/// xtask runs cargo), else `target/`.
+pub(crate) fn target_dir() -> PathBuf {
+    let root = project_root();
+    match env::var_os("CARGO_TARGET_DIR").or_else(|| env::var_os("CARGO_BUILD_TARGET_DIR")) {
+        Some(dir) if !dir.is_empty() => root.join(dir),
+        _ => root.join("target"),
+    }
+}

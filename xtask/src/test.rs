@@ -1,0 +1,62 @@
+//! `cargo xtask test`: the one test command, the same on a laptop and in CI (`.ci/run`).
+//!
+//! In order, stopping at the first failure: `cargo fmt --check`, `cargo clippy` over every
+//! target with warnings denied, `build-plugins` (debug, so the end-to-end tests find real
+//! plugins in `plugins/`), then every test of the workspace. The tests run under
+//! `cargo nextest` when it is installed (faster, one process per test), plus
+//! `cargo test --doc` since nextest skips doctests; with plain `cargo test` otherwise.
+
+use std::process::{Command, Stdio};
+
+use anyhow::{Context, Result};
+
+use crate::{build_plugins, cargo, run_command};
+
+pub(crate) fn run() -> Result<()> {
+    step("formatting", "run `cargo fmt --all` to fix it", || {
+        run_command(cargo().args(["fmt", "--all", "--", "--check"]))
+    })?;
+    step("lints", "fix the warnings above", || {
+        run_command(cargo().args([
+            "clippy",
+            "--workspace",
+            "--all-targets",
+            "--",
+            "-D",
+            "warnings",
+        ]))
+    })?;
+    step("plugins", "the plugin build failed", || {
+        build_plugins::run(&build_plugins::Args::default())
+    })?;
+    if nextest_available() {
+        step("tests (nextest)", "see the failures above", || {
+            run_command(cargo().args(["nextest", "run", "--workspace"]))
+        })?;
+        step("doctests", "see the failures above", || {
+            run_command(cargo().args(["test", "--workspace", "--doc"]))
+        })?;
+    } else {
+        eprintln!("cargo-nextest is not installed; running the tests with cargo test");
+        step("tests", "see the failures above", || {
+            run_command(cargo().args(["test", "--workspace"]))
+        })?;
+    }
+    eprintln!("\nall checks passed");
+    Ok(())
+}
+
+/// Runs one step under a banner; a failure says which step and what to do.
+fn step(name: &str, hint: &str, body: impl FnOnce() -> Result<()>) -> Result<()> {
+    eprintln!("\n==> {name}");
+    body().with_context(|| format!("step `{name}` failed: {hint}"))
+}
+
+fn nextest_available() -> bool {
+    let mut probe: Command = cargo();
+    probe
+        .args(["nextest", "--version"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null());
+    probe.status().is_ok_and(|status| status.success())
+}
