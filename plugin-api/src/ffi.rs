@@ -48,8 +48,12 @@ pub trait PluginInstance: Send + Sync {
     fn tools(&self) -> RResult<RVec<FfiTool>, FfiError>;
 
     /// Tells the plugin that the host is shutting down.
-    #[sabi(last_prefix_field)]
     fn stop(&self);
+
+    /// Applies the plugin's extension number `extension` (its index in the manifest's
+    /// `extends`) to `original`, the handler of the tool it targets; returns the new handler.
+    #[sabi(last_prefix_field)]
+    fn wrap(&self, extension: u32, original: ToolHandlerBox) -> RResult<ToolHandlerBox, FfiError>;
 }
 
 /// A plugin instance behind the ABI.

@@ -35,6 +35,9 @@ pub struct Manifest {
     /// Whether the plugin also builds tools at run time, which only activation can list.
     #[serde(default)]
     pub dynamic_tools: bool,
+    /// Its extensions of tools that (usually) other plugins offer, in declaration order.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub extends: Vec<ExtensionDecl>,
 }
 
 impl Manifest {
@@ -130,6 +133,40 @@ impl ToolDecl {
     pub fn summary(&self) -> &str {
         self.description.lines().next().unwrap_or("").trim()
     }
+}
+
+/// An extension of a tool, by the tool's name: what it changes, statically.
+///
+/// A field left `None` keeps what the tool said. `meta` is merged over the tool's key by key;
+/// the others replace. With `wrap`, the extending plugin's code wraps the tool's handler (its
+/// library is opened when the target is built into a tool table); without, the extension is
+/// applied from the manifest alone.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ExtensionDecl {
+    /// The name of the tool it extends.
+    pub tool: String,
+    /// Where it goes among the extensions of one tool: lower first (default 0); ties go by
+    /// plugin name, then declaration order. The last applied is the outermost wrapper.
+    #[serde(default)]
+    pub order: i32,
+    /// Whether the plugin's code wraps the tool's handler.
+    #[serde(default)]
+    pub wrap: bool,
+    /// A new title.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub title: Option<String>,
+    /// A new description.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    /// New annotations, replacing the tool's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub annotations: Option<Annotations>,
+    /// Merged over the tool's meta, key by key.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub meta: Option<Map<String, Value>>,
+    /// A new input schema, for a wrap that changes the arguments.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub input_schema: Option<Map<String, Value>>,
 }
 
 /// MCP tool annotations; each one left `None` keeps the protocol's default.

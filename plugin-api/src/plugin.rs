@@ -35,6 +35,15 @@ pub trait PluginDefinition: Send + Sync + Sized + 'static {
 
     /// Runs the `#[on_stop]` method, if any.
     fn stop(&self) {}
+
+    /// Applies extension number `extension` of the manifest's `extends` to `original`.
+    fn wrap(&self, extension: u32, original: ToolHandlerBox) -> Result<ToolHandlerBox, FfiError> {
+        drop(original);
+        Err(FfiError::new(
+            ErrorKind::Plugin,
+            format!("this plugin has no wrapping extension number {extension}"),
+        ))
+    }
 }
 
 /// The manifest JSON inside a framed link-section record.
@@ -79,6 +88,10 @@ impl<P: PluginDefinition> PluginInstance for Instance<P> {
             self.0.stop();
             Ok(())
         });
+    }
+
+    fn wrap(&self, extension: u32, original: ToolHandlerBox) -> RResult<ToolHandlerBox, FfiError> {
+        guard("wrap", || self.0.wrap(extension, original))
     }
 }
 
