@@ -175,11 +175,14 @@ impl LoadedTool {
 
 type Slot<T> = Arc<OnceLock<T>>;
 
+/// A plugin's activation, done at most once.
+type PluginSlot = Slot<Result<Arc<LoadedPlugin>, ActivationError>>;
+
 /// Opens plugins on demand and builds tool tables, each once.
 #[derive(Debug)]
 pub struct Builder {
     registry: Arc<Registry>,
-    plugins: Mutex<HashMap<String, Slot<Result<Arc<LoadedPlugin>, ActivationError>>>>,
+    plugins: Mutex<HashMap<String, PluginSlot>>,
     tables: Mutex<HashMap<ActiveSet, Slot<Arc<ToolTable>>>>,
 }
 

@@ -5,7 +5,7 @@
 
 use std::{fs::File, path::Path};
 
-use object::{Object, ObjectSection, ObjectSegment};
+use object::{Object, ObjectSection, ObjectSegment, read::elf::FileHeader};
 use plugin_api::section;
 
 use super::SkipReason;
@@ -22,7 +22,8 @@ pub(crate) fn read_manifest(path: &Path) -> Result<String, SkipReason> {
 
 /// The manifest JSON in an object file's bytes, after checking the file is a whole library.
 pub(crate) fn manifest_from_bytes(bytes: &[u8]) -> Result<String, SkipReason> {
-    let file = object::File::parse(bytes).map_err(|e| SkipReason::NotALibrary(e.to_string()))?;
+    let file = object::File::parse(bytes)
+        .map_err(|e| truncation(bytes).unwrap_or_else(|| SkipReason::NotALibrary(e.to_string())))?;
     if file.kind() != object::ObjectKind::Dynamic {
         return Err(SkipReason::NotALibrary(format!(
             "a {:?} object, not a shared library",
@@ -51,4 +52,59 @@ pub(crate) fn manifest_from_bytes(bytes: &[u8]) -> Result<String, SkipReason> {
     section::decode(data)
         .map(str::to_owned)
         .map_err(|e| SkipReason::BadManifest(e.to_string()))
+}
+
+/// Whether `bytes` start like an object file whose headers describe more bytes than there are:
+/// a partial copy, which `object` would only report as a bad header offset.
+fn truncation(bytes: &[u8]) -> Option<SkipReason> {
+    let needs = match object::FileKind::parse(bytes).ok()? {
+        object::FileKind::Elf32 => {
+            elf_extent(object::elf::FileHeader32::<object::Endianness>::parse(bytes).ok()?)?
+        }
+        object::FileKind::Elf64 => {
+            elf_extent(object::elf::FileHeader64::<object::Endianness>::parse(bytes).ok()?)?
+        }
+        _ => return None,
+    };
+    let has = bytes.len() as u64;
+    (needs > has).then_some(SkipReason::Truncated { needs, has })
+}
+
+/// The end of an ELF file's program and section header tables.
+fn elf_extent<H: FileHeader>(header: &H) -> Option<u64> {
+    let endian = header.endian().ok()?;
+    let table_end = |offset: u64, count: u16, size: u16| {
+        offset.saturating_add(u64::from(count).saturating_mul(u64::from(size)))
+    };
+    Some(
+        table_end(
+            header.e_phoff(endian).into(),
+            header.e_phnum(endian),
+            header.e_phentsize(endian),
+        )
+        .max(table_end(
+            header.e_shoff(endian).into(),
+            header.e_shnum(endian),
+            header.e_shentsize(endian),
+        )),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn half_an_elf_file_is_truncated_not_garbage() {
+        let exe = std::fs::read(std::env::current_exe().unwrap()).unwrap();
+        let half = &exe[..exe.len() / 2];
+        match manifest_from_bytes(half) {
+            Err(SkipReason::Truncated { needs, has }) => {
+                assert_eq!(has, half.len() as u64);
+                assert!(needs > has);
+            }
+            other => panic!("expected Truncated, got {other:?}"),
+        }
+    }
 }

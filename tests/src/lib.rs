@@ -1,0 +1,21 @@
+//! The end-to-end test harness, in the manner of ripgrep's `tests/util.rs`.
+//!
+//! Tests run the real `reactor-mcp-server` binary and the real `host` library against real
+//! plugin libraries: the first-party plugins and the fixture crates under `tests/fixtures/`,
+//! built once per test process by [`ensure_built`]. Each test fills its own [`PluginDir`];
+//! [`run_host`] runs one-shot commands such as `list`, and [`HostProcess`] keeps a host running
+//! (killed on drop). [`maps`] reads `/proc/<pid>/maps`, which is how tests prove a library was,
+//! or was not, opened.
+
+mod build;
+mod host;
+pub mod maps;
+mod plugin_dir;
+
+pub use build::{
+    FIXTURES, PLUGINS, SERVER_BIN_ENV, ensure_built, host_bin, library, library_file_name,
+    target_dir, workspace_root,
+};
+pub use host::{HostProcess, Output, run_host, run_host_bare, run_host_with_env};
+pub use maps::{mapped_files, mapped_plugin_libraries};
+pub use plugin_dir::{PluginDir, library_bytes, truncated, with_plugin_api_version};

@@ -1,0 +1,133 @@
+//! A plugin folder of its own for each test, and the bad plugin files tests put in it.
+
+use std::path::{Path, PathBuf};
+
+use tempfile::TempDir;
+
+use crate::build::library;
+
+/// A temporary plugin folder, deleted on drop.
+#[derive(Debug)]
+pub struct PluginDir {
+    // Held for its drop, which deletes the folder.
+    _dir: TempDir,
+    path: PathBuf,
+}
+
+impl Default for PluginDir {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl PluginDir {
+    /// An empty plugin folder.
+    pub fn new() -> Self {
+        let dir = tempfile::Builder::new()
+            .prefix("reactor-e2e-")
+            .tempdir()
+            .expect("a temporary folder can be made");
+        // Canonical, so it compares equal to the paths the kernel reports in /proc/<pid>/maps.
+        let path = dir
+            .path()
+            .canonicalize()
+            .expect("a new temporary folder has a canonical path");
+        Self { _dir: dir, path }
+    }
+
+    /// A plugin folder holding the built libraries of these crates.
+    pub fn with(crates: &[&str]) -> Self {
+        let dir = Self::new();
+        for krate in crates {
+            dir.add(krate);
+        }
+        dir
+    }
+
+    /// The folder.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// The path of `file_name` in the folder.
+    pub fn file(&self, file_name: &str) -> PathBuf {
+        self.path.join(file_name)
+    }
+
+    /// Copies the built library of `crate_name` in, under its own file name.
+    pub fn add(&self, crate_name: &str) -> PathBuf {
+        let source = library(crate_name);
+        let name = source
+            .file_name()
+            .expect("a library path ends in a file name")
+            .to_string_lossy()
+            .into_owned();
+        self.add_as(crate_name, &name)
+    }
+
+    /// Copies the built library of `crate_name` in, as `file_name`.
+    pub fn add_as(&self, crate_name: &str, file_name: &str) -> PathBuf {
+        let target = self.file(file_name);
+        std::fs::copy(library(crate_name), &target)
+            .unwrap_or_else(|e| panic!("cannot copy {crate_name} to {}: {e}", target.display()));
+        target
+    }
+
+    /// Writes `bytes` as `file_name`.
+    pub fn write(&self, file_name: &str, bytes: impl AsRef<[u8]>) -> PathBuf {
+        let target = self.file(file_name);
+        std::fs::write(&target, bytes)
+            .unwrap_or_else(|e| panic!("cannot write {}: {e}", target.display()));
+        target
+    }
+}
+
+/// The bytes of the built library of `crate_name`.
+pub fn library_bytes(crate_name: &str) -> Vec<u8> {
+    let path = library(crate_name);
+    std::fs::read(&path).unwrap_or_else(|e| panic!("cannot read {}: {e}", path.display()))
+}
+
+/// The first half of the built library of `crate_name`: what an interrupted copy leaves.
+pub fn truncated(crate_name: &str) -> Vec<u8> {
+    let mut bytes = library_bytes(crate_name);
+    bytes.truncate(bytes.len() / 2);
+    bytes
+}
+
+/// The built library of `crate_name` with its manifest claiming another plugin-api version.
+///
+/// Patches `"plugin_api":"<ours>"` in place; `version` must be as long as ours, so every
+/// offset in the file stays valid and only the manifest's claim changes.
+pub fn with_plugin_api_version(crate_name: &str, version: &str) -> Vec<u8> {
+    let ours = format!(r#""plugin_api":"{}""#, plugin_api_version());
+    let theirs = format!(r#""plugin_api":"{version}""#);
+    assert_eq!(
+        ours.len(),
+        theirs.len(),
+        "the patched version must keep the manifest's length"
+    );
+    let mut bytes = library_bytes(crate_name);
+    let mut patched = 0;
+    let mut at = 0;
+    while let Some(found) = find(&bytes[at..], ours.as_bytes()) {
+        let start = at + found;
+        bytes[start..start + theirs.len()].copy_from_slice(theirs.as_bytes());
+        at = start + theirs.len();
+        patched += 1;
+    }
+    assert!(
+        patched > 0,
+        "{crate_name}'s library holds no {ours}: has the manifest format changed?"
+    );
+    bytes
+}
+
+/// The plugin-api version the plugins are built against.
+fn plugin_api_version() -> &'static str {
+    plugin_api::manifest::PLUGIN_API_VERSION
+}
+
+fn find(haystack: &[u8], needle: &[u8]) -> Option<usize> {
+    haystack.windows(needle.len()).position(|w| w == needle)
+}
