@@ -199,8 +199,16 @@ pub fn parse_arguments<A: DeserializeOwned>(arguments: &str) -> Result<A, ToolEr
     } else {
         arguments
     };
-    serde_json::from_str(text)
-        .map_err(|e| ToolError::invalid_arguments(format!("invalid arguments: {e}")))
+    let mut json = serde_json::Deserializer::from_str(text);
+    serde_path_to_error::deserialize(&mut json).map_err(|e| {
+        let path = e.path().to_string();
+        let inner = e.into_inner();
+        ToolError::invalid_arguments(if path == "." {
+            format!("invalid arguments: {inner}")
+        } else {
+            format!("invalid argument `{path}`: {inner}")
+        })
+    })
 }
 
 /// Serialises a tool's result.
@@ -224,4 +232,45 @@ pub fn schema_for<A: JsonSchema>() -> Map<String, Value> {
     map.remove("title");
     map.entry("type").or_insert_with(|| Value::from("object"));
     map
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[derive(Debug, serde::Deserialize)]
+    #[serde(deny_unknown_fields)]
+    #[allow(dead_code)]
+    struct Args {
+        name: String,
+        count: Option<u32>,
+    }
+
+    #[test]
+    fn a_wrong_type_names_the_argument() {
+        let e = parse_arguments::<Args>(r#"{"name": 5}"#).unwrap_err();
+        assert_eq!(e.kind(), crate::error::ErrorKind::InvalidArguments);
+        assert!(
+            e.message()
+                .starts_with("invalid argument `name`: invalid type: integer `5`"),
+            "{}",
+            e.message()
+        );
+    }
+
+    #[test]
+    fn a_missing_or_unknown_argument_is_named() {
+        let missing = parse_arguments::<Args>("{}").unwrap_err();
+        assert!(
+            missing.message().contains("missing field `name`"),
+            "{}",
+            missing.message()
+        );
+        let unknown = parse_arguments::<Args>(r#"{"name":"a","colour":1}"#).unwrap_err();
+        assert!(
+            unknown.message().contains("unknown field `colour`"),
+            "{}",
+            unknown.message()
+        );
+    }
 }

@@ -108,11 +108,9 @@ async fn bad_arguments_are_invalid_arguments_naming_the_problem() {
             json!({"sandbox_name": "a", "colour": "red"}),
             "unknown field `colour`",
         ),
-        // serde reports a wrong type by value, not by field name; the schema validation in
-        // `serve` is what names the field for clients.
         (
             json!({"sandbox_name": 5}),
-            "invalid type: integer `5`, expected a string",
+            "invalid argument `sandbox_name`: invalid type: integer `5`, expected a string",
         ),
     ] {
         match call(&sandboxes, "launch_sandbox", arguments.clone()).await {
