@@ -53,6 +53,17 @@ impl<E: std::error::Error> From<E> for ToolError {
     }
 }
 
+/// An error from another tool (the one an extension wraps, say) keeps its kind: invalid
+/// arguments stay invalid arguments, a panic stays a panic.
+impl From<FfiError> for ToolError {
+    fn from(error: FfiError) -> Self {
+        Self {
+            kind: error.kind,
+            message: error.message.into(),
+        }
+    }
+}
+
 impl From<ToolError> for FfiError {
     fn from(error: ToolError) -> Self {
         FfiError::new(error.kind, error.message)
@@ -101,7 +112,8 @@ impl std::fmt::Display for FfiError {
     }
 }
 
-impl std::error::Error for FfiError {}
+// No `std::error::Error` impl on purpose: it would route `FfiError` through `ToolError`'s
+// blanket `From<E: Error>`, which cannot keep the kind, instead of the impl above.
 
 /// The text of a caught panic's payload.
 pub fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {

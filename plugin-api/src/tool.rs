@@ -26,6 +26,33 @@ pub(crate) enum Handler {
 }
 
 impl Handler {
+    /// A synchronous handler with typed arguments, run on the plugin's blocking pool.
+    pub(crate) fn sync<A, R, F>(f: F) -> Self
+    where
+        A: DeserializeOwned,
+        R: Serialize,
+        F: Fn(A) -> Result<R, ToolError> + Send + Sync + 'static,
+    {
+        Self::Sync(Arc::new(move |args: String| {
+            to_output(f(parse_arguments(&args)?)?)
+        }))
+    }
+
+    /// An asynchronous handler with typed arguments, run on the plugin's runtime.
+    pub(crate) fn asynchronous<A, R, F, Fut>(f: F) -> Self
+    where
+        A: DeserializeOwned + Send + 'static,
+        R: Serialize,
+        F: Fn(A) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<R, ToolError>> + Send + 'static,
+    {
+        let f = Arc::new(f);
+        Self::Async(Arc::new(move |args: String| {
+            let f = Arc::clone(&f);
+            Box::pin(async move { to_output(f(parse_arguments(&args)?).await?) })
+        }))
+    }
+
     /// Starts a call on the plugin's runtime.
     pub(crate) fn call(&self, tool: Arc<str>, arguments: String) -> CallFuture {
         match self {
@@ -170,9 +197,10 @@ impl ToolBuilder {
         R: Serialize,
         F: Fn(A) -> Result<R, ToolError> + Send + Sync + 'static,
     {
-        Tool::__sync(self.decl, move |args| {
-            to_output(f(parse_arguments(&args)?)?)
-        })
+        Tool {
+            decl: self.decl,
+            handler: Handler::sync(f),
+        }
     }
 
     /// Finishes with an asynchronous handler, run on the plugin's runtime.
@@ -183,11 +211,10 @@ impl ToolBuilder {
         F: Fn(A) -> Fut + Send + Sync + 'static,
         Fut: Future<Output = Result<R, ToolError>> + Send + 'static,
     {
-        let f = Arc::new(f);
-        Tool::__async(self.decl, move |args| {
-            let f = Arc::clone(&f);
-            async move { to_output(f(parse_arguments(&args)?).await?) }
-        })
+        Tool {
+            decl: self.decl,
+            handler: Handler::asynchronous(f),
+        }
     }
 }
 
@@ -199,6 +226,11 @@ pub fn parse_arguments<A: DeserializeOwned>(arguments: &str) -> Result<A, ToolEr
     } else {
         arguments
     };
+    if !text.trim_start().starts_with('{') {
+        return Err(ToolError::invalid_arguments(
+            "invalid arguments: expected a JSON object of named arguments",
+        ));
+    }
     let mut json = serde_json::Deserializer::from_str(text);
     serde_path_to_error::deserialize(&mut json).map_err(|e| {
         let path = e.path().to_string();
