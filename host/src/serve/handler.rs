@@ -43,13 +43,19 @@ impl Handler {
     }
 
     /// The request's URL selection and its served set (opening plugins on first use).
-    async fn served(&self, context: &RequestContext<RoleServer>) -> (Resolution, Arc<ServedSet>) {
+    async fn served(
+        &self,
+        context: &RequestContext<RoleServer>,
+    ) -> Result<(Resolution, Arc<ServedSet>), ErrorData> {
         let query = parts(context)
             .and_then(|p| p.uri.query())
             .unwrap_or_default();
         let resolution = self.state.resolve(query);
-        let served = self.state.sets.get(&resolution.active).await;
-        (resolution, served)
+        let served = self.state.sets.get(&resolution.active).await.map_err(|e| {
+            tracing::error!("{e}");
+            ErrorData::internal_error(e, None)
+        })?;
+        Ok((resolution, served))
     }
 
     /// The answer of `list_server_toolsets` for the request's URL.
@@ -89,7 +95,7 @@ impl ServerHandler for Handler {
     ) -> Result<InitializeResult, ErrorData> {
         context.peer.set_peer_info(request.clone());
         let mut result = self.negotiate_initialize(&request)?;
-        let (_, served) = self.served(&context).await;
+        let (_, served) = self.served(&context).await?;
         result.instructions = served.instructions();
         Ok(result)
     }
@@ -98,7 +104,7 @@ impl ServerHandler for Handler {
         &self,
         context: RequestContext<RoleServer>,
     ) -> Result<DiscoverResult, ErrorData> {
-        let (_, served) = self.served(&context).await;
+        let (_, served) = self.served(&context).await?;
         let mut info = self.get_info();
         info.instructions = served.instructions();
         Ok(DiscoverResult::from_server_info(
@@ -112,7 +118,7 @@ impl ServerHandler for Handler {
         _request: Option<PaginatedRequestParams>,
         context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
-        let (_, served) = self.served(&context).await;
+        let (_, served) = self.served(&context).await?;
         Ok(ListToolsResult::with_all_items(served.tools().to_vec()))
     }
 
@@ -122,7 +128,7 @@ impl ServerHandler for Handler {
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
         let name = request.name.as_ref();
-        let (resolution, served) = self.served(&context).await;
+        let (resolution, served) = self.served(&context).await?;
         if self.state.toolsets_tool && name == TOOLSETS_TOOL {
             return Ok(self.toolsets_result(&context, &resolution).into());
         }

@@ -104,31 +104,30 @@ impl Sets {
         }
     }
 
-    /// The served set of `active`, opening the plugins it needs on first use.
-    pub(crate) async fn get(&self, active: &ActiveSet) -> Arc<ServedSet> {
+    /// The served set of `active`, opening the plugins it needs on first use. Fails only if
+    /// building the table panicked, which the host reports as an internal error.
+    pub(crate) async fn get(&self, active: &ActiveSet) -> Result<Arc<ServedSet>, String> {
         if let Some(set) = self
             .sets
             .read()
             .unwrap_or_else(PoisonError::into_inner)
             .get(active)
         {
-            return Arc::clone(set);
+            return Ok(Arc::clone(set));
         }
         let builder = Arc::clone(&self.builder);
         let key = active.clone();
-        let table = match tokio::task::spawn_blocking(move || builder.table(&key)).await {
-            Ok(table) => table,
-            // The blocking pool is gone only while the runtime shuts down: build in place.
-            Err(_) => self.builder.table(active),
-        };
+        let table = tokio::task::spawn_blocking(move || builder.table(&key))
+            .await
+            .map_err(|e| format!("building the tool table failed: {e}"))?;
         let set = Arc::new(ServedSet::new(table, self.toolsets_tool));
-        Arc::clone(
+        Ok(Arc::clone(
             self.sets
                 .write()
                 .unwrap_or_else(PoisonError::into_inner)
                 .entry(active.clone())
                 .or_insert(set),
-        )
+        ))
     }
 }
 
