@@ -1,10 +1,11 @@
-//! Parsing: the arguments of `#[plugin(...)]`, `#[tool(...)]` and `#[arg(...)]`.
+//! Parsing: the arguments of `#[plugin(...)]`, `#[tool(...)]`, `#[extend(...)]` and
+//! `#[arg(...)]`.
 //!
-//! Each parser checks what can be checked on its own (a JSON `meta` is an object, a name is not
-//! empty); checks across the whole plugin are in `expand`.
+//! Each parser checks what can be checked on its own (a JSON `meta` or `input_schema` is an
+//! object, a name is not empty); checks across the whole plugin are in `expand`.
 
 use serde_json::{Map, Value};
-use syn::{Attribute, Expr, ExprLit, Lit, LitBool, LitStr, meta::ParseNestedMeta};
+use syn::{Attribute, Expr, ExprLit, Lit, LitBool, LitInt, LitStr, meta::ParseNestedMeta};
 
 /// `#[plugin(...)]`.
 #[derive(Default)]
@@ -15,6 +16,8 @@ pub(crate) struct PluginArgs {
     pub(crate) toolsets: Vec<ToolsetArgs>,
     pub(crate) on_startup: bool,
     pub(crate) on_toolset: Vec<LitStr>,
+    /// `extend(...)`: extensions without code, in order.
+    pub(crate) extends: Vec<ExtendArgs>,
 }
 
 /// One `toolset(...)` inside `#[plugin(...)]`.
@@ -76,9 +79,13 @@ impl PluginArgs {
             })?;
             toolset.name = name.ok_or_else(|| meta.error("a toolset needs a `name = \"...\"`"))?;
             self.toolsets.push(toolset);
+        } else if meta.path.is_ident("extend") {
+            let mut fields = ExtendFields::default();
+            meta.parse_nested_meta(|inner| fields.field(inner))?;
+            self.extends.push(fields.finish(|| meta.error(NO_TARGET))?);
         } else {
             return Err(meta.error(
-                "unknown plugin field; expected name, version, description, toolset(...), on_startup or on_toolset",
+                "unknown plugin field; expected name, version, description, toolset(...), extend(...), on_startup or on_toolset",
             ));
         }
         Ok(())
@@ -103,13 +110,6 @@ impl ToolArgs {
             return Ok(args);
         }
         attr.parse_nested_meta(|meta| {
-            let hint = |key: &str| match key {
-                "read_only" => Some("readOnlyHint"),
-                "destructive" => Some("destructiveHint"),
-                "idempotent" => Some("idempotentHint"),
-                "open_world" => Some("openWorldHint"),
-                _ => None,
-            };
             let key = meta.path.get_ident().map(ToString::to_string).unwrap_or_default();
             if let Some(hint) = hint(&key) {
                 args.annotations.insert(hint.to_owned(), Value::Bool(flag(&meta)?));
@@ -122,12 +122,7 @@ impl ToolArgs {
             } else if key == "toolset" {
                 args.toolset = Some(non_empty(meta.value()?.parse()?)?);
             } else if key == "meta" {
-                let text: LitStr = meta.value()?.parse()?;
-                match serde_json::from_str(&text.value()) {
-                    Ok(Value::Object(map)) => args.meta = Some(map),
-                    Ok(_) => return Err(syn::Error::new(text.span(), "`meta` must be a JSON object")),
-                    Err(e) => return Err(syn::Error::new(text.span(), format!("`meta` is not valid JSON: {e}"))),
-                }
+                args.meta = Some(json_object(&meta, "meta")?);
             } else {
                 return Err(meta.error(
                     "unknown tool field; expected name, title, description, toolset, meta, read_only, destructive, idempotent or open_world",
@@ -136,6 +131,110 @@ impl ToolArgs {
             Ok(())
         })?;
         Ok(args)
+    }
+}
+
+const NO_TARGET: &str = "an extension needs the tool it extends: `tool = \"...\"`";
+
+/// `extend(...)` inside `#[plugin(...)]` (no code), or `#[extend(...)]` on a method (a wrap).
+pub(crate) struct ExtendArgs {
+    pub(crate) tool: LitStr,
+    pub(crate) order: i32,
+    pub(crate) title: Option<LitStr>,
+    pub(crate) description: Option<LitStr>,
+    /// The hints given, by their MCP names; none given keeps the tool's annotations.
+    pub(crate) annotations: Map<String, Value>,
+    pub(crate) meta: Option<Map<String, Value>>,
+    pub(crate) input_schema: Option<Map<String, Value>>,
+}
+
+impl ExtendArgs {
+    pub(crate) fn from_attr(attr: &Attribute) -> syn::Result<Self> {
+        let mut fields = ExtendFields::default();
+        if !matches!(attr.meta, syn::Meta::Path(_)) {
+            attr.parse_nested_meta(|meta| fields.field(meta))?;
+        }
+        fields.finish(|| syn::Error::new_spanned(attr, NO_TARGET))
+    }
+
+    /// The manifest's `ExtensionDecl`, as JSON.
+    pub(crate) fn decl(&self, wrap: bool) -> Value {
+        let mut decl = Map::new();
+        decl.insert("tool".into(), self.tool.value().into());
+        decl.insert("order".into(), self.order.into());
+        decl.insert("wrap".into(), wrap.into());
+        for (key, value) in [("title", &self.title), ("description", &self.description)] {
+            if let Some(v) = value {
+                decl.insert(key.into(), v.value().into());
+            }
+        }
+        if !self.annotations.is_empty() {
+            decl.insert(
+                "annotations".into(),
+                Value::Object(self.annotations.clone()),
+            );
+        }
+        for (key, value) in [("meta", &self.meta), ("input_schema", &self.input_schema)] {
+            if let Some(v) = value {
+                decl.insert(key.into(), Value::Object(v.clone()));
+            }
+        }
+        Value::Object(decl)
+    }
+}
+
+/// The fields of an extension as they are parsed, before `tool` is known to be there.
+#[derive(Default)]
+struct ExtendFields {
+    tool: Option<LitStr>,
+    order: i32,
+    title: Option<LitStr>,
+    description: Option<LitStr>,
+    annotations: Map<String, Value>,
+    meta: Option<Map<String, Value>>,
+    input_schema: Option<Map<String, Value>>,
+}
+
+impl ExtendFields {
+    fn field(&mut self, meta: ParseNestedMeta<'_>) -> syn::Result<()> {
+        let key = meta
+            .path
+            .get_ident()
+            .map(ToString::to_string)
+            .unwrap_or_default();
+        if let Some(hint) = hint(&key) {
+            self.annotations
+                .insert(hint.to_owned(), Value::Bool(flag(&meta)?));
+        } else if key == "tool" {
+            self.tool = Some(non_empty(meta.value()?.parse()?)?);
+        } else if key == "order" {
+            self.order = order(&meta)?;
+        } else if key == "title" {
+            self.title = Some(meta.value()?.parse()?);
+        } else if key == "description" {
+            self.description = Some(meta.value()?.parse()?);
+        } else if key == "meta" {
+            self.meta = Some(json_object(&meta, "meta")?);
+        } else if key == "input_schema" {
+            self.input_schema = Some(json_object(&meta, "input_schema")?);
+        } else {
+            return Err(meta.error(
+                "unknown extension field; expected tool, order, title, description, meta, input_schema, read_only, destructive, idempotent or open_world",
+            ));
+        }
+        Ok(())
+    }
+
+    fn finish(self, missing_tool: impl FnOnce() -> syn::Error) -> syn::Result<ExtendArgs> {
+        Ok(ExtendArgs {
+            tool: self.tool.ok_or_else(missing_tool)?,
+            order: self.order,
+            title: self.title,
+            description: self.description,
+            annotations: self.annotations,
+            meta: self.meta,
+            input_schema: self.input_schema,
+        })
     }
 }
 
@@ -164,6 +263,43 @@ impl ArgArgs {
             Ok(())
         })
     }
+}
+
+/// The MCP name of an annotation hint written as `read_only`, `destructive`, ...
+fn hint(key: &str) -> Option<&'static str> {
+    match key {
+        "read_only" => Some("readOnlyHint"),
+        "destructive" => Some("destructiveHint"),
+        "idempotent" => Some("idempotentHint"),
+        "open_world" => Some("openWorldHint"),
+        _ => None,
+    }
+}
+
+/// `key = r#"{...}"#`: a string holding a JSON object.
+fn json_object(meta: &ParseNestedMeta<'_>, key: &str) -> syn::Result<Map<String, Value>> {
+    let text: LitStr = meta.value()?.parse()?;
+    match serde_json::from_str(&text.value()) {
+        Ok(Value::Object(map)) => Ok(map),
+        Ok(_) => Err(syn::Error::new(
+            text.span(),
+            format!("`{key}` must be a JSON object"),
+        )),
+        Err(e) => Err(syn::Error::new(
+            text.span(),
+            format!("`{key}` is not valid JSON: {e}"),
+        )),
+    }
+}
+
+/// `order = N`, where `N` may be negative and must fit an `i32`.
+fn order(meta: &ParseNestedMeta<'_>) -> syn::Result<i32> {
+    let input = meta.value()?;
+    let negative = input.parse::<Option<syn::Token![-]>>()?.is_some();
+    let lit: LitInt = input.parse()?;
+    let n: i64 = lit.base10_parse()?;
+    i32::try_from(if negative { -n } else { n })
+        .map_err(|_| syn::Error::new(lit.span(), "`order` must fit an i32"))
 }
 
 /// `flag` or `flag = true|false`.

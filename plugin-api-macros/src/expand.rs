@@ -1,4 +1,5 @@
-//! Code generation: the manifest record, one `Tool` per `#[tool]` method, and the root module.
+//! Code generation: the manifest record, one `Tool` per `#[tool]` method, the dispatch of
+//! `#[extend]` methods by their index in the manifest's `extends`, and the root module.
 
 use std::collections::HashSet;
 
@@ -9,11 +10,17 @@ use syn::{
     FnArg, Ident, ImplItem, ImplItemFn, ItemImpl, LitStr, Pat, ReturnType, Type, spanned::Spanned,
 };
 
-use crate::attrs::{ArgArgs, PluginArgs, ToolArgs, doc_comment};
+use crate::attrs::{ArgArgs, ExtendArgs, PluginArgs, ToolArgs, doc_comment};
 
 /// The framing of `plugin_api::section`, repeated here because a proc-macro crate cannot
 /// depend on the crate that re-exports it.
 const MAGIC: &[u8; 8] = b"RMCPMF\0\x01";
+
+/// One `#[extend]` method, parsed: what the manifest says, and how to call it.
+struct ExtendMethod {
+    args: ExtendArgs,
+    call: TokenStream,
+}
 
 /// One `#[tool]` method, parsed.
 struct ToolMethod {
@@ -73,7 +80,12 @@ pub(crate) fn plugin(args: PluginArgs, mut item: ItemImpl) -> syn::Result<TokenS
         decl.insert("always".into(), t.always.into());
         toolsets.push(Value::Object(decl));
     }
-    if toolsets.is_empty() {
+    // A plugin with tools and no toolset gets one named after it; a plugin that only extends
+    // other plugins' tools has nothing to select, so it gets none.
+    let has_tools = item.items.iter().any(|i| {
+        matches!(i, ImplItem::Fn(m) if m.attrs.iter().any(|a| a.path().is_ident("tool") || a.path().is_ident("dynamic_tools")))
+    });
+    if toolsets.is_empty() && has_tools {
         toolset_names.insert(name.clone());
         toolsets.push(json!({"name": name, "default": true, "always": false}));
     }
@@ -81,18 +93,30 @@ pub(crate) fn plugin(args: PluginArgs, mut item: ItemImpl) -> syn::Result<TokenS
     let own_toolset = if toolset_names.contains(&name) {
         name.clone()
     } else {
-        toolsets[0]["name"].as_str().unwrap_or_default().to_owned()
+        toolsets
+            .first()
+            .and_then(|t| t["name"].as_str())
+            .unwrap_or_default()
+            .to_owned()
     };
 
     let self_ty = &item.self_ty;
     let mut tools: Vec<ToolMethod> = Vec::new();
+    let mut extend_methods: Vec<ExtendMethod> = Vec::new();
     let mut dynamic = None;
     let mut on_stop = None;
     for impl_item in &mut item.items {
         let ImplItem::Fn(method) = impl_item else {
             continue;
         };
-        if take_marker(&mut method.attrs, "dynamic_tools") {
+        if let Some(pos) = method
+            .attrs
+            .iter()
+            .position(|a| a.path().is_ident("extend"))
+        {
+            let attr = method.attrs.remove(pos);
+            extend_methods.push(extend_method(ExtendArgs::from_attr(&attr)?, method)?);
+        } else if take_marker(&mut method.attrs, "dynamic_tools") {
             dynamic = Some(method.sig.ident.clone());
         } else if take_marker(&mut method.attrs, "on_stop") {
             on_stop = Some(method.sig.ident.clone());
@@ -137,6 +161,10 @@ pub(crate) fn plugin(args: PluginArgs, mut item: ItemImpl) -> syn::Result<TokenS
         "activation": activation,
         "tools": tools.iter().map(|t| Value::Object(t.decl.clone())).collect::<Vec<_>>(),
         "dynamic_tools": dynamic.is_some(),
+        // Attribute extensions first, then `#[extend]` methods: the indices `wrap` dispatches on.
+        "extends": args.extends.iter().map(|e| e.decl(false))
+            .chain(extend_methods.iter().map(|e| e.args.decl(true)))
+            .collect::<Vec<_>>(),
     })
     .to_string();
     let mut record = MAGIC.to_vec();
@@ -152,6 +180,34 @@ pub(crate) fn plugin(args: PluginArgs, mut item: ItemImpl) -> syn::Result<TokenS
     let tool_tokens = tools.iter().map(|t| &t.tokens);
     let dynamic_tokens = dynamic.map(|m| quote!(tools.extend(Self::#m(self));));
     let stop_tokens = on_stop.map(|m| quote!(fn stop(&self) { Self::#m(self) }));
+    let targets = args
+        .extends
+        .iter()
+        .chain(extend_methods.iter().map(|e| &e.args))
+        .map(|e| e.tool.value());
+    let first_method = args.extends.len();
+    let arms = extend_methods.iter().enumerate().map(|(i, e)| {
+        let index = u32::try_from(first_method + i).unwrap_or(u32::MAX);
+        let call = &e.call;
+        quote!(#index => #call,)
+    });
+    let wrap_tokens = (!extend_methods.is_empty()).then(|| {
+        quote! {
+            fn wrap(
+                &self,
+                extension: u32,
+                original: ::plugin_api::Original,
+            ) -> ::core::result::Result<::plugin_api::Wrapped, ::plugin_api::ToolError> {
+                match extension {
+                    #(#arms)*
+                    _ => {
+                        ::core::mem::drop(original);
+                        ::core::result::Result::Err(::plugin_api::__private::no_wrap(extension))
+                    }
+                }
+            }
+        }
+    });
     let loader = Ident::new(
         &abi_stable_shared::mangled_root_module_loader_name(),
         Span::call_site(),
@@ -164,6 +220,7 @@ pub(crate) fn plugin(args: PluginArgs, mut item: ItemImpl) -> syn::Result<TokenS
 
         impl #p::PluginDefinition for #self_ty {
             const OWN_TOOLSET: &'static str = #own_toolset;
+            const EXTENDS: &'static [&'static str] = &[#(#targets),*];
 
             fn create() -> Self {
                 <Self as ::core::default::Default>::default()
@@ -178,6 +235,8 @@ pub(crate) fn plugin(args: PluginArgs, mut item: ItemImpl) -> syn::Result<TokenS
             }
 
             #stop_tokens
+
+            #wrap_tokens
         }
 
         const _: () = {
@@ -222,6 +281,58 @@ pub(crate) fn plugin(args: PluginArgs, mut item: ItemImpl) -> syn::Result<TokenS
             };
         };
     })
+}
+
+/// Checks one `#[extend]` method, `fn(&self, original: Original) -> Wrapped` (or
+/// `Result<Wrapped, E>`), and generates its call for the `wrap` dispatch.
+fn extend_method(args: ExtendArgs, method: &ImplItemFn) -> syn::Result<ExtendMethod> {
+    let sig = &method.sig;
+    let shape_error = || {
+        syn::Error::new(
+            sig.span(),
+            "an #[extend] method is `fn(&self, original: plugin_api::Original) -> plugin_api::Wrapped` \
+             (or `-> Result<Wrapped, E>`); it builds the new handler, which may be async",
+        )
+    };
+    if sig.asyncness.is_some() || !sig.generics.params.is_empty() {
+        return Err(shape_error());
+    }
+    let mut has_self = false;
+    let mut typed = 0;
+    for input in &sig.inputs {
+        match input {
+            FnArg::Receiver(r) if r.reference.is_some() && r.mutability.is_none() => {
+                has_self = true;
+            }
+            FnArg::Receiver(_) => return Err(shape_error()),
+            FnArg::Typed(_) => typed += 1,
+        }
+    }
+    if typed != 1 {
+        return Err(shape_error());
+    }
+    let fn_name = &sig.ident;
+    let call = if has_self {
+        quote!(Self::#fn_name(self, original))
+    } else {
+        quote!(Self::#fn_name(original))
+    };
+    let call = if returns_result(&sig.output) {
+        quote!(::core::result::Result::map_err(#call, ::plugin_api::ToolError::from))
+    } else {
+        quote!(::core::result::Result::Ok(#call))
+    };
+    Ok(ExtendMethod { args, call })
+}
+
+/// Whether a return type is spelled `Result<..>`.
+fn returns_result(output: &ReturnType) -> bool {
+    match output {
+        ReturnType::Type(_, ty) => {
+            matches!(&**ty, Type::Path(p) if p.path.segments.last().is_some_and(|s| s.ident == "Result"))
+        }
+        ReturnType::Default => false,
+    }
 }
 
 fn take_marker(attrs: &mut Vec<syn::Attribute>, name: &str) -> bool {
@@ -339,12 +450,7 @@ fn tool_method(
         idents.push(ident);
     }
 
-    let is_result = match &method.sig.output {
-        ReturnType::Type(_, ty) => {
-            matches!(&**ty, Type::Path(p) if p.path.segments.last().is_some_and(|s| s.ident == "Result"))
-        }
-        ReturnType::Default => false,
-    };
+    let is_result = returns_result(&method.sig.output);
     let receiver = if has_self {
         quote!(this.)
     } else {

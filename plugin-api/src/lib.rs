@@ -3,6 +3,7 @@
 #[cfg(doctest)]
 mod compile_checks;
 pub mod error;
+mod extension;
 pub mod ffi;
 pub mod manifest;
 mod plugin;
@@ -13,6 +14,8 @@ mod tool;
 // Each re-export below is part of the semver promise of this crate.
 #[doc(inline)]
 pub use error::ToolError;
+#[doc(inline)]
+pub use extension::{Original, Wrapped};
 #[doc(inline)]
 pub use manifest::{Annotations, Manifest};
 #[doc(inline)]
@@ -27,7 +30,7 @@ pub use tool::{Tool, ToolBuilder, schema_for};
 /// What the `#[plugin]` attribute's output refers to. Not a public API.
 #[doc(hidden)]
 pub mod __private {
-    pub use crate::plugin::{PluginDefinition, instantiate, manifest_json};
+    pub use crate::plugin::{PluginDefinition, instantiate, manifest_json, no_wrap};
     pub use crate::tool::{parse_arguments, to_output};
     pub use abi_stable;
     pub use schemars;

@@ -169,6 +169,33 @@ pub struct ExtensionDecl {
     pub input_schema: Option<Map<String, Value>>,
 }
 
+impl ExtensionDecl {
+    /// What it changes, for listings: `wrap`, then each field it gives, in a fixed order.
+    ///
+    /// ```
+    /// use plugin_api::manifest::ExtensionDecl;
+    ///
+    /// let decl: ExtensionDecl = serde_json::from_str(
+    ///     r#"{"tool": "launch_sandbox", "wrap": true, "description": "On Datalayer."}"#,
+    /// )
+    /// .unwrap();
+    /// assert_eq!(decl.changes(), ["wrap", "description"]);
+    /// ```
+    pub fn changes(&self) -> Vec<&'static str> {
+        [
+            ("wrap", self.wrap),
+            ("title", self.title.is_some()),
+            ("description", self.description.is_some()),
+            ("annotations", self.annotations.is_some()),
+            ("meta", self.meta.is_some()),
+            ("input_schema", self.input_schema.is_some()),
+        ]
+        .into_iter()
+        .filter_map(|(name, given)| given.then_some(name))
+        .collect()
+    }
+}
+
 /// MCP tool annotations; each one left `None` keeps the protocol's default.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]

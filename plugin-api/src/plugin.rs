@@ -1,7 +1,8 @@
 //! The plugin side of the ABI: a type with `#[plugin]` becomes a [`PluginInstance`] object.
 //!
 //! [`PluginDefinition`] is what the attribute implements; [`instantiate`] and the two wrappers
-//! below turn it into ABI objects, each entry point under `catch_unwind`.
+//! below turn it into ABI objects, each entry point under `catch_unwind`: building the plugin,
+//! listing its tools, each call, and each wrap of another plugin's tool by an extension.
 
 use std::{
     panic::{AssertUnwindSafe, catch_unwind},
@@ -14,7 +15,8 @@ use abi_stable::{
 };
 
 use crate::{
-    error::{ErrorKind, FfiError, panic_message},
+    error::{ErrorKind, FfiError, ToolError, panic_message},
+    extension::{Original, Wrapped},
     ffi::{FfiTool, PluginInstance, PluginInstanceBox, ToolHandler, ToolHandlerBox},
     runtime::CallFuture,
     section,
@@ -27,6 +29,9 @@ pub trait PluginDefinition: Send + Sync + Sized + 'static {
     /// The plugin's own toolset, given to tools that name none.
     const OWN_TOOLSET: &'static str;
 
+    /// The tool each entry of the manifest's `extends` targets, in the same order.
+    const EXTENDS: &'static [&'static str] = &[];
+
     /// Builds the plugin's state.
     fn create() -> Self;
 
@@ -36,14 +41,19 @@ pub trait PluginDefinition: Send + Sync + Sized + 'static {
     /// Runs the `#[on_stop]` method, if any.
     fn stop(&self) {}
 
-    /// Applies extension number `extension` of the manifest's `extends` to `original`.
-    fn wrap(&self, extension: u32, original: ToolHandlerBox) -> Result<ToolHandlerBox, FfiError> {
+    /// Runs the `#[extend]` method of entry number `extension` of the manifest's `extends`.
+    fn wrap(&self, extension: u32, original: Original) -> Result<Wrapped, ToolError> {
         drop(original);
-        Err(FfiError::new(
-            ErrorKind::Plugin,
-            format!("this plugin has no wrapping extension number {extension}"),
-        ))
+        Err(no_wrap(extension))
     }
+}
+
+/// The error for a wrap of an entry of `extends` that has no `#[extend]` method.
+#[doc(hidden)]
+pub fn no_wrap(extension: u32) -> ToolError {
+    ToolError::new(format!(
+        "this plugin has no wrapping extension number {extension}"
+    ))
 }
 
 /// The manifest JSON inside a framed link-section record.
@@ -91,7 +101,14 @@ impl<P: PluginDefinition> PluginInstance for Instance<P> {
     }
 
     fn wrap(&self, extension: u32, original: ToolHandlerBox) -> RResult<ToolHandlerBox, FfiError> {
-        guard("wrap", || self.0.wrap(extension, original))
+        let index = usize::try_from(extension).unwrap_or(usize::MAX);
+        let tool: Arc<str> = P::EXTENDS.get(index).copied().unwrap_or("?").into();
+        guard(&format!("wrapping tool {tool}"), || {
+            let Wrapped(handler) = self
+                .0
+                .wrap(extension, Original::new(Arc::clone(&tool), original))?;
+            Ok(ffi_handler(tool, handler))
+        })
     }
 }
 
@@ -102,14 +119,15 @@ fn ffi_tool<P: PluginDefinition>(tool: Tool) -> Result<FfiTool, FfiError> {
     }
     let spec = serde_json::to_string(&decl)
         .map_err(|e| FfiError::new(ErrorKind::Plugin, format!("tool {}: {e}", decl.name)))?;
-    let handler = ToolImpl {
-        name: decl.name.into(),
-        handler,
-    };
     Ok(FfiTool {
         spec: spec.into(),
-        handler: ToolHandlerBox::from_ptr(RArc::new(handler), TD_Opaque),
+        handler: ffi_handler(decl.name.into(), handler),
     })
+}
+
+/// A handler as an ABI object; `name` is the tool it answers, for panic messages.
+fn ffi_handler(name: Arc<str>, handler: Handler) -> ToolHandlerBox {
+    ToolHandlerBox::from_ptr(RArc::new(ToolImpl { name, handler }), TD_Opaque)
 }
 
 struct ToolImpl {
@@ -132,5 +150,116 @@ impl ToolHandler for ToolImpl {
                 async_ffi::FutureExt::into_ffi(async move { RResult::RErr(error) })
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    //! The wrap entry point in process: the plugin side as the host sees it through the ABI.
+
+    use serde_json::{Value, json};
+
+    use super::*;
+    use crate::runtime::runtime;
+
+    /// A plugin with three extensions of `t`: one that appends to the result, one whose wrap
+    /// fails, one whose wrap panics.
+    #[derive(Default)]
+    struct Extending;
+
+    impl PluginDefinition for Extending {
+        const OWN_TOOLSET: &'static str = "";
+        const EXTENDS: &'static [&'static str] = &["t", "t", "t"];
+
+        fn create() -> Self {
+            Self
+        }
+
+        fn tools(self: &Arc<Self>) -> Vec<Tool> {
+            Vec::new()
+        }
+
+        fn wrap(&self, extension: u32, original: Original) -> Result<Wrapped, ToolError> {
+            match extension {
+                0 => Ok(Wrapped::asynchronous(move |args: Value| {
+                    let original = original.clone();
+                    async move {
+                        let mut out = original.call(args).await?;
+                        out["wrapped_by"] = json!(original.tool());
+                        Ok(out)
+                    }
+                })),
+                1 => Err(ToolError::new("not configured")),
+                2 => panic!("no way"),
+                _ => Err(no_wrap(extension)),
+            }
+        }
+    }
+
+    /// The handler of a tool that echoes its arguments, or rejects `{"bad": ..}`.
+    fn echo() -> ToolHandlerBox {
+        let tool = Tool::new("t", "").sync(|args: Value| {
+            if args.get("bad").is_some() {
+                Err(ToolError::invalid_arguments("bad is bad"))
+            } else {
+                Ok(args)
+            }
+        });
+        let (_, handler) = tool.into_parts();
+        ffi_handler("t".into(), handler)
+    }
+
+    fn call(handler: &ToolHandlerBox, args: Value) -> Result<Value, FfiError> {
+        let json = runtime()
+            .block_on(handler.call(args.to_string().into()))
+            .into_result()?;
+        Ok(serde_json::from_str(&json).unwrap())
+    }
+
+    fn instance() -> PluginInstanceBox {
+        instantiate::<Extending>().into_result().unwrap()
+    }
+
+    fn wrap_error(extension: u32) -> FfiError {
+        match instance().wrap(extension, echo()).into_result() {
+            Ok(_) => panic!("wrap {extension} succeeded"),
+            Err(error) => error,
+        }
+    }
+
+    #[test]
+    fn a_wrapped_handler_calls_the_original_through_the_abi() {
+        let wrapped = instance().wrap(0, echo()).into_result().unwrap();
+        assert_eq!(
+            call(&wrapped, json!({"x": 1})).unwrap(),
+            json!({"x": 1, "wrapped_by": "t"})
+        );
+    }
+
+    #[test]
+    fn the_originals_errors_keep_their_kind() {
+        let wrapped = instance().wrap(0, echo()).into_result().unwrap();
+        let error = call(&wrapped, json!({"bad": 1})).unwrap_err();
+        assert_eq!(error.kind, ErrorKind::InvalidArguments);
+        assert_eq!(error.message.as_str(), "bad is bad");
+    }
+
+    #[test]
+    fn a_wrap_that_fails_or_panics_is_an_error_naming_the_tool() {
+        let failed = wrap_error(1);
+        assert_eq!(failed.kind, ErrorKind::Tool);
+        assert_eq!(failed.message.as_str(), "not configured");
+        let panicked = wrap_error(2);
+        assert_eq!(panicked.kind, ErrorKind::Panicked);
+        assert_eq!(
+            panicked.message.as_str(),
+            "wrapping tool t panicked: no way"
+        );
+        let missing = wrap_error(7);
+        assert!(
+            missing.message.contains("no wrapping extension number 7"),
+            "{}",
+            missing.message
+        );
     }
 }

@@ -1,0 +1,135 @@
+//! Extending another plugin's tool with code: the [`Original`] handler an extension receives
+//! and the [`Wrapped`] handler it answers.
+//!
+//! What an extension changes statically (description, title, annotations, meta, input schema)
+//! and its place in the order are declared with `#[extend(...)]` and written into the manifest
+//! by the `#[plugin]` attribute; this module is only the code side. The host hands the
+//! extension the target tool's handler (possibly already wrapped by extensions applied
+//! before); the ABI plumbing (`catch_unwind`, turning a [`Wrapped`] into an ABI object) is in
+//! `plugin.rs`.
+
+use std::{future::Future, sync::Arc};
+
+use abi_stable::std_types::RString;
+use serde::{Serialize, de::DeserializeOwned};
+use serde_json::Value;
+
+use crate::{error::ToolError, ffi::ToolHandlerBox, tool::Handler};
+
+/// The handler of the tool an extension wraps: call it (or not) from the [`Wrapped`] handler.
+///
+/// Cloning is cheap (it shares the handler). Errors of the original keep their kind: a call
+/// with arguments it rejects is an invalid-arguments error, a panic in it is a panic.
+///
+/// ```no_run
+/// # async fn example(original: plugin_api::Original) -> Result<(), plugin_api::ToolError> {
+/// use plugin_api::json;
+///
+/// let record = original.call(json!({"sandbox_name": "a", "variant": "gpu"})).await?;
+/// assert_eq!(record["variant"], "gpu");
+/// # Ok(()) }
+/// ```
+#[derive(Clone)]
+pub struct Original {
+    tool: Arc<str>,
+    handler: Arc<ToolHandlerBox>,
+}
+
+impl std::fmt::Debug for Original {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Original")
+            .field("tool", &self.tool)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Original {
+    pub(crate) fn new(tool: Arc<str>, handler: ToolHandlerBox) -> Self {
+        Self {
+            tool,
+            handler: Arc::new(handler),
+        }
+    }
+
+    /// The name of the tool.
+    pub fn tool(&self) -> &str {
+        &self.tool
+    }
+
+    /// Calls the tool with these arguments (a JSON object) and returns its result.
+    pub async fn call(&self, arguments: Value) -> Result<Value, ToolError> {
+        let json = self.call_json(arguments.to_string()).await?;
+        serde_json::from_str(&json)
+            .map_err(|e| ToolError::new(format!("tool {} returned invalid JSON: {e}", self.tool)))
+    }
+
+    /// Calls the tool with arguments already serialised as a JSON object, and returns its
+    /// result as JSON text: no parsing on either side.
+    pub async fn call_json(&self, arguments: impl Into<String>) -> Result<String, ToolError> {
+        self.handler
+            .call(RString::from(arguments.into()))
+            .await
+            .into_result()
+            .map(String::from)
+            .map_err(ToolError::from)
+    }
+}
+
+/// The handler an extension answers in place of the original, built like a tool's: typed
+/// arguments in, anything `Serialize` out.
+///
+/// The arguments are those of the extension's `input_schema` when it gives one (the host checks
+/// them against it before calling), else the original tool's.
+///
+/// ```
+/// use plugin_api::{Original, ToolError, Wrapped, json};
+/// use serde_json::Value;
+///
+/// // Fill in an argument, then let the original tool answer.
+/// fn on_gpu(original: Original) -> Wrapped {
+///     Wrapped::asynchronous(move |mut arguments: Value| {
+///         let original = original.clone();
+///         async move {
+///             arguments["variant"] = json!("gpu");
+///             original.call(arguments).await
+///         }
+///     })
+/// }
+///
+/// // Answer without the original at all.
+/// fn canned(_original: Original) -> Wrapped {
+///     Wrapped::sync(|_: Value| Ok::<_, ToolError>(json!([])))
+/// }
+/// # let _ = (on_gpu, canned);
+/// ```
+pub struct Wrapped(pub(crate) Handler);
+
+impl std::fmt::Debug for Wrapped {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Wrapped").finish_non_exhaustive()
+    }
+}
+
+impl Wrapped {
+    /// A synchronous handler, run on the extending plugin's blocking pool.
+    pub fn sync<A, R, F>(f: F) -> Self
+    where
+        A: DeserializeOwned,
+        R: Serialize,
+        F: Fn(A) -> Result<R, ToolError> + Send + Sync + 'static,
+    {
+        Self(Handler::sync(f))
+    }
+
+    /// An asynchronous handler, run on the extending plugin's runtime; this is the one that
+    /// can `await` [`Original::call`].
+    pub fn asynchronous<A, R, F, Fut>(f: F) -> Self
+    where
+        A: DeserializeOwned + Send + 'static,
+        R: Serialize,
+        F: Fn(A) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<R, ToolError>> + Send + 'static,
+    {
+        Self(Handler::asynchronous(f))
+    }
+}
