@@ -6,6 +6,7 @@
 //! - `new_plugin`: create a plugin crate from a template that compiles.
 //! - `serve`: release-build the plugins, then run the host.
 //! - `test`: the one test command (formatting, lints, plugins, every test).
+//! - `bench`: build what the benchmarks measure and run them (the `bench` crate).
 //!
 //! Invariants of the source tree are `#[test]`s in `tidy`, run by `cargo test`.
 //!
@@ -13,6 +14,7 @@
 //! and always from the workspace root ([`project_root`]). Plain `cargo build` and
 //! `cargo test` work without xtask: it only strings them together.
 
+mod bench;
 mod build_plugins;
 mod new_plugin;
 mod serve;
@@ -52,6 +54,8 @@ enum Task {
     Serve(serve::Args),
     /// Run every check CI runs: formatting, clippy, plugins, all tests.
     Test,
+    /// Measure what the plugin layer costs and print every figure with its ratio and target.
+    Bench(bench::Args),
 }
 
 fn main() -> ExitCode {
@@ -61,6 +65,7 @@ fn main() -> ExitCode {
         Task::NewPlugin(args) => new_plugin::run(args),
         Task::Serve(args) => serve::run(args),
         Task::Test => test::run(),
+        Task::Bench(args) => bench::run(args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -18,6 +18,7 @@ const SOURCE_DIRS: &[&str] = &[
     "plugins",
     "xtask",
     "tests",
+    "bench",
 ];
 
 #[test]

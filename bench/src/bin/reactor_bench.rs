@@ -1,0 +1,146 @@
+//! `reactor-bench`: measures and prints the figures of issue 6 (`run`), or puts one load on
+//! one MCP endpoint (`load`).
+//!
+//! `cargo xtask bench` builds everything and calls `reactor-bench run`; run by hand, it needs
+//! the artifacts already built in `--artifacts` (see `bench::figures::Artifacts`).
+
+use std::{net::SocketAddr, path::PathBuf, process::ExitCode, time::Duration};
+
+use anyhow::{Context, Result, bail};
+use bench::{
+    client::{Endpoint, Mode},
+    figures::{self, Artifacts, Plan},
+    load::{self, LoadSpec},
+    report::{micros, thousands},
+};
+use clap::{Parser, Subcommand, ValueEnum};
+
+#[derive(Debug, Parser)]
+#[command(name = "reactor-bench", about = "Benchmarks of reactor-mcp-server")]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Measure every figure and print the report.
+    Run {
+        /// Each measurement once, with tiny counts (a smoke test).
+        #[arg(long)]
+        quick: bool,
+        /// The folder holding the built host, baselines and plugins (target/release).
+        #[arg(long, value_name = "DIR")]
+        artifacts: PathBuf,
+        /// Criterion's output folder, to take the ABI figures from.
+        #[arg(long, value_name = "DIR")]
+        criterion: Option<PathBuf>,
+        /// Also write the report as Markdown to this file.
+        #[arg(long, value_name = "FILE")]
+        markdown: Option<PathBuf>,
+    },
+    /// Call `echo` on one endpoint from concurrent sessions and print what it did.
+    Load {
+        /// The endpoint, `http://127.0.0.1:PORT/PATH[?QUERY]` (loopback only).
+        url: String,
+        /// The response mode the server uses.
+        #[arg(long, value_enum, default_value = "sse")]
+        mode: CliMode,
+        /// Concurrent sessions.
+        #[arg(long, default_value_t = 1)]
+        sessions: usize,
+        /// The most calls, across sessions.
+        #[arg(long, default_value_t = 100_000)]
+        calls: u64,
+        /// The longest the load runs, in seconds.
+        #[arg(long, default_value_t = 5.0)]
+        seconds: f64,
+    },
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+enum CliMode {
+    /// Stateful sessions, SSE answers.
+    Sse,
+    /// Stateless, JSON answers.
+    Json,
+}
+
+fn main() -> ExitCode {
+    match run(Cli::parse()) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(error) => {
+            eprintln!("error: {error:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn run(cli: Cli) -> Result<()> {
+    match cli.command {
+        Command::Run {
+            quick,
+            artifacts,
+            criterion,
+            markdown,
+        } => {
+            let plan = if quick { Plan::quick() } else { Plan::full() };
+            let mut artifacts = Artifacts::in_dir(&artifacts)?;
+            artifacts.criterion = criterion;
+            let report = figures::run(&plan, &artifacts)?;
+            println!("{}", report.to_text());
+            if let Some(path) = markdown {
+                std::fs::write(&path, report.to_markdown())
+                    .with_context(|| format!("writing {}", path.display()))?;
+                eprintln!("bench: the report is also in {}", path.display());
+            }
+            Ok(())
+        }
+        Command::Load {
+            url,
+            mode,
+            sessions,
+            calls,
+            seconds,
+        } => {
+            let (addr, target) = split_url(&url)?;
+            let mode = match mode {
+                CliMode::Sse => Mode::Sse,
+                CliMode::Json => Mode::Json,
+            };
+            let spec = LoadSpec {
+                sessions,
+                max_calls: calls,
+                max_time: Duration::from_secs_f64(seconds),
+            };
+            let result = tokio::runtime::Runtime::new()?.block_on(load::run(
+                &Endpoint::new(addr, target),
+                mode,
+                spec,
+            ))?;
+            println!(
+                "{} calls in {:.2} s: {} calls/s, p50 {}, p99 {}",
+                result.calls,
+                result.elapsed.as_secs_f64(),
+                thousands(result.calls_per_second()),
+                micros(result.p50_us()),
+                micros(result.p99_us())
+            );
+            Ok(())
+        }
+    }
+}
+
+/// `http://ADDR/PATH?QUERY` as the address and the request target.
+fn split_url(url: &str) -> Result<(SocketAddr, String)> {
+    let Some(rest) = url.strip_prefix("http://") else {
+        bail!("`{url}` is not an http:// URL");
+    };
+    let (authority, target) = rest.split_at(rest.find('/').unwrap_or(rest.len()));
+    let authority = authority.replace("localhost", "127.0.0.1");
+    let addr: SocketAddr = authority
+        .parse()
+        .with_context(|| format!("`{authority}` is not IP:PORT"))?;
+    let target = if target.is_empty() { "/" } else { target };
+    Ok((addr, target.to_owned()))
+}

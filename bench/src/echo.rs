@@ -1,0 +1,56 @@
+//! The `echo` tool as the baselines compile it in: the same body as the `benchmarks` plugin's
+//! `echo`, its arguments, its input schema, and the JSON-RPC answer the floor server writes.
+//!
+//! The plain rmcp server and the axum floor both use this module, so the three servers of the
+//! HTTP benchmark differ only in what sits between the socket and this function.
+
+use serde::Deserialize;
+use serde_json::{Map, Value, json};
+
+/// The arguments of `echo`.
+#[derive(Debug, Clone, Deserialize)]
+pub struct EchoArgs {
+    /// The text to return.
+    pub text: String,
+}
+
+/// Returns the text unchanged: the body of `plugins/benchmarks`' `echo`.
+pub fn echo(text: String) -> String {
+    text
+}
+
+/// The input schema of `echo`, as the plugin declares it.
+pub fn input_schema() -> Map<String, Value> {
+    let schema = json!({
+        "type": "object",
+        "properties": {"text": {"type": "string", "description": "The text to return."}},
+        "required": ["text"]
+    });
+    match schema {
+        Value::Object(map) => map,
+        _ => Map::new(),
+    }
+}
+
+/// The JSON-RPC answer to a `tools/call` of `echo` with request `id`: a text result.
+pub fn call_response(id: &Value, text: &str) -> Value {
+    json!({
+        "jsonrpc": "2.0",
+        "id": id,
+        "result": {"content": [{"type": "text", "text": text}], "isError": false}
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_answer_carries_the_text_as_a_text_block() {
+        let answer = call_response(&json!(7), "hi");
+        assert_eq!(answer["id"], 7);
+        assert_eq!(answer["result"]["content"][0]["text"], "hi");
+        assert_eq!(echo("x".to_owned()), "x");
+        assert_eq!(input_schema()["required"], json!(["text"]));
+    }
+}
