@@ -3,7 +3,11 @@
 //! A plugin is opened at most once per process ([`Builder::plugin`]); a tool table is built
 //! once per distinct active set and shared by every session on it ([`Builder::table`]). A
 //! plugin that fails to open is reported once and left out; everything else is still served.
+//! Building a table applies each tool's extensions (`extend`): a plugin that only extends
+//! tools is opened when a table holds a tool it wraps, and then only; a wrap that fails drops
+//! that one tool from that table.
 
+mod extend;
 mod load;
 mod table;
 
@@ -12,11 +16,15 @@ use std::{
     sync::{Arc, Mutex, OnceLock, PoisonError},
 };
 
-use abi_stable::std_types::RString;
+use abi_stable::{
+    sabi_trait::TD_Opaque,
+    std_types::{RArc, RResult, RString},
+};
+use async_ffi::FfiFuture;
 use plugin_api::{
     Manifest,
-    error::ErrorKind,
-    ffi::{PluginInstanceBox, ToolHandlerBox},
+    error::{ErrorKind, FfiError},
+    ffi::{PluginInstanceBox, ToolHandler, ToolHandlerBox},
     manifest::ToolDecl,
 };
 use serde_json::{Map, Value};
@@ -61,6 +69,25 @@ pub enum ActivationError {
         /// What differs.
         reason: String,
     },
+}
+
+/// Why a tool is left out of a tool table: one of its extensions could not be applied.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "tool `{tool}` (plugin `{target}`) is not served here: extension {index} of plugin `{plugin}` failed: {reason}"
+)]
+#[non_exhaustive]
+pub struct ExtensionError {
+    /// The tool.
+    pub tool: String,
+    /// The plugin offering it.
+    pub target: String,
+    /// The extending plugin.
+    pub plugin: String,
+    /// The extension's index in that plugin's `extends`.
+    pub index: u32,
+    /// Why: the plugin did not open, or its wrap returned an error or panicked.
+    pub reason: String,
 }
 
 /// Why a tool call failed.
@@ -119,6 +146,30 @@ impl LoadedPlugin {
     /// Tells the plugin the host is stopping.
     pub fn stop(&self) {
         self.instance.stop();
+    }
+
+    /// Applies the plugin's extension number `index` (in its manifest's `extends`) to `tool`'s
+    /// handler: the same tool, answered by the handler the plugin returns. The declaration is
+    /// left as it is; the registry's static changes are applied by the caller.
+    pub fn wrap(&self, index: u32, tool: &LoadedTool) -> Result<LoadedTool, FfiError> {
+        let original =
+            ToolHandlerBox::from_ptr(RArc::new(Shared(Arc::clone(&tool.handler))), TD_Opaque);
+        let handler = self.instance.wrap(index, original).into_result()?;
+        Ok(LoadedTool {
+            decl: tool.decl.clone(),
+            plugin: tool.plugin.clone(),
+            handler: Arc::new(handler),
+        })
+    }
+}
+
+/// A handler the host shares (behind an `Arc`), handed to another plugin as an ABI object of
+/// its own: `ToolHandlerBox` cannot be cloned, and the original stays in the tables it is in.
+struct Shared(Arc<ToolHandlerBox>);
+
+impl ToolHandler for Shared {
+    fn call(&self, arguments: RString) -> FfiFuture<RResult<RString, FfiError>> {
+        self.0.call(arguments)
     }
 }
 

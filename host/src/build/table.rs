@@ -1,8 +1,11 @@
 //! The tool table of one active set: what `tools/list` answers and `tools/call` dispatches on.
+//!
+//! Each tool is collected from the first plugin offering its name, then its extensions are
+//! applied ([`super::extend`]); a tool whose extension fails is left out, with a warning.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
-use super::{Builder, LoadedTool};
+use super::{Builder, LoadedTool, extend};
 use crate::selection::ActiveSet;
 
 /// The tools served for one active set, in load then declaration order.
@@ -18,6 +21,8 @@ impl ToolTable {
     pub(super) fn build(builder: &Builder, active: &ActiveSet) -> Self {
         let registry = builder.registry();
         let mut table = Self::default();
+        let mut offered: Vec<LoadedTool> = Vec::new();
+        let mut names = HashSet::new();
         for discovered in registry.plugins_for(active) {
             let Ok(plugin) = builder.plugin(&discovered.manifest.name) else {
                 continue;
@@ -27,16 +32,22 @@ impl ToolTable {
                 .iter()
                 .filter(|t| active.contains(&t.decl.toolset))
             {
-                if let Some(&first) = table.index.get(&tool.decl.name) {
-                    if table.tools[first].plugin != tool.plugin {
-                        tracing::debug!(tool = %tool.decl.name, kept = %table.tools[first].plugin, shadowed = %tool.plugin, "tool name conflict");
-                    }
-                    continue;
+                if names.insert(tool.decl.name.clone()) {
+                    offered.push(tool.clone());
+                } else {
+                    tracing::debug!(tool = %tool.decl.name, shadowed = %tool.plugin, "tool name conflict");
                 }
-                table
-                    .index
-                    .insert(tool.decl.name.clone(), table.tools.len());
-                table.tools.push(tool.clone());
+            }
+        }
+        for tool in offered {
+            match extend::apply(builder, tool) {
+                Ok(tool) => {
+                    table
+                        .index
+                        .insert(tool.decl.name.clone(), table.tools.len());
+                    table.tools.push(tool);
+                }
+                Err(error) => tracing::warn!("{error}"),
             }
         }
         table.instructions = registry
