@@ -80,6 +80,13 @@ pub enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Draw the plugins, their toolsets and tools, and the extensions of tools, without opening
+    /// any plugin.
+    Graph {
+        /// `dot` (Graphviz) or `mermaid`.
+        #[arg(long, default_value = "dot", value_name = "FORMAT")]
+        format: crate::graph::Format,
+    },
 }
 
 /// The options of `serve`.
@@ -166,6 +173,25 @@ mod tests {
         assert_eq!(common.plugin_dir, PathBuf::from("x"));
         assert_eq!(serve.allowed_hosts, ["a.example", "b.example:8080"]);
         assert!(serve.stateless);
+    }
+
+    #[test]
+    fn graph_takes_a_format() {
+        let (_, command) = parse(&["graph"]);
+        assert!(matches!(
+            command,
+            Command::Graph {
+                format: crate::graph::Format::Dot
+            }
+        ));
+        let (_, command) = parse(&["graph", "--format", "mermaid"]);
+        assert!(matches!(
+            command,
+            Command::Graph {
+                format: crate::graph::Format::Mermaid
+            }
+        ));
+        assert!(Cli::try_parse_from(["reactor-mcp-server", "graph", "--format", "svg"]).is_err());
     }
 
     #[test]

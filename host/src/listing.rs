@@ -1,11 +1,19 @@
 //! `reactor-mcp-server list`: what a plugin folder holds, from manifests alone.
+//!
+//! Besides each plugin's toolsets and tools, it shows the extensions: under each tool, those
+//! applied to it in the order they apply ([`crate::registry::Extensions`]); under each plugin,
+//! the tools it extends; and, at the end, the pending ones (extensions of a tool no plugin
+//! here declares).
 
 use std::{fmt::Write, path::PathBuf};
 
-use plugin_api::manifest::{Activation, ToolsetDecl};
+use plugin_api::manifest::{Activation, Manifest, ToolsetDecl};
 use serde::Serialize;
 
-use crate::discovery::{Discovery, SkipReason};
+use crate::{
+    discovery::{Discovery, SkipReason},
+    registry::{ExtensionSummary, Extensions, TargetedExtension},
+};
 
 /// The listing of a plugin folder.
 #[derive(Debug, Clone, Serialize)]
@@ -18,6 +26,8 @@ pub struct Listing {
     pub skipped: Vec<SkippedRow>,
     /// Names asked for with `--extension` that match no plugin.
     pub unmatched_extensions: Vec<String>,
+    /// Extensions of tools no plugin here declares: stored, never applied.
+    pub pending: Vec<TargetedExtension>,
 }
 
 /// One plugin in a [`Listing`].
@@ -39,6 +49,18 @@ pub struct PluginRow {
     pub tools: Vec<ToolRow>,
     /// Whether it builds more tools at run time.
     pub dynamic_tools: bool,
+    /// The tools it extends, in declaration order.
+    pub extends: Vec<ExtendsRow>,
+}
+
+/// One extension a plugin declares, in a [`PluginRow`].
+#[derive(Debug, Clone, Serialize)]
+pub struct ExtendsRow {
+    /// The extension and the tool it extends.
+    #[serde(flatten)]
+    pub extension: TargetedExtension,
+    /// Whether no plugin here declares that tool.
+    pub pending: bool,
 }
 
 /// One tool in a [`PluginRow`].
@@ -54,6 +76,8 @@ pub struct ToolRow {
     pub annotations: Vec<String>,
     /// The first line of its description.
     pub summary: String,
+    /// The extensions applied to it, in the order they apply: the last is the outermost.
+    pub extensions: Vec<ExtensionSummary>,
 }
 
 /// One skipped file in a [`Listing`].
@@ -70,6 +94,8 @@ pub struct SkippedRow {
 impl Listing {
     /// The listing of what discovery found in `plugin_dir`.
     pub fn new(plugin_dir: PathBuf, discovery: &Discovery) -> Self {
+        let extensions = Extensions::new(&discovery.plugins);
+        let pending = extensions.pending();
         let plugins = discovery
             .plugins
             .iter()
@@ -80,7 +106,7 @@ impl Listing {
                     name: m.name.clone(),
                     version: m.version.clone(),
                     description: m.description.clone(),
-                    activation: activation_words(&m.activation),
+                    activation: activation_words(m),
                     toolsets: m.toolsets.clone(),
                     tools: m
                         .tools
@@ -91,9 +117,28 @@ impl Listing {
                             toolset: t.toolset.clone(),
                             annotations: t.annotations.flags(),
                             summary: t.summary().to_owned(),
+                            extensions: extensions
+                                .of(&t.name)
+                                .into_iter()
+                                .map(|e| e.summary())
+                                .collect(),
                         })
                         .collect(),
                     dynamic_tools: m.dynamic_tools,
+                    extends: {
+                        let mut own: Vec<_> = extensions
+                            .all()
+                            .iter()
+                            .filter(|e| e.plugin == m.name)
+                            .collect();
+                        own.sort_by_key(|e| e.index);
+                        own.into_iter()
+                            .map(|e| ExtendsRow {
+                                extension: e.into(),
+                                pending: pending.contains(&e),
+                            })
+                            .collect()
+                    },
                 }
             })
             .collect();
@@ -111,6 +156,7 @@ impl Listing {
             plugins,
             skipped,
             unmatched_extensions: discovery.unmatched.clone(),
+            pending: pending.into_iter().map(TargetedExtension::from).collect(),
         }
     }
 
@@ -160,11 +206,40 @@ impl Listing {
                     "  tool {}{title} ({}){flags}: {}",
                     t.name, t.toolset, t.summary
                 );
+                for e in &t.extensions {
+                    let _ = writeln!(out, "    extended by {}", describe(&e.plugin, e));
+                }
+            }
+            for e in &p.extends {
+                let pending = if e.pending {
+                    "  [pending: no plugin here offers it]"
+                } else {
+                    ""
+                };
+                let _ = writeln!(
+                    out,
+                    "  extends {}{pending}",
+                    describe(&e.extension.tool, &e.extension.extension)
+                );
             }
             if p.dynamic_tools {
                 let _ = writeln!(
                     out,
                     "  + tools built at run time (listed once the plugin is opened)"
+                );
+            }
+        }
+        if !self.pending.is_empty() {
+            let _ = writeln!(
+                out,
+                "\npending extensions (of tools no plugin here offers; stored, never applied):"
+            );
+            for e in &self.pending {
+                let _ = writeln!(
+                    out,
+                    "  {} <- {}",
+                    e.tool,
+                    describe(&e.extension.plugin, &e.extension)
                 );
             }
         }
@@ -181,9 +256,28 @@ impl Listing {
     }
 }
 
-fn activation_words(events: &[Activation]) -> Vec<String> {
+/// `NAME (order N): wrap, description, ...`, for one extension in a text listing.
+fn describe(name: &str, extension: &ExtensionSummary) -> String {
+    format!(
+        "{name} (order {}): {}",
+        extension.order,
+        extension.changes.join(", ")
+    )
+}
+
+fn activation_words(manifest: &Manifest) -> Vec<String> {
+    let events = &manifest.activation;
     if events.is_empty() {
-        return vec!["when one of its toolsets is served".to_owned()];
+        let wraps = manifest.extends.iter().any(|e| e.wrap);
+        return vec![
+            match (manifest.toolsets.is_empty(), wraps) {
+                (false, false) => "when one of its toolsets is served",
+                (false, true) => "when one of its toolsets, or a tool it wraps, is served",
+                (true, true) => "when a tool it wraps is served",
+                (true, false) => "never: its extensions need no code",
+            }
+            .to_owned(),
+        ];
     }
     events
         .iter()

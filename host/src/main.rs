@@ -5,7 +5,7 @@ use std::{process::ExitCode, sync::Arc};
 use clap::Parser;
 use host::{
     config::{Cli, Command},
-    discovery,
+    discovery, graph,
     listing::Listing,
     registry::Registry,
     serve,
@@ -47,6 +47,16 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             #[allow(clippy::print_stdout)]
             {
                 println!("{text}");
+            }
+            Ok(())
+        }
+        Command::Graph { format } => {
+            let discovery =
+                discovery::discover(&common.plugin_dir, common.extension_filter().as_deref())?;
+            let text = graph::render(&Registry::new(discovery.plugins), format);
+            #[allow(clippy::print_stdout)]
+            {
+                print!("{text}");
             }
             Ok(())
         }

@@ -1,4 +1,5 @@
-//! The plain HTTP side: `GET /healthz`, `GET /toolsets`, and the guard every route sits behind.
+//! The plain HTTP side: `GET /healthz`, `GET /toolsets`, `GET /contributions`, and the guard
+//! every route sits behind.
 //!
 //! The guard protects a server on a developer's machine from DNS rebinding and from web pages:
 //! the `Host` header must name the server (loopback names, the bound host, or an
@@ -18,7 +19,7 @@ use axum::{
 use serde_json::{Value, json};
 
 use super::ServeState;
-use crate::selection::ToolsetsReport;
+use crate::{registry::Contributions, selection::ToolsetsReport};
 
 /// `GET /healthz`: the server is up, with a few counts.
 pub(crate) async fn healthz(State(state): State<Arc<ServeState>>) -> Json<Value> {
@@ -40,6 +41,12 @@ pub(crate) async fn toolsets(
 ) -> Json<ToolsetsReport> {
     let resolution = state.resolve(query.as_deref().unwrap_or(""));
     Json(ToolsetsReport::new(state.builder.registry(), &resolution))
+}
+
+/// `GET /contributions`: every declared tool with the extensions applied to it, in order, and
+/// the pending extensions; from manifests alone. Opens nothing, changes nothing.
+pub(crate) async fn contributions(State(state): State<Arc<ServeState>>) -> Json<Contributions> {
+    Json(Contributions::new(state.builder.registry()))
 }
 
 /// The middleware applying [`AccessPolicy`] to every request.

@@ -6,7 +6,8 @@
 //! - `PATH` (default `/mcp`): rmcp's streamable-HTTP service; [`handler`] answers from the tool
 //!   table of each request's own URL (see [`crate::selection`]), built once per active set and
 //!   shared ([`served`]). Arguments are checked against input schemas first ([`validate`]).
-//! - `GET /healthz` and `GET /toolsets[?query]` ([`http`]); the latter from manifests alone.
+//! - `GET /healthz`, `GET /toolsets[?query]` and `GET /contributions` ([`http`]); the last two
+//!   from manifests alone.
 //! - Every route sits behind the Host/Origin guard ([`http::guard`]); request bodies are bounded.
 //!
 //! At start-up only plugins with an `on_startup` event are opened. On shutdown, sessions are
@@ -192,6 +193,7 @@ fn router(
     Router::new()
         .route("/healthz", get(http::healthz))
         .route("/toolsets", get(http::toolsets))
+        .route("/contributions", get(http::contributions))
         .route_service(path, mcp)
         .with_state(state)
         .layer(DefaultBodyLimit::max(MAX_REQUEST_BODY_BYTES))
@@ -206,7 +208,7 @@ fn check_path(path: &str) -> Result<String, ServeError> {
             "--path `{path}` must be a plain URL path starting with `/`"
         )));
     }
-    if path == "/healthz" || path == "/toolsets" {
+    if ["/healthz", "/toolsets", "/contributions"].contains(&path) {
         return Err(ServeError::Options(format!(
             "--path `{path}` is taken by the server's own route"
         )));
