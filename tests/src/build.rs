@@ -16,10 +16,20 @@ use std::{
 pub const SERVER_BIN_ENV: &str = "REACTOR_MCP_SERVER_BIN";
 
 /// The first-party plugin crates the tests use.
-pub const PLUGINS: &[&str] = &["sandboxes", "benchmarks"];
+pub const PLUGINS: &[&str] = &["sandboxes", "benchmarks", "sandboxes-datalayer"];
 
 /// The fixture plugin crates under `tests/fixtures/`.
-pub const FIXTURES: &[&str] = &["fixture-panicky", "fixture-dynamic", "fixture-nomanifest"];
+pub const FIXTURES: &[&str] = &[
+    "fixture-panicky",
+    "fixture-dynamic",
+    "fixture-nomanifest",
+    "fixture-base",
+    "fixture-ext-a",
+    "fixture-ext-b",
+    "fixture-ext-describe",
+    "fixture-ext-replace",
+    "fixture-ext-broken",
+];
 
 /// The workspace's root folder.
 pub fn workspace_root() -> PathBuf {
