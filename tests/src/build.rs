@@ -29,6 +29,7 @@ pub const FIXTURES: &[&str] = &[
     "fixture-ext-describe",
     "fixture-ext-replace",
     "fixture-ext-broken",
+    "fixture-ext-unopenable",
 ];
 
 /// The workspace's root folder.

@@ -364,50 +364,63 @@ async fn the_pending_extension_is_listed_and_never_applied() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_failing_wrap_drops_only_that_tool() {
-    let dir = PluginDir::with(&["fixture-base", "fixture-ext-broken"]);
+    // ext-broken's wrap of `fragile` returns an error, its wrap of `fragile_panic` panics, and
+    // ext-unopenable (which wraps `trace`) cannot be started at all.
+    let dir = PluginDir::with(&[
+        "fixture-base",
+        "fixture-ext-broken",
+        "fixture-ext-unopenable",
+    ]);
     let mut host = HostProcess::serve(&dir, &[]);
     let client = client(&host, "/mcp").await;
     let tools = listed(&client).await;
     assert_eq!(
         names(&tools),
         [
-            "trace",
             "described",
             "list_things",
             "things_listed",
             "list_server_toolsets"
         ]
     );
-    let refused = host.wait_for_stderr("tool `fragile` (plugin `base`)", Duration::from_secs(5));
-    assert!(
-        refused.contains("plugin `ext-broken` failed: ext-broken will not wrap fragile"),
-        "{refused}"
-    );
-    let panicked = host.wait_for_stderr(
-        "tool `fragile_panic` (plugin `base`)",
-        Duration::from_secs(5),
-    );
-    assert!(
-        panicked.contains(
-            "plugin `ext-broken` failed: wrapping tool fragile_panic panicked: \
-             ext-broken cannot wrap fragile_panic"
+    for (tool, reason) in [
+        (
+            "fragile",
+            "plugin `ext-broken` failed: ext-broken will not wrap fragile",
         ),
-        "{panicked}"
-    );
+        (
+            "fragile_panic",
+            "plugin `ext-broken` failed: wrapping tool fragile_panic panicked: \
+             ext-broken cannot wrap fragile_panic",
+        ),
+        (
+            "trace",
+            "plugin `ext-unopenable` failed: plugin `ext-unopenable` failed to start: \
+             instantiate panicked: ext-unopenable refuses to start",
+        ),
+    ] {
+        let warning = host.wait_for_stderr(
+            &format!("tool `{tool}` (plugin `base`) is not served here"),
+            Duration::from_secs(5),
+        );
+        assert!(warning.contains(reason), "{warning}");
+    }
     match client
         .call_tool(CallToolRequestParams::new("fragile"))
         .await
     {
         Err(ServiceError::McpError(error)) => {
             assert_eq!(error.code, ErrorCode::INVALID_PARAMS);
+            let hint = error.data.unwrap()["hint"].as_str().unwrap().to_owned();
+            assert!(hint.contains("an extension of it failed"), "{hint}");
         }
         other => panic!("fragile should be unknown here, got {other:?}"),
     }
     assert_eq!(
-        answer(&client, "trace", json!({"path": []})).await,
-        json!(["base"])
+        answer(&client, "described", json!({})).await,
+        json!("described")
     );
-    // The plugins keep serving other URLs; `quiet` is untouched.
+    // Other URLs are untouched.
     let quiet = client_names(&host, "/mcp?only=quiet").await;
     assert_eq!(quiet, ["plain", "list_server_toolsets"]);
 }
@@ -417,8 +430,11 @@ async fn client_names(host: &HostProcess, path_and_query: &str) -> Vec<String> {
     names(&tools).into_iter().map(str::to_owned).collect()
 }
 
+/// Pairs of strings: `(from, to)` edges, or `(id, label)` nodes.
+type Pairs = Vec<(String, String)>;
+
 /// `(from, to)` of each edge line of a dot graph, and each node id with its label.
-fn parse_dot(dot: &str) -> (Vec<(String, String)>, Vec<(String, String)>) {
+fn parse_dot(dot: &str) -> (Pairs, Pairs) {
     let mut edges = Vec::new();
     let mut nodes = Vec::new();
     for line in dot.lines().map(str::trim) {

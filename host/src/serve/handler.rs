@@ -134,7 +134,7 @@ impl ServerHandler for Handler {
         }
         let (Some(tool), Some(validator)) = (served.table().get(name), served.validator(name))
         else {
-            return Err(unknown_tool(&self.state, name));
+            return Err(unknown_tool(&self.state, name, &resolution));
         };
         let arguments = Value::Object(request.arguments.unwrap_or_default());
         if let Err(problem) = validator.check(&arguments) {
@@ -184,8 +184,9 @@ fn how_to_ask_for_more(url: &str, inactive: &[&str]) -> String {
 }
 
 /// The JSON-RPC error for a tool the URL does not serve: invalid params, `Unknown tool: X`, with
-/// the toolset that has it when another URL would serve it.
-fn unknown_tool(state: &ServeState, name: &str) -> ErrorData {
+/// the toolset that has it when another URL would serve it. A tool of an active toolset that is
+/// not served was left out when its table was built (an extension of it failed).
+fn unknown_tool(state: &ServeState, name: &str, resolution: &Resolution) -> ErrorData {
     let toolset = state
         .builder
         .registry()
@@ -195,10 +196,12 @@ fn unknown_tool(state: &ServeState, name: &str) -> ErrorData {
         .find(|t| t.name == name)
         .map(|t| t.toolset.clone());
     let data = toolset.map(|toolset| {
-        json!({
-            "toolset": toolset,
-            "hint": format!("tool `{name}` is in toolset `{toolset}`, which this URL does not serve; add ?toolsets={toolset} to the server URL"),
-        })
+        let hint = if resolution.active.contains(&toolset) {
+            format!("tool `{name}` is in toolset `{toolset}`, which this URL serves, but it could not be built: an extension of it failed (see the server's log)")
+        } else {
+            format!("tool `{name}` is in toolset `{toolset}`, which this URL does not serve; add ?toolsets={toolset} to the server URL")
+        };
+        json!({"toolset": toolset, "hint": hint})
     });
     ErrorData::invalid_params(format!("Unknown tool: {name}"), data)
 }
