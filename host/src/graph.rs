@@ -84,6 +84,17 @@ struct Node {
     label: Vec<String>,
 }
 
+impl Node {
+    /// The label's lines, each escaped, joined by `separator`.
+    fn label(&self, escape: fn(&str) -> String, separator: &str) -> String {
+        self.label
+            .iter()
+            .map(|line| escape(line))
+            .collect::<Vec<_>>()
+            .join(separator)
+    }
+}
+
 #[derive(Debug)]
 struct Edge {
     from: String,
@@ -186,12 +197,7 @@ impl Graph {
         let mut out =
             String::from("digraph reactor {\n  rankdir=LR;\n  node [fontname=\"Helvetica\"];\n");
         for n in &self.nodes {
-            let label = n
-                .label
-                .iter()
-                .map(|l| l.replace('\\', "\\\\").replace('"', "\\\""))
-                .collect::<Vec<_>>()
-                .join("\\n");
+            let label = n.label(|l| l.replace('\\', "\\\\").replace('"', "\\\""), "\\n");
             let shape = match n.kind {
                 Kind::Plugin => "shape=box",
                 Kind::Toolset => "shape=folder",
@@ -216,12 +222,7 @@ impl Graph {
     fn mermaid(&self) -> String {
         let mut out = String::from("flowchart LR\n");
         for n in &self.nodes {
-            let label = n
-                .label
-                .iter()
-                .map(|l| l.replace('"', "#quot;"))
-                .collect::<Vec<_>>()
-                .join("<br/>");
+            let label = n.label(|l| l.replace('"', "#quot;"), "<br/>");
             let (open, close) = match n.kind {
                 Kind::Plugin => ("[", "]"),
                 Kind::Toolset => ("[/", "/]"),

@@ -419,6 +419,15 @@ mod tests {
         assert_eq!(registry.served_tools(&only_b)[0].plugin, "b");
     }
 
+    /// A plugin `base` offering one tool, `t`.
+    fn base() -> DiscoveredPlugin {
+        plugin(
+            "base",
+            r#"[{"name":"base"}]"#,
+            r#"[{"name":"t","toolset":"base"}]"#,
+        )
+    }
+
     /// A plugin with no tools and these `extends`.
     fn extending(name: &str, extends: &str) -> DiscoveredPlugin {
         let mut p = plugin(name, "[]", "[]");
@@ -437,11 +446,7 @@ mod tests {
     #[test]
     fn extensions_apply_by_order_then_plugin_name_then_declaration() {
         let plugins = vec![
-            plugin(
-                "base",
-                r#"[{"name":"base"}]"#,
-                r#"[{"name":"t","toolset":"base"}]"#,
-            ),
+            base(),
             extending(
                 "zeta",
                 r#"[{"tool":"t","order":5},{"tool":"other"},{"tool":"t","order":-1}]"#,
@@ -469,11 +474,7 @@ mod tests {
     #[test]
     fn an_extension_of_a_tool_nobody_declares_is_pending() {
         let registry = Registry::new(vec![
-            plugin(
-                "base",
-                r#"[{"name":"base"}]"#,
-                r#"[{"name":"t","toolset":"base"}]"#,
-            ),
+            base(),
             extending(
                 "x",
                 r#"[{"tool":"t","description":"d"},{"tool":"missing","wrap":true}]"#,
@@ -501,11 +502,7 @@ mod tests {
 
     #[test]
     fn a_tool_nobody_extends_has_no_extensions() {
-        let registry = Registry::new(vec![plugin(
-            "base",
-            r#"[{"name":"base"}]"#,
-            r#"[{"name":"t","toolset":"base"}]"#,
-        )]);
+        let registry = Registry::new(vec![base()]);
         assert!(registry.extensions_of("t").is_empty());
         assert_eq!(
             serde_json::to_value(Contributions::new(&registry)).unwrap()["tools"][0]["extensions"],

@@ -5,7 +5,9 @@
 //! object, a name is not empty); checks across the whole plugin are in `expand`.
 
 use serde_json::{Map, Value};
-use syn::{Attribute, Expr, ExprLit, Lit, LitBool, LitInt, LitStr, meta::ParseNestedMeta};
+use syn::{
+    Attribute, Expr, ExprLit, Lit, LitBool, LitInt, LitStr, meta::ParseNestedMeta, spanned::Spanned,
+};
 
 /// `#[plugin(...)]`.
 #[derive(Default)]
@@ -80,9 +82,7 @@ impl PluginArgs {
             toolset.name = name.ok_or_else(|| meta.error("a toolset needs a `name = \"...\"`"))?;
             self.toolsets.push(toolset);
         } else if meta.path.is_ident("extend") {
-            let mut fields = ExtendFields::default();
-            meta.parse_nested_meta(|inner| fields.field(inner))?;
-            self.extends.push(fields.finish(|| meta.error(NO_TARGET))?);
+            self.extends.push(ExtendArgs::from_nested(&meta)?);
         } else {
             return Err(meta.error(
                 "unknown plugin field; expected name, version, description, toolset(...), extend(...), on_startup or on_toolset",
@@ -92,15 +92,67 @@ impl PluginArgs {
     }
 }
 
+/// What a tool, and an extension of one, may say about it: what a client reads.
+#[derive(Default)]
+pub(crate) struct Shown {
+    pub(crate) title: Option<LitStr>,
+    pub(crate) description: Option<LitStr>,
+    /// The hints given, by their MCP names.
+    pub(crate) annotations: Map<String, Value>,
+    pub(crate) meta: Option<Map<String, Value>>,
+}
+
+impl Shown {
+    /// Parses the field `key` if it is one of these; whether it was.
+    fn parse(&mut self, key: &str, meta: &ParseNestedMeta<'_>) -> syn::Result<bool> {
+        if let Some(hint) = hint(key) {
+            self.annotations
+                .insert(hint.to_owned(), Value::Bool(flag(meta)?));
+        } else if key == "title" {
+            self.title = Some(meta.value()?.parse()?);
+        } else if key == "description" {
+            self.description = Some(meta.value()?.parse()?);
+        } else if key == "meta" {
+            self.meta = Some(json_object(meta, "meta")?);
+        } else {
+            return Ok(false);
+        }
+        Ok(true)
+    }
+
+    /// Writes `title`, `annotations` (when a hint is given) and `meta` into a declaration. The
+    /// description is the caller's: a tool defaults it to the doc comment, an extension may
+    /// leave it out.
+    pub(crate) fn write(&self, decl: &mut Map<String, Value>) {
+        if let Some(title) = &self.title {
+            decl.insert("title".into(), title.value().into());
+        }
+        if !self.annotations.is_empty() {
+            decl.insert(
+                "annotations".into(),
+                Value::Object(self.annotations.clone()),
+            );
+        }
+        if let Some(meta) = &self.meta {
+            decl.insert("meta".into(), Value::Object(meta.clone()));
+        }
+    }
+}
+
+/// The name of a nested field, `""` for a path that is not a single name.
+fn key(meta: &ParseNestedMeta<'_>) -> String {
+    meta.path
+        .get_ident()
+        .map(ToString::to_string)
+        .unwrap_or_default()
+}
+
 /// `#[tool(...)]`.
 #[derive(Default)]
 pub(crate) struct ToolArgs {
     pub(crate) name: Option<LitStr>,
-    pub(crate) title: Option<LitStr>,
-    pub(crate) description: Option<LitStr>,
     pub(crate) toolset: Option<LitStr>,
-    pub(crate) annotations: Map<String, Value>,
-    pub(crate) meta: Option<Map<String, Value>>,
+    pub(crate) shown: Shown,
 }
 
 impl ToolArgs {
@@ -110,19 +162,14 @@ impl ToolArgs {
             return Ok(args);
         }
         attr.parse_nested_meta(|meta| {
-            let key = meta.path.get_ident().map(ToString::to_string).unwrap_or_default();
-            if let Some(hint) = hint(&key) {
-                args.annotations.insert(hint.to_owned(), Value::Bool(flag(&meta)?));
-            } else if key == "name" {
+            let key = key(&meta);
+            if args.shown.parse(&key, &meta)? {
+                return Ok(());
+            }
+            if key == "name" {
                 args.name = Some(non_empty(meta.value()?.parse()?)?);
-            } else if key == "title" {
-                args.title = Some(meta.value()?.parse()?);
-            } else if key == "description" {
-                args.description = Some(meta.value()?.parse()?);
             } else if key == "toolset" {
                 args.toolset = Some(non_empty(meta.value()?.parse()?)?);
-            } else if key == "meta" {
-                args.meta = Some(json_object(&meta, "meta")?);
             } else {
                 return Err(meta.error(
                     "unknown tool field; expected name, title, description, toolset, meta, read_only, destructive, idempotent or open_world",
@@ -134,87 +181,48 @@ impl ToolArgs {
     }
 }
 
-const NO_TARGET: &str = "an extension needs the tool it extends: `tool = \"...\"`";
-
 /// `extend(...)` inside `#[plugin(...)]` (no code), or `#[extend(...)]` on a method (a wrap).
 pub(crate) struct ExtendArgs {
     pub(crate) tool: LitStr,
     pub(crate) order: i32,
-    pub(crate) title: Option<LitStr>,
-    pub(crate) description: Option<LitStr>,
-    /// The hints given, by their MCP names; none given keeps the tool's annotations.
-    pub(crate) annotations: Map<String, Value>,
-    pub(crate) meta: Option<Map<String, Value>>,
+    pub(crate) shown: Shown,
     pub(crate) input_schema: Option<Map<String, Value>>,
 }
 
 impl ExtendArgs {
+    /// Parses the fields of `extend(...)` nested in `#[plugin(...)]`.
+    fn from_nested(meta: &ParseNestedMeta<'_>) -> syn::Result<Self> {
+        let mut args = Self::empty(meta.path.span());
+        meta.parse_nested_meta(|inner| args.field(inner))?;
+        args.with_target(|| meta.error(NO_TARGET))
+    }
+
     pub(crate) fn from_attr(attr: &Attribute) -> syn::Result<Self> {
-        let mut fields = ExtendFields::default();
+        let mut args = Self::empty(attr.span());
         if !matches!(attr.meta, syn::Meta::Path(_)) {
-            attr.parse_nested_meta(|meta| fields.field(meta))?;
+            attr.parse_nested_meta(|meta| args.field(meta))?;
         }
-        fields.finish(|| syn::Error::new_spanned(attr, NO_TARGET))
+        args.with_target(|| syn::Error::new_spanned(attr, NO_TARGET))
     }
 
-    /// The manifest's `ExtensionDecl`, as JSON.
-    pub(crate) fn decl(&self, wrap: bool) -> Value {
-        let mut decl = Map::new();
-        decl.insert("tool".into(), self.tool.value().into());
-        decl.insert("order".into(), self.order.into());
-        decl.insert("wrap".into(), wrap.into());
-        for (key, value) in [("title", &self.title), ("description", &self.description)] {
-            if let Some(v) = value {
-                decl.insert(key.into(), v.value().into());
-            }
+    fn empty(span: proc_macro2::Span) -> Self {
+        Self {
+            tool: LitStr::new("", span),
+            order: 0,
+            shown: Shown::default(),
+            input_schema: None,
         }
-        if !self.annotations.is_empty() {
-            decl.insert(
-                "annotations".into(),
-                Value::Object(self.annotations.clone()),
-            );
-        }
-        for (key, value) in [("meta", &self.meta), ("input_schema", &self.input_schema)] {
-            if let Some(v) = value {
-                decl.insert(key.into(), Value::Object(v.clone()));
-            }
-        }
-        Value::Object(decl)
     }
-}
 
-/// The fields of an extension as they are parsed, before `tool` is known to be there.
-#[derive(Default)]
-struct ExtendFields {
-    tool: Option<LitStr>,
-    order: i32,
-    title: Option<LitStr>,
-    description: Option<LitStr>,
-    annotations: Map<String, Value>,
-    meta: Option<Map<String, Value>>,
-    input_schema: Option<Map<String, Value>>,
-}
-
-impl ExtendFields {
     fn field(&mut self, meta: ParseNestedMeta<'_>) -> syn::Result<()> {
-        let key = meta
-            .path
-            .get_ident()
-            .map(ToString::to_string)
-            .unwrap_or_default();
-        if let Some(hint) = hint(&key) {
-            self.annotations
-                .insert(hint.to_owned(), Value::Bool(flag(&meta)?));
-        } else if key == "tool" {
-            self.tool = Some(non_empty(meta.value()?.parse()?)?);
+        let key = key(&meta);
+        if self.shown.parse(&key, &meta)? {
+            return Ok(());
+        }
+        if key == "tool" {
+            self.tool = non_empty(meta.value()?.parse()?)?;
         } else if key == "order" {
             self.order = order(&meta)?;
-        } else if key == "title" {
-            self.title = Some(meta.value()?.parse()?);
-        } else if key == "description" {
-            self.description = Some(meta.value()?.parse()?);
-        } else if key == "meta" {
-            self.meta = Some(json_object(&meta, "meta")?);
         } else if key == "input_schema" {
             self.input_schema = Some(json_object(&meta, "input_schema")?);
         } else {
@@ -225,18 +233,33 @@ impl ExtendFields {
         Ok(())
     }
 
-    fn finish(self, missing_tool: impl FnOnce() -> syn::Error) -> syn::Result<ExtendArgs> {
-        Ok(ExtendArgs {
-            tool: self.tool.ok_or_else(missing_tool)?,
-            order: self.order,
-            title: self.title,
-            description: self.description,
-            annotations: self.annotations,
-            meta: self.meta,
-            input_schema: self.input_schema,
-        })
+    /// Itself, or `missing()` when no `tool = "..."` was given.
+    fn with_target(self, missing: impl FnOnce() -> syn::Error) -> syn::Result<Self> {
+        if self.tool.value().is_empty() {
+            Err(missing())
+        } else {
+            Ok(self)
+        }
+    }
+
+    /// The manifest's `ExtensionDecl`, as JSON.
+    pub(crate) fn decl(&self, wrap: bool) -> Value {
+        let mut decl = Map::new();
+        decl.insert("tool".into(), self.tool.value().into());
+        decl.insert("order".into(), self.order.into());
+        decl.insert("wrap".into(), wrap.into());
+        self.shown.write(&mut decl);
+        if let Some(description) = &self.shown.description {
+            decl.insert("description".into(), description.value().into());
+        }
+        if let Some(schema) = &self.input_schema {
+            decl.insert("input_schema".into(), Value::Object(schema.clone()));
+        }
+        Value::Object(decl)
     }
 }
+
+const NO_TARGET: &str = "an extension needs the tool it extends: `tool = \"...\"`";
 
 /// `#[arg(...)]` on a tool parameter.
 #[derive(Default)]

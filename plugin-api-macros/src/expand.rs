@@ -354,6 +354,7 @@ fn tool_method(
         .as_ref()
         .map_or_else(|| fn_name.to_string(), LitStr::value);
     let description = args
+        .shown
         .description
         .as_ref()
         .map_or_else(|| doc_comment(&method.attrs), LitStr::value);
@@ -370,17 +371,9 @@ fn tool_method(
 
     let mut decl = Map::new();
     decl.insert("name".into(), name.clone().into());
-    if let Some(title) = &args.title {
-        decl.insert("title".into(), title.value().into());
-    }
     decl.insert("description".into(), description.into());
     decl.insert("toolset".into(), toolset.into());
-    if !args.annotations.is_empty() {
-        decl.insert("annotations".into(), Value::Object(args.annotations));
-    }
-    if let Some(meta) = args.meta {
-        decl.insert("meta".into(), Value::Object(meta));
-    }
+    args.shown.write(&mut decl);
 
     let mut has_self = false;
     let mut fields = Vec::new();
