@@ -7,6 +7,8 @@
 //! - `serve`: release-build the plugins, then run the host.
 //! - `test`: the one test command (formatting, lints, plugins, every test).
 //! - `bench`: build what the benchmarks measure and run them (the `bench` crate).
+//! - `conformance`: run the official MCP conformance suite against the `conformance` plugin,
+//!   judged against `conformance-baseline.txt`.
 //!
 //! Invariants of the source tree are `#[test]`s in `tidy`, run by `cargo test`.
 //!
@@ -16,6 +18,7 @@
 
 mod bench;
 mod build_plugins;
+mod conformance;
 mod new_plugin;
 mod serve;
 mod test;
@@ -56,6 +59,8 @@ enum Task {
     Test,
     /// Measure what the plugin layer costs and print every figure with its ratio and target.
     Bench(bench::Args),
+    /// Run the MCP conformance suite against the `conformance` plugin (needs npm once).
+    Conformance(conformance::Args),
 }
 
 fn main() -> ExitCode {
@@ -66,6 +71,7 @@ fn main() -> ExitCode {
         Task::Serve(args) => serve::run(args),
         Task::Test => test::run(),
         Task::Bench(args) => bench::run(args),
+        Task::Conformance(args) => conformance::run(args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
