@@ -10,6 +10,7 @@ mod plugin;
 pub mod runtime;
 pub mod section;
 mod tool;
+pub mod uri_template;
 
 // Each re-export below is part of the semver promise of this crate.
 #[doc(inline)]

@@ -38,6 +38,19 @@ pub struct Manifest {
     /// Its extensions of tools that (usually) other plugins offer, in declaration order.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub extends: Vec<ExtensionDecl>,
+    /// Its static resources, in declaration order.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub resources: Vec<ResourceDecl>,
+    /// Its resource templates, in declaration order.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub resource_templates: Vec<ResourceTemplateDecl>,
+    /// Its prompts, in declaration order.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub prompts: Vec<PromptDecl>,
+    /// The arguments of its prompts and resource templates that it completes, in declaration
+    /// order.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub completions: Vec<CompletionDecl>,
 }
 
 impl Manifest {
@@ -258,6 +271,164 @@ impl Annotations {
     }
 }
 
+/// A resource with a fixed URI (MCP `resources/list`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ResourceDecl {
+    /// Its URI, unique among the resources a URL is served.
+    pub uri: String,
+    /// Its programmatic name.
+    pub name: String,
+    /// A human-readable name.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub title: Option<String>,
+    /// What it holds: the doc comment unless given explicitly.
+    #[serde(default)]
+    pub description: String,
+    /// The MIME type of its contents, if known.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mime_type: Option<String>,
+    /// The toolset it belongs to.
+    pub toolset: String,
+    /// Its size in bytes, if known.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub size: Option<u64>,
+}
+
+/// A family of resources whose URIs fit an RFC 6570 template such as
+/// `test://template/{id}/data` (MCP `resources/templates/list`). See [`crate::uri_template`]
+/// for the forms understood.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ResourceTemplateDecl {
+    /// The URI template, unique among the templates a URL is served.
+    pub uri_template: String,
+    /// Its programmatic name.
+    pub name: String,
+    /// A human-readable name.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub title: Option<String>,
+    /// What its resources hold: the doc comment unless given explicitly.
+    #[serde(default)]
+    pub description: String,
+    /// The MIME type of its resources' contents, if they share one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mime_type: Option<String>,
+    /// The toolset it belongs to.
+    pub toolset: String,
+}
+
+/// A prompt (MCP `prompts/list`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PromptDecl {
+    /// Its name, unique among the prompts a URL is served.
+    pub name: String,
+    /// A human-readable name.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub title: Option<String>,
+    /// What it is for: the doc comment unless given explicitly.
+    #[serde(default)]
+    pub description: String,
+    /// The toolset it belongs to.
+    pub toolset: String,
+    /// Its arguments, in order.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub arguments: Vec<PromptArgumentDecl>,
+}
+
+impl PromptDecl {
+    /// Whether the arguments `given` hold every required one; the error names those missing.
+    ///
+    /// ```
+    /// use plugin_api::manifest::PromptDecl;
+    ///
+    /// let prompt: PromptDecl = serde_json::from_str(
+    ///     r#"{"name": "p", "toolset": "s", "arguments": [
+    ///         {"name": "a", "required": true}, {"name": "b"}]}"#,
+    /// )
+    /// .unwrap();
+    /// assert_eq!(
+    ///     prompt.check_arguments(|_| false).unwrap_err(),
+    ///     "missing required argument `a` of prompt p"
+    /// );
+    /// assert!(prompt.check_arguments(|name| name == "a").is_ok());
+    /// ```
+    pub fn check_arguments(&self, given: impl Fn(&str) -> bool) -> Result<(), String> {
+        let missing: Vec<String> = self
+            .arguments
+            .iter()
+            .filter(|a| a.required && !given(&a.name))
+            .map(|a| format!("`{}`", a.name))
+            .collect();
+        if missing.is_empty() {
+            return Ok(());
+        }
+        let plural = if missing.len() == 1 { "" } else { "s" };
+        Err(format!(
+            "missing required argument{plural} {} of prompt {}",
+            missing.join(", "),
+            self.name
+        ))
+    }
+}
+
+/// One argument of a prompt. Prompt arguments are strings.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PromptArgumentDecl {
+    /// Its name.
+    pub name: String,
+    /// What to give: the parameter's doc comment.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub description: String,
+    /// Whether `prompts/get` must give it.
+    #[serde(default)]
+    pub required: bool,
+}
+
+/// An argument a plugin completes (MCP `completion/complete`): an argument of one of its
+/// prompts, or a variable of one of its resource templates.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CompletionDecl {
+    /// What the argument belongs to.
+    #[serde(rename = "ref")]
+    pub reference: CompletionRef,
+    /// The argument's (or template variable's) name.
+    pub argument: String,
+}
+
+/// What a completion refers to, tagged as MCP tags it.
+///
+/// ```
+/// use plugin_api::manifest::CompletionRef;
+///
+/// let reference: CompletionRef =
+///     serde_json::from_str(r#"{"type": "ref/prompt", "name": "greet"}"#).unwrap();
+/// assert_eq!(reference, CompletionRef::Prompt { name: "greet".into() });
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(tag = "type")]
+pub enum CompletionRef {
+    /// An argument of the prompt called `name`.
+    #[serde(rename = "ref/prompt")]
+    Prompt {
+        /// The prompt's name.
+        name: String,
+    },
+    /// A variable of the resource template `uri` (the template itself, not a URI it matches).
+    #[serde(rename = "ref/resource")]
+    Resource {
+        /// The URI template.
+        uri: String,
+    },
+}
+
+impl std::fmt::Display for CompletionRef {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::Prompt { name } => write!(f, "prompt `{name}`"),
+            Self::Resource { uri } => write!(f, "resource template `{uri}`"),
+        }
+    }
+}
+
 /// Whether a manifest built against `plugin` can be loaded by a host built against `host`:
 /// the same major version, and for `0.x` the same minor version (Cargo's rule).
 pub fn api_compatible(host: &str, plugin: &str) -> bool {
@@ -301,6 +472,48 @@ mod tests {
             r#"{"readOnlyHint":true}"#
         );
         assert_eq!(a.flags(), ["read_only"]);
+    }
+
+    #[test]
+    fn an_older_manifest_without_resources_or_prompts_parses_and_writes_none() {
+        let json = r#"{"plugin_api":"0.1.0","name":"p","version":"1"}"#;
+        let manifest = Manifest::from_json(json).unwrap();
+        assert!(manifest.resources.is_empty() && manifest.prompts.is_empty());
+        let written = serde_json::to_value(&manifest).unwrap();
+        for key in ["resources", "resource_templates", "prompts", "completions"] {
+            assert!(written.get(key).is_none(), "{key} written: {written}");
+        }
+    }
+
+    #[test]
+    fn resources_prompts_and_completions_round_trip() {
+        let json = serde_json::json!({
+            "plugin_api": "0.1.0", "name": "p", "version": "1",
+            "toolsets": [{"name": "s"}],
+            "resources": [{"uri": "test://a", "name": "a", "description": "A.",
+                           "mime_type": "text/plain", "toolset": "s", "size": 3}],
+            "resource_templates": [{"uri_template": "test://t/{id}", "name": "t",
+                                    "description": "T.", "toolset": "s"}],
+            "prompts": [{"name": "greet", "description": "Greet.", "toolset": "s",
+                         "arguments": [{"name": "who", "description": "Whom.", "required": true}]}],
+            "completions": [
+                {"ref": {"type": "ref/prompt", "name": "greet"}, "argument": "who"},
+                {"ref": {"type": "ref/resource", "uri": "test://t/{id}"}, "argument": "id"}
+            ]
+        });
+        let manifest: Manifest = serde_json::from_value(json.clone()).unwrap();
+        assert_eq!(manifest.resources[0].size, Some(3));
+        assert!(manifest.prompts[0].arguments[0].required);
+        assert_eq!(
+            manifest.completions[1].reference,
+            CompletionRef::Resource {
+                uri: "test://t/{id}".into()
+            }
+        );
+        let written = serde_json::to_value(&manifest).unwrap();
+        for key in ["resources", "resource_templates", "prompts", "completions"] {
+            assert_eq!(written[key], json[key], "{key}");
+        }
     }
 
     #[test]

@@ -396,6 +396,31 @@ mod tests {
             "{} has no manifest section (no RMCPMF magic)",
             library.display()
         );
+
+        // The server lists it, from its manifest alone.
+        let plugin_dir = temp.0.join("plugin-dir");
+        fs::create_dir_all(&plugin_dir).unwrap();
+        fs::copy(&library, plugin_dir.join(library.file_name().unwrap())).unwrap();
+        let listed = cargo()
+            .current_dir(project_root())
+            .args(["run", "--quiet", "-p", "host", "--", "list", "--plugin-dir"])
+            .arg(&plugin_dir)
+            .output()
+            .unwrap();
+        let text = String::from_utf8_lossy(&listed.stdout);
+        assert!(
+            listed.status.success(),
+            "list failed: {}",
+            String::from_utf8_lossy(&listed.stderr)
+        );
+        assert!(
+            text.contains(&format!("{name} 0.1.0")),
+            "the plugin is not listed:\n{text}"
+        );
+        assert!(
+            text.contains("tool hello"),
+            "its example tool is not listed:\n{text}"
+        );
     }
 
     /// A fresh folder under the system's temporary folder, removed on drop.
