@@ -219,6 +219,7 @@ pub(crate) fn plugin(args: PluginArgs, mut item: ItemImpl) -> syn::Result<TokenS
         #item
 
         impl #p::PluginDefinition for #self_ty {
+            const NAME: &'static str = #name;
             const OWN_TOOLSET: &'static str = #own_toolset;
             const EXTENDS: &'static [&'static str] = &[#(#targets),*];
 
@@ -325,6 +326,26 @@ fn extend_method(args: ExtendArgs, method: &ImplItemFn) -> syn::Result<ExtendMet
     Ok(ExtendMethod { args, call })
 }
 
+/// Whether a parameter is the call's context: its type is spelled `Context` or `&Context`
+/// (any path ending so, without generics); `Some(true)` when taken by reference.
+fn context_param(ty: &Type) -> Option<bool> {
+    let (ty, by_ref) = match ty {
+        Type::Reference(r) if r.mutability.is_none() => (&*r.elem, true),
+        other => (other, false),
+    };
+    match ty {
+        Type::Path(p)
+            if p.qself.is_none()
+                && p.path.segments.last().is_some_and(|s| {
+                    s.ident == "Context" && matches!(s.arguments, syn::PathArguments::None)
+                }) =>
+        {
+            Some(by_ref)
+        }
+        _ => None,
+    }
+}
+
 /// Whether a return type is spelled `Result<..>`.
 fn returns_result(output: &ReturnType) -> bool {
     match output {
@@ -378,7 +399,8 @@ fn tool_method(
     let mut has_self = false;
     let mut fields = Vec::new();
     let mut defaults = Vec::new();
-    let mut idents = Vec::new();
+    let mut call_args = Vec::new();
+    let mut takes_context = false;
     for input in &mut method.sig.inputs {
         let typed = match input {
             FnArg::Receiver(r) => {
@@ -393,6 +415,20 @@ fn tool_method(
             }
             FnArg::Typed(t) => t,
         };
+        if let Some(by_ref) = context_param(&typed.ty) {
+            if std::mem::replace(&mut takes_context, true) {
+                return Err(syn::Error::new(
+                    typed.ty.span(),
+                    "a tool takes at most one `Context` parameter",
+                ));
+            }
+            call_args.push(if by_ref {
+                quote!(&__context)
+            } else {
+                quote!(::core::clone::Clone::clone(&__context))
+            });
+            continue;
+        }
         let Pat::Ident(pat) = &*typed.pat else {
             return Err(syn::Error::new(
                 typed.pat.span(),
@@ -440,7 +476,7 @@ fn tool_method(
             attrs.push(quote!(#[serde(default = #default_path)]));
         }
         fields.push(quote!(#(#attrs)* #ident: #ty));
-        idents.push(ident);
+        call_args.push(quote!(arguments.#ident));
     }
 
     let is_result = returns_result(&method.sig.output);
@@ -449,7 +485,7 @@ fn tool_method(
     } else {
         quote!(Self::)
     };
-    let call = quote!(#receiver #fn_name(#(arguments.#idents),*));
+    let call = quote!(#receiver #fn_name(#(#call_args),*));
     let is_async = method.sig.asyncness.is_some();
     let call = if is_async { quote!(#call.await) } else { call };
     let value = if is_result {
@@ -465,14 +501,20 @@ fn tool_method(
     };
     let handler = if is_async {
         quote! {
-            ::plugin_api::Tool::__async(decl, move |arguments: ::std::string::String| {
-                let this = ::std::sync::Arc::clone(&this);
-                async move { #body }
-            })
+            ::plugin_api::Tool::__async(
+                decl,
+                move |arguments: ::std::string::String, __context: ::plugin_api::Context| {
+                    let this = ::std::sync::Arc::clone(&this);
+                    async move { #body }
+                },
+            )
         }
     } else {
         quote! {
-            ::plugin_api::Tool::__sync(decl, move |arguments: ::std::string::String| { #body })
+            ::plugin_api::Tool::__sync(
+                decl,
+                move |arguments: ::std::string::String, __context: ::plugin_api::Context| { #body },
+            )
         }
     };
     let tokens = quote! {{

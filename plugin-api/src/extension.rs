@@ -11,10 +11,16 @@
 use std::{future::Future, sync::Arc};
 
 use abi_stable::std_types::RString;
-use serde::{Serialize, de::DeserializeOwned};
+use serde::de::DeserializeOwned;
 use serde_json::Value;
 
-use crate::{error::ToolError, ffi::ToolHandlerBox, tool::Handler};
+use crate::{
+    context::{Context, detached_host},
+    error::ToolError,
+    ffi::{FfiOutput, ToolHandlerBox},
+    result::{IntoToolOutput, ToolOutput},
+    tool::Handler,
+};
 
 /// The handler of the tool an extension wraps: call it (or not) from the [`Wrapped`] handler.
 ///
@@ -56,21 +62,36 @@ impl Original {
         &self.tool
     }
 
-    /// Calls the tool with these arguments (a JSON object) and returns its result.
+    /// Calls the tool with these arguments (a JSON object) and returns its result: its value,
+    /// or the `CallToolResult` JSON of a tool that builds its own [`crate::ToolResult`].
+    ///
+    /// The call shares the context of the call the wrapper is serving ([`Context::current`]):
+    /// the tool's logs and progress go to the same client, and it is cancelled with it.
     pub async fn call(&self, arguments: Value) -> Result<Value, ToolError> {
-        let json = self.call_json(arguments.to_string()).await?;
-        serde_json::from_str(&json)
-            .map_err(|e| ToolError::new(format!("tool {} returned invalid JSON: {e}", self.tool)))
+        self.call_output(arguments).await.map(ToolOutput::into_json)
+    }
+
+    /// Calls the tool and returns its answer with its kind kept: return it from the wrapper to
+    /// pass the answer on unchanged, whether a value or a [`crate::ToolResult`].
+    pub async fn call_output(&self, arguments: Value) -> Result<ToolOutput, ToolError> {
+        let output = self.call_ffi(arguments.to_string()).await?;
+        ToolOutput::from_ffi(&output, &self.tool)
     }
 
     /// Calls the tool with arguments already serialised as a JSON object, and returns its
-    /// result as JSON text: no parsing on either side.
+    /// answer as JSON text (as [`Original::call`] reads it): no parsing on either side.
     pub async fn call_json(&self, arguments: impl Into<String>) -> Result<String, ToolError> {
+        self.call_ffi(arguments.into())
+            .await
+            .map(|output| output.json.into())
+    }
+
+    async fn call_ffi(&self, arguments: String) -> Result<FfiOutput, ToolError> {
+        let host = Context::current().map_or_else(detached_host, |c| c.host().clone());
         self.handler
-            .call(RString::from(arguments.into()))
+            .call(RString::from(arguments), host)
             .await
             .into_result()
-            .map(String::from)
             .map_err(ToolError::from)
     }
 }
@@ -115,7 +136,7 @@ impl Wrapped {
     pub fn sync<A, R, F>(f: F) -> Self
     where
         A: DeserializeOwned,
-        R: Serialize,
+        R: IntoToolOutput,
         F: Fn(A) -> Result<R, ToolError> + Send + Sync + 'static,
     {
         Self(Handler::sync(f))
@@ -126,7 +147,7 @@ impl Wrapped {
     pub fn asynchronous<A, R, F, Fut>(f: F) -> Self
     where
         A: DeserializeOwned + Send + 'static,
-        R: Serialize,
+        R: IntoToolOutput,
         F: Fn(A) -> Fut + Send + Sync + 'static,
         Fut: Future<Output = Result<R, ToolError>> + Send + 'static,
     {

@@ -4,8 +4,11 @@
 //! constructor returns a [`PluginInstance`] object, which lists the plugin's tools, each with a
 //! [`ToolHandler`] object. JSON crosses as `RString`; futures as `async_ffi::FfiFuture`, so the
 //! plugin's own async runtime never meets the host's. Handlers are `#[sabi_trait]` objects, so a
-//! handler from one plugin can be passed to another. Everything here is produced by the
-//! `#[plugin]` attribute; authors never touch it.
+//! handler from one plugin can be passed to another. Each call carries a [`HostContext`]: the
+//! host's services for that one request (log, progress, requests to the client), which the
+//! plugin calls from its own threads, so the host implements them without its reactor (channels
+//! only). Everything here is produced by the `#[plugin]` attribute and wrapped by
+//! [`crate::Context`]; authors never touch it.
 
 // `#[sabi_trait]` expands to impls inside generated modules, and to undocumented items.
 #![allow(non_local_definitions, missing_docs)]
@@ -15,10 +18,12 @@ use abi_stable::{
     library::RootModule,
     package_version_strings, sabi_trait,
     sabi_types::VersionStrings,
-    std_types::{RArc, RResult, RStr, RString, RVec},
+    std_types::{RArc, ROption, RResult, RStr, RString, RVec},
 };
 use async_ffi::FfiFuture;
 
+#[doc(inline)]
+pub use crate::context::detached_host;
 use crate::error::FfiError;
 
 /// The root module every plugin library exports.
@@ -62,13 +67,80 @@ pub type PluginInstanceBox = PluginInstance_TO<'static, RArc<()>>;
 /// Something that answers a tool call.
 #[sabi_trait]
 pub trait ToolHandler: Send + Sync {
-    /// Calls the tool with its arguments as a JSON object; resolves to the result as JSON.
+    /// Calls the tool with its arguments as a JSON object and the context of the request it
+    /// serves; resolves to the tool's output.
+    ///
+    /// Dropping the future cancels the call: the plugin's [`crate::Context`] reports the
+    /// cancellation at once, and the work is aborted after a short grace period.
     #[sabi(last_prefix_field)]
-    fn call(&self, arguments: RString) -> FfiFuture<RResult<RString, FfiError>>;
+    fn call(
+        &self,
+        arguments: RString,
+        context: HostContextBox,
+    ) -> FfiFuture<RResult<FfiOutput, FfiError>>;
 }
 
 /// A tool handler behind the ABI; cloning shares it.
 pub type ToolHandlerBox = ToolHandler_TO<'static, RArc<()>>;
+
+/// What a tool answered.
+#[repr(C)]
+#[derive(Debug, Clone, PartialEq, Eq, StableAbi)]
+pub struct FfiOutput {
+    /// How to read `json`.
+    pub kind: OutputKind,
+    /// The answer, as JSON text.
+    pub json: RString,
+}
+
+/// How the host reads a tool's [`FfiOutput`].
+#[repr(u8)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, StableAbi)]
+pub enum OutputKind {
+    /// The tool's value (any JSON): the host makes the MCP result (an object as structured
+    /// content, a string as text, anything else as its JSON text).
+    Value,
+    /// A complete MCP `CallToolResult` the plugin built ([`crate::ToolResult`]); the host
+    /// checks it and serves it as it is.
+    Result,
+}
+
+/// The host's services for one tool call, handed to the plugin with the call.
+///
+/// The plugin calls these from its own threads: the host implements them with reactor-free
+/// primitives (channels), and `request`'s future is one the plugin can poll anywhere. Every
+/// method returns at once; none may panic.
+#[sabi_trait]
+pub trait HostContext: Clone + Send + Sync {
+    /// Sends a log message (`notifications/message`) if the client's level lets it through.
+    /// `level` is the RFC 5424 severity in MCP's order, 0 = debug ... 7 = emergency;
+    /// `data_json` is any JSON value.
+    fn log(&self, level: u8, logger: ROption<RString>, data_json: RString);
+
+    /// Reports progress (`notifications/progress`) if the client asked for it (sent a
+    /// `progressToken`); otherwise does nothing.
+    fn progress(&self, progress: f64, total: ROption<f64>, message: ROption<RString>);
+
+    /// Sends a request to the client (`sampling/createMessage`, `elicitation/create`,
+    /// `roots/list`) with these params (a JSON object) and resolves to its result as JSON.
+    /// Fails at once, with a message naming the reason, when the client did not declare the
+    /// capability or the transport cannot carry requests to the client.
+    fn request(
+        &self,
+        method: RStr<'_>,
+        params_json: RString,
+    ) -> FfiFuture<RResult<RString, FfiError>>;
+
+    /// The toolsets active for this request, sorted.
+    fn active_toolsets(&self) -> RVec<RString>;
+
+    /// The capabilities the client declared, as a JSON object (`{}` if unknown).
+    #[sabi(last_prefix_field)]
+    fn client_capabilities(&self) -> RString;
+}
+
+/// A host context behind the ABI; cloning shares it.
+pub type HostContextBox = HostContext_TO<'static, RArc<()>>;
 
 /// One tool: its full description as JSON (a `ToolDecl` with `input_schema`) and its handler.
 #[repr(C)]

@@ -2,17 +2,21 @@
 
 #[cfg(doctest)]
 mod compile_checks;
+mod context;
 pub mod error;
 mod extension;
 pub mod ffi;
 pub mod manifest;
 mod plugin;
+mod result;
 pub mod runtime;
 pub mod section;
 mod tool;
 pub mod uri_template;
 
 // Each re-export below is part of the semver promise of this crate.
+#[doc(inline)]
+pub use context::{Context, LogLevel};
 #[doc(inline)]
 pub use error::ToolError;
 #[doc(inline)]
@@ -21,6 +25,8 @@ pub use extension::{Original, Wrapped};
 pub use manifest::{Annotations, Manifest};
 #[doc(inline)]
 pub use plugin_api_macros::plugin;
+#[doc(inline)]
+pub use result::{Content, IntoToolOutput, ToolOutput, ToolResult};
 /// The JSON value type tools may take and return.
 pub use serde_json::{Value, json};
 /// Re-exported so a plugin uses the same tokio its runtime runs (for `tokio::time::sleep`, ...).

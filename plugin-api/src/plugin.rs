@@ -15,9 +15,12 @@ use abi_stable::{
 };
 
 use crate::{
+    context::Context,
     error::{ErrorKind, FfiError, ToolError, panic_message},
     extension::{Original, Wrapped},
-    ffi::{FfiTool, PluginInstance, PluginInstanceBox, ToolHandler, ToolHandlerBox},
+    ffi::{
+        FfiTool, HostContextBox, PluginInstance, PluginInstanceBox, ToolHandler, ToolHandlerBox,
+    },
     runtime::CallFuture,
     section,
     tool::{Handler, Tool},
@@ -26,6 +29,9 @@ use crate::{
 /// What `#[plugin]` implements for a plugin type. Not written by hand.
 #[doc(hidden)]
 pub trait PluginDefinition: Send + Sync + Sized + 'static {
+    /// The plugin's name: the logger of its tools' log messages.
+    const NAME: &'static str = "";
+
     /// The plugin's own toolset, given to tools that name none.
     const OWN_TOOLSET: &'static str;
 
@@ -107,7 +113,7 @@ impl<P: PluginDefinition> PluginInstance for Instance<P> {
             let Wrapped(handler) = self
                 .0
                 .wrap(extension, Original::new(Arc::clone(&tool), original))?;
-            Ok(ffi_handler(tool, handler))
+            Ok(ffi_handler(P::NAME, tool, handler))
         })
     }
 }
@@ -121,25 +127,36 @@ fn ffi_tool<P: PluginDefinition>(tool: Tool) -> Result<FfiTool, FfiError> {
         .map_err(|e| FfiError::new(ErrorKind::Plugin, format!("tool {}: {e}", decl.name)))?;
     Ok(FfiTool {
         spec: spec.into(),
-        handler: ffi_handler(decl.name.into(), handler),
+        handler: ffi_handler(P::NAME, decl.name.into(), handler),
     })
 }
 
-/// A handler as an ABI object; `name` is the tool it answers, for panic messages.
-fn ffi_handler(name: Arc<str>, handler: Handler) -> ToolHandlerBox {
-    ToolHandlerBox::from_ptr(RArc::new(ToolImpl { name, handler }), TD_Opaque)
+/// A handler as an ABI object; `name` is the tool it answers, for panic messages, and
+/// `plugin` the logger of its log messages.
+fn ffi_handler(plugin: &'static str, name: Arc<str>, handler: Handler) -> ToolHandlerBox {
+    ToolHandlerBox::from_ptr(
+        RArc::new(ToolImpl {
+            plugin: Arc::from(plugin),
+            name,
+            handler,
+        }),
+        TD_Opaque,
+    )
 }
 
 struct ToolImpl {
+    plugin: Arc<str>,
     name: Arc<str>,
     handler: Handler,
 }
 
 impl ToolHandler for ToolImpl {
-    fn call(&self, arguments: RString) -> CallFuture {
+    fn call(&self, arguments: RString, context: HostContextBox) -> CallFuture {
         let name = Arc::clone(&self.name);
+        let context = Context::new(context, Arc::clone(&self.plugin));
         match catch_unwind(AssertUnwindSafe(|| {
-            self.handler.call(Arc::clone(&name), arguments.into())
+            self.handler
+                .call(Arc::clone(&name), arguments.into(), context)
         })) {
             Ok(future) => future,
             Err(payload) => {
@@ -160,7 +177,7 @@ mod tests {
     use serde_json::{Value, json};
 
     use super::*;
-    use crate::runtime::runtime;
+    use crate::{context::detached_host, runtime::runtime};
 
     /// A plugin with three extensions of `t`: one that appends to the result, one whose wrap
     /// fails, one whose wrap panics.
@@ -206,14 +223,14 @@ mod tests {
             }
         });
         let (_, handler) = tool.into_parts();
-        ffi_handler("t".into(), handler)
+        ffi_handler("p", "t".into(), handler)
     }
 
     fn call(handler: &ToolHandlerBox, args: Value) -> Result<Value, FfiError> {
-        let json = runtime()
-            .block_on(handler.call(args.to_string().into()))
+        let output = runtime()
+            .block_on(handler.call(args.to_string().into(), detached_host()))
             .into_result()?;
-        Ok(serde_json::from_str(&json).unwrap())
+        Ok(serde_json::from_str(&output.json).unwrap())
     }
 
     fn instance() -> PluginInstanceBox {

@@ -3,19 +3,26 @@
 //! `plugin-api` is linked statically into every plugin library, so each library gets its own
 //! runtime (built on first use). The host never shares its tokio with a plugin: it polls the
 //! `FfiFuture` returned here, whose waker crosses the boundary through `async_ffi`. Dropping that
-//! future aborts the task, so a cancelled request stops the plugin's work too. Panics in the work
-//! are caught by the runtime and come back as [`ErrorKind::Panicked`] errors.
+//! future cancels the call: the tool's [`Context`] reports it at once (so the tool can stop
+//! cleanly), and an async tool still running [`CANCEL_GRACE`] later is dropped. Panics in the
+//! work are caught by the runtime and come back as [`ErrorKind::Panicked`] errors.
 
 use std::{
     future::Future,
     sync::{Arc, OnceLock},
+    time::Duration,
 };
 
-use abi_stable::std_types::{RResult, RString};
+use abi_stable::std_types::RResult;
 use async_ffi::{FfiFuture, FutureExt};
 use tokio::{runtime::Runtime, task::JoinHandle};
+use tokio_util::sync::CancellationToken;
 
-use crate::error::{ErrorKind, FfiError, ToolError, panic_message};
+use crate::{
+    context::Context,
+    error::{ErrorKind, FfiError, ToolError, panic_message},
+    ffi::FfiOutput,
+};
 
 /// The most blocking threads one plugin's synchronous tools may occupy at once.
 const MAX_BLOCKING_THREADS: usize = 64;
@@ -37,39 +44,71 @@ pub fn runtime() -> &'static Runtime {
 }
 
 /// The future the host awaits for one call.
-pub(crate) type CallFuture = FfiFuture<RResult<RString, FfiError>>;
+pub(crate) type CallFuture = FfiFuture<RResult<FfiOutput, FfiError>>;
 
-/// Runs a synchronous tool on the plugin's blocking pool.
-pub(crate) fn spawn_blocking<F>(tool: Arc<str>, work: F) -> CallFuture
+/// How long a cancelled call's work may run on, after its [`Context`] reported the
+/// cancellation, before it is aborted.
+pub const CANCEL_GRACE: Duration = Duration::from_secs(2);
+
+/// Runs a synchronous tool on the plugin's blocking pool, with `context` as the thread's
+/// [`Context::current`]. A blocking task cannot be aborted: it sees cancellation through
+/// [`Context::is_cancelled`].
+pub(crate) fn spawn_blocking<F>(tool: Arc<str>, context: Context, work: F) -> CallFuture
 where
-    F: FnOnce() -> Result<String, ToolError> + Send + 'static,
+    F: FnOnce() -> Result<FfiOutput, ToolError> + Send + 'static,
 {
-    finish(tool, runtime().spawn_blocking(work))
+    let cancel = context.cancellation().clone();
+    let handle = runtime().spawn_blocking(move || {
+        let _entered = context.enter();
+        Some(work())
+    });
+    finish(tool, cancel, handle)
 }
 
-/// Runs an asynchronous tool on the plugin's workers.
-pub(crate) fn spawn<F>(tool: Arc<str>, work: F) -> CallFuture
+/// Runs an asynchronous tool on the plugin's workers, with `context` as the task's
+/// [`Context::current`]; once cancelled, it has [`CANCEL_GRACE`] to finish before it is
+/// dropped.
+pub(crate) fn spawn<F>(tool: Arc<str>, context: Context, work: F) -> CallFuture
 where
-    F: Future<Output = Result<String, ToolError>> + Send + 'static,
+    F: Future<Output = Result<FfiOutput, ToolError>> + Send + 'static,
 {
-    finish(tool, runtime().spawn(work))
+    let cancel = context.cancellation().clone();
+    let grace = {
+        let cancel = cancel.clone();
+        async move {
+            cancel.cancelled().await;
+            tokio::time::sleep(CANCEL_GRACE).await;
+        }
+    };
+    let handle = runtime().spawn(async move {
+        tokio::select! {
+            outcome = context.scope(work) => Some(outcome),
+            () = grace => None,
+        }
+    });
+    finish(tool, cancel, handle)
 }
 
-/// Aborts the task when the host stops waiting for it.
-struct AbortOnDrop<T>(JoinHandle<T>);
+/// Cancels the call's token when the host stops waiting for it (or the call ends).
+struct CancelOnDrop(CancellationToken);
 
-impl<T> Drop for AbortOnDrop<T> {
+impl Drop for CancelOnDrop {
     fn drop(&mut self) {
-        self.0.abort();
+        self.0.cancel();
     }
 }
 
-fn finish(tool: Arc<str>, handle: JoinHandle<Result<String, ToolError>>) -> CallFuture {
-    let mut guard = AbortOnDrop(handle);
+fn finish(
+    tool: Arc<str>,
+    cancel: CancellationToken,
+    handle: JoinHandle<Option<Result<FfiOutput, ToolError>>>,
+) -> CallFuture {
+    let guard = CancelOnDrop(cancel);
     async move {
-        let outcome = match (&mut guard.0).await {
-            Ok(Ok(json)) => Ok(RString::from(json)),
-            Ok(Err(error)) => Err(FfiError::from(error)),
+        let _guard = guard;
+        let outcome = match handle.await {
+            Ok(Some(Ok(output))) => Ok(output),
+            Ok(Some(Err(error))) => Err(FfiError::from(error)),
             Err(join) if join.is_panic() => Err(FfiError::new(
                 ErrorKind::Panicked,
                 format!(
@@ -77,7 +116,7 @@ fn finish(tool: Arc<str>, handle: JoinHandle<Result<String, ToolError>>) -> Call
                     panic_message(&*join.into_panic())
                 ),
             )),
-            Err(_) => Err(FfiError::new(
+            Ok(None) | Err(_) => Err(FfiError::new(
                 ErrorKind::Cancelled,
                 format!("tool {tool} was cancelled"),
             )),

@@ -7,22 +7,25 @@
 use std::{future::Future, pin::Pin, sync::Arc};
 
 use schemars::JsonSchema;
-use serde::{Serialize, de::DeserializeOwned};
+use serde::de::DeserializeOwned;
 use serde_json::{Map, Value};
 
 use crate::{
+    context::Context,
     error::ToolError,
+    ffi::FfiOutput,
     manifest::{Annotations, ToolDecl},
+    result::IntoToolOutput,
     runtime::{self, CallFuture},
 };
 
-type BoxFuture = Pin<Box<dyn Future<Output = Result<String, ToolError>> + Send>>;
+type BoxFuture = Pin<Box<dyn Future<Output = Result<FfiOutput, ToolError>> + Send>>;
 
-/// The code behind a tool: JSON arguments in, JSON result out.
+/// The code behind a tool: JSON arguments and the call's context in, its output out.
 #[derive(Clone)]
 pub(crate) enum Handler {
-    Sync(Arc<dyn Fn(String) -> Result<String, ToolError> + Send + Sync>),
-    Async(Arc<dyn Fn(String) -> BoxFuture + Send + Sync>),
+    Sync(Arc<dyn Fn(String, Context) -> Result<FfiOutput, ToolError> + Send + Sync>),
+    Async(Arc<dyn Fn(String, Context) -> BoxFuture + Send + Sync>),
 }
 
 impl Handler {
@@ -30,11 +33,11 @@ impl Handler {
     pub(crate) fn sync<A, R, F>(f: F) -> Self
     where
         A: DeserializeOwned,
-        R: Serialize,
+        R: IntoToolOutput,
         F: Fn(A) -> Result<R, ToolError> + Send + Sync + 'static,
     {
-        Self::Sync(Arc::new(move |args: String| {
-            to_output(f(parse_arguments(&args)?)?)
+        Self::Sync(Arc::new(move |args: String, _: Context| {
+            f(parse_arguments(&args)?)?.into_output()
         }))
     }
 
@@ -42,25 +45,29 @@ impl Handler {
     pub(crate) fn asynchronous<A, R, F, Fut>(f: F) -> Self
     where
         A: DeserializeOwned + Send + 'static,
-        R: Serialize,
+        R: IntoToolOutput,
         F: Fn(A) -> Fut + Send + Sync + 'static,
         Fut: Future<Output = Result<R, ToolError>> + Send + 'static,
     {
         let f = Arc::new(f);
-        Self::Async(Arc::new(move |args: String| {
+        Self::Async(Arc::new(move |args: String, _: Context| {
             let f = Arc::clone(&f);
-            Box::pin(async move { to_output(f(parse_arguments(&args)?).await?) })
+            Box::pin(async move { f(parse_arguments(&args)?).await?.into_output() })
         }))
     }
 
     /// Starts a call on the plugin's runtime.
-    pub(crate) fn call(&self, tool: Arc<str>, arguments: String) -> CallFuture {
+    pub(crate) fn call(&self, tool: Arc<str>, arguments: String, context: Context) -> CallFuture {
         match self {
             Self::Sync(f) => {
                 let f = Arc::clone(f);
-                runtime::spawn_blocking(tool, move || f(arguments))
+                let for_tool = context.clone();
+                runtime::spawn_blocking(tool, context, move || f(arguments, for_tool))
             }
-            Self::Async(f) => runtime::spawn(tool, f(arguments)),
+            Self::Async(f) => {
+                let work = f(arguments, context.clone());
+                runtime::spawn(tool, context, work)
+            }
         }
     }
 }
@@ -129,7 +136,7 @@ impl Tool {
     #[doc(hidden)]
     pub fn __sync(
         decl: ToolDecl,
-        f: impl Fn(String) -> Result<String, ToolError> + Send + Sync + 'static,
+        f: impl Fn(String, Context) -> Result<FfiOutput, ToolError> + Send + Sync + 'static,
     ) -> Self {
         Self {
             decl,
@@ -140,12 +147,12 @@ impl Tool {
     #[doc(hidden)]
     pub fn __async<F, Fut>(decl: ToolDecl, f: F) -> Self
     where
-        F: Fn(String) -> Fut + Send + Sync + 'static,
-        Fut: Future<Output = Result<String, ToolError>> + Send + 'static,
+        F: Fn(String, Context) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<FfiOutput, ToolError>> + Send + 'static,
     {
         Self {
             decl,
-            handler: Handler::Async(Arc::new(move |args| Box::pin(f(args)))),
+            handler: Handler::Async(Arc::new(move |args, context| Box::pin(f(args, context)))),
         }
     }
 }
@@ -190,11 +197,12 @@ impl ToolBuilder {
         self
     }
 
-    /// Finishes with a synchronous handler, run on the plugin's blocking pool.
+    /// Finishes with a synchronous handler, run on the plugin's blocking pool. It returns any
+    /// `Serialize` value or a [`crate::ToolResult`]; [`Context::current`] is the call's context.
     pub fn sync<A, R, F>(self, f: F) -> Tool
     where
         A: DeserializeOwned,
-        R: Serialize,
+        R: IntoToolOutput,
         F: Fn(A) -> Result<R, ToolError> + Send + Sync + 'static,
     {
         Tool {
@@ -203,11 +211,12 @@ impl ToolBuilder {
         }
     }
 
-    /// Finishes with an asynchronous handler, run on the plugin's runtime.
+    /// Finishes with an asynchronous handler, run on the plugin's runtime. It returns any
+    /// `Serialize` value or a [`crate::ToolResult`]; [`Context::current`] is the call's context.
     pub fn asynchronous<A, R, F, Fut>(self, f: F) -> Tool
     where
         A: DeserializeOwned + Send + 'static,
-        R: Serialize,
+        R: IntoToolOutput,
         F: Fn(A) -> Fut + Send + Sync + 'static,
         Fut: Future<Output = Result<R, ToolError>> + Send + 'static,
     {
@@ -243,11 +252,10 @@ pub fn parse_arguments<A: DeserializeOwned>(arguments: &str) -> Result<A, ToolEr
     })
 }
 
-/// Serialises a tool's result.
+/// A tool's result as it crosses the ABI: a `Serialize` value, or a [`crate::ToolResult`].
 #[doc(hidden)]
-pub fn to_output<R: Serialize>(value: R) -> Result<String, ToolError> {
-    serde_json::to_string(&value)
-        .map_err(|e| ToolError::new(format!("the result could not be serialised: {e}")))
+pub fn to_output<R: IntoToolOutput>(value: R) -> Result<FfiOutput, ToolError> {
+    value.into_output()
 }
 
 /// The JSON schema of an argument type, as MCP wants it: an object schema with nothing

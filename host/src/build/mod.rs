@@ -24,7 +24,10 @@ use async_ffi::FfiFuture;
 use plugin_api::{
     Manifest,
     error::{ErrorKind, FfiError},
-    ffi::{PluginInstanceBox, ToolHandler, ToolHandlerBox},
+    ffi::{
+        FfiOutput, HostContextBox, OutputKind, PluginInstanceBox, ToolHandler, ToolHandlerBox,
+        detached_host,
+    },
     manifest::ToolDecl,
 };
 use serde_json::{Map, Value};
@@ -165,11 +168,35 @@ impl LoadedPlugin {
 
 /// A handler the host shares (behind an `Arc`), handed to another plugin as an ABI object of
 /// its own: `ToolHandlerBox` cannot be cloned, and the original stays in the tables it is in.
+/// A call passes the wrapper's context on, so the wrapped tool talks to the same client.
 struct Shared(Arc<ToolHandlerBox>);
 
 impl ToolHandler for Shared {
-    fn call(&self, arguments: RString) -> FfiFuture<RResult<RString, FfiError>> {
-        self.0.call(arguments)
+    fn call(
+        &self,
+        arguments: RString,
+        context: HostContextBox,
+    ) -> FfiFuture<RResult<FfiOutput, FfiError>> {
+        self.0.call(arguments, context)
+    }
+}
+
+/// What a tool answered.
+#[derive(Debug, Clone, PartialEq)]
+pub enum CallOutput {
+    /// Its value, parsed: the server makes the MCP result from it.
+    Value(Value),
+    /// A complete MCP `CallToolResult` the tool built, as JSON text: the server checks it.
+    Result(String),
+}
+
+impl CallOutput {
+    /// The answer as JSON: the value, or the result's JSON (`Null` if that does not parse).
+    pub fn into_json(self) -> Value {
+        match self {
+            Self::Value(value) => value,
+            Self::Result(json) => serde_json::from_str(&json).unwrap_or(Value::Null),
+        }
     }
 }
 
@@ -193,24 +220,43 @@ impl std::fmt::Debug for LoadedTool {
 }
 
 impl LoadedTool {
-    /// Calls the tool with JSON arguments and returns its JSON result.
+    /// Calls the tool with JSON arguments, outside any MCP request (no client to log to or
+    /// ask), and returns its answer as JSON ([`CallOutput::into_json`]).
     pub async fn call(&self, arguments: &Map<String, Value>) -> Result<Value, CallError> {
         let text = serde_json::to_string(arguments).unwrap_or_else(|_| "{}".to_owned());
         self.call_json(text).await
     }
 
-    /// Calls the tool with arguments already serialised as a JSON object.
+    /// [`LoadedTool::call`] with arguments already serialised as a JSON object.
     pub async fn call_json(&self, arguments: String) -> Result<Value, CallError> {
+        self.call_with(arguments, detached_host())
+            .await
+            .map(CallOutput::into_json)
+    }
+
+    /// Calls the tool with arguments serialised as a JSON object, serving the request that
+    /// `context` stands for. Dropping the future cancels the call.
+    pub async fn call_with(
+        &self,
+        arguments: String,
+        context: HostContextBox,
+    ) -> Result<CallOutput, CallError> {
         match self
             .handler
-            .call(RString::from(arguments))
+            .call(RString::from(arguments), context)
             .await
             .into_result()
         {
-            Ok(json) => serde_json::from_str(&json).map_err(|e| CallError::BadOutput {
-                tool: self.decl.name.clone(),
-                reason: e.to_string(),
-            }),
+            Ok(FfiOutput {
+                kind: OutputKind::Result,
+                json,
+            }) => Ok(CallOutput::Result(json.into())),
+            Ok(FfiOutput { json, .. }) => serde_json::from_str(&json)
+                .map(CallOutput::Value)
+                .map_err(|e| CallError::BadOutput {
+                    tool: self.decl.name.clone(),
+                    reason: e.to_string(),
+                }),
             Err(error) => {
                 let message: String = error.message.into();
                 Err(match error.kind {

@@ -10,6 +10,8 @@
 use std::sync::Arc;
 
 use axum::http::{header, request::Parts};
+#[allow(deprecated)] // logging is deprecated by SEP-2577, still in 2025-11-25
+use rmcp::model::SetLevelRequestParams;
 use rmcp::{
     ErrorData, RoleServer, ServerHandler,
     model::{
@@ -23,10 +25,11 @@ use serde_json::{Value, json};
 
 use super::{
     ServeState,
+    context::{self, SessionLevel},
     served::{ServedSet, TOOLSETS_TOOL},
 };
 use crate::{
-    build::CallError,
+    build::{CallError, CallOutput},
     selection::{Resolution, ToolsetsReport},
 };
 
@@ -34,12 +37,17 @@ use crate::{
 #[derive(Debug, Clone)]
 pub(crate) struct Handler {
     state: Arc<ServeState>,
+    /// The session's logging level (`logging/setLevel`).
+    level: SessionLevel,
 }
 
 impl Handler {
     /// A handler over the server's shared state.
     pub(crate) fn new(state: Arc<ServeState>) -> Self {
-        Self { state }
+        Self {
+            state,
+            level: SessionLevel::default(),
+        }
     }
 
     /// The request's URL selection and its served set (opening plugins on first use).
@@ -142,11 +150,23 @@ impl ServerHandler for Handler {
                 error_result(format!("invalid arguments for tool `{name}`: {problem}")).into(),
             );
         }
-        let outcome = tokio::select! {
-            outcome = tool.call_json(arguments.to_string()) => outcome,
-            () = context.ct.cancelled() => Err(CallError::Cancelled(format!("tool {name} was cancelled"))),
-        };
+        let arguments = arguments.to_string();
+        let outcome = context::run(&context, &self.level, &resolution.active, |host| {
+            tool.call_with(arguments, host)
+        })
+        .await
+        .unwrap_or_else(|| Err(CallError::Cancelled(format!("tool {name} was cancelled"))));
         Ok(call_result(name, outcome).into())
+    }
+
+    #[allow(deprecated)] // logging is deprecated by SEP-2577, still in 2025-11-25
+    async fn set_level(
+        &self,
+        request: SetLevelRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        self.level.set(request.level);
+        Ok(())
     }
 }
 
@@ -212,12 +232,24 @@ fn error_result(message: String) -> CallToolResult {
 }
 
 /// A plugin's answer as a tool result: an object as structured content plus its JSON as text, a
-/// string as text, anything else as its JSON text; errors as `isError` results.
-pub(crate) fn call_result(tool: &str, outcome: Result<Value, CallError>) -> CallToolResult {
+/// string as text, anything else as its JSON text; a result the tool built as it is, once it
+/// reads as a `CallToolResult`; errors as `isError` results.
+pub(crate) fn call_result(tool: &str, outcome: Result<CallOutput, CallError>) -> CallToolResult {
     match outcome {
-        Ok(Value::Object(object)) => CallToolResult::structured(Value::Object(object)),
-        Ok(Value::String(text)) => CallToolResult::success(vec![ContentBlock::text(text)]),
-        Ok(other) => CallToolResult::success(vec![ContentBlock::text(other.to_string())]),
+        Ok(CallOutput::Value(Value::Object(object))) => {
+            CallToolResult::structured(Value::Object(object))
+        }
+        Ok(CallOutput::Value(Value::String(text))) => {
+            CallToolResult::success(vec![ContentBlock::text(text)])
+        }
+        Ok(CallOutput::Value(other)) => {
+            CallToolResult::success(vec![ContentBlock::text(other.to_string())])
+        }
+        Ok(CallOutput::Result(json)) => serde_json::from_str(&json).unwrap_or_else(|e| {
+            error_result(format!(
+                "tool {tool} returned a result that is not a valid CallToolResult: {e}"
+            ))
+        }),
         Err(CallError::Panicked(message)) => {
             let prefix = format!("tool {tool} panicked");
             error_result(if message.starts_with(&prefix) {
@@ -251,7 +283,12 @@ mod tests {
 
     #[test]
     fn an_object_is_structured_content_plus_its_json_as_text() {
-        let result = call_result("t", Ok(Value::Object(object(json!({"id": "sbx-1"})))));
+        let result = call_result(
+            "t",
+            Ok(CallOutput::Value(Value::Object(object(
+                json!({"id": "sbx-1"}),
+            )))),
+        );
         assert_eq!(
             wire(result),
             json!({
@@ -265,7 +302,7 @@ mod tests {
     #[test]
     fn a_string_is_text() {
         assert_eq!(
-            wire(call_result("t", Ok(json!("slept 5 ms")))),
+            wire(call_result("t", Ok(CallOutput::Value(json!("slept 5 ms"))))),
             json!({"content": [{"type": "text", "text": "slept 5 ms"}], "isError": false})
         );
     }
@@ -273,11 +310,11 @@ mod tests {
     #[test]
     fn other_json_is_its_text() {
         assert_eq!(
-            wire(call_result("t", Ok(json!([1, 2])))),
+            wire(call_result("t", Ok(CallOutput::Value(json!([1, 2]))))),
             json!({"content": [{"type": "text", "text": "[1,2]"}], "isError": false})
         );
         assert_eq!(
-            wire(call_result("t", Ok(json!(3.5)))),
+            wire(call_result("t", Ok(CallOutput::Value(json!(3.5))))),
             json!({"content": [{"type": "text", "text": "3.5"}], "isError": false})
         );
     }

@@ -14,6 +14,7 @@
 //! cancelled, in-flight requests get a short grace period, and every opened plugin is told to
 //! stop. This is the only module that knows axum and rmcp.
 
+mod context;
 mod handler;
 mod http;
 mod served;
@@ -131,12 +132,18 @@ pub(crate) struct ServeState {
 }
 
 impl ServeState {
+    #[allow(deprecated)] // logging is deprecated by SEP-2577, still in 2025-11-25
     fn new(builder: Arc<Builder>, args: &ServeArgs, path: &str) -> Self {
-        let info = ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
-            .with_server_info(Implementation::new(
-                args.name.clone(),
-                env!("CARGO_PKG_VERSION"),
-            ));
+        let info = ServerConfig::new(
+            ServerCapabilities::builder()
+                .enable_tools()
+                .enable_logging()
+                .build(),
+        )
+        .with_server_info(Implementation::new(
+            args.name.clone(),
+            env!("CARGO_PKG_VERSION"),
+        ));
         Self {
             sets: served::Sets::new(Arc::clone(&builder), !args.no_toolsets_tool),
             builder,

@@ -2,7 +2,7 @@
 
 use std::time::Duration;
 
-use plugin_api::plugin;
+use plugin_api::{Context, ToolError, plugin};
 
 /// Tools for tests and benchmarks. Off by default; opened when a URL names `benchmarks`.
 #[derive(Debug, Default)]
@@ -39,14 +39,22 @@ impl Benchmarks {
         a + b
     }
 
-    /// Wait this many milliseconds without holding a thread, then say so.
+    /// Wait this many milliseconds without holding a thread, then say so. Stops at once when
+    /// the client cancels.
     #[tool(read_only, idempotent, open_world = false)]
     async fn sleep(
         /// How long to wait, in milliseconds.
         ms: u64,
-    ) -> String {
-        plugin_api::tokio::time::sleep(Duration::from_millis(ms)).await;
-        format!("slept {ms} ms")
+        ctx: Context,
+    ) -> Result<String, ToolError> {
+        let started = std::time::Instant::now();
+        plugin_api::tokio::select! {
+            () = plugin_api::tokio::time::sleep(Duration::from_millis(ms)) => Ok(format!("slept {ms} ms")),
+            () = ctx.cancelled() => Err(ToolError::new(format!(
+                "cancelled after {} of {ms} ms",
+                started.elapsed().as_millis()
+            ))),
+        }
     }
 
     /// Return a string of this many bytes.

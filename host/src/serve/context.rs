@@ -1,0 +1,374 @@
+//! The request context of a plugin tool call: the host's side of `plugin_api::Context`.
+//!
+//! Each `tools/call` gets a [`CallContext`], handed to the plugin as a `HostContextBox`. The
+//! plugin calls it from its own threads, so it touches no tokio reactor: log messages, progress
+//! reports and requests to the client go into one unbounded channel (in the order they are
+//! made), and a request's answer comes back through a `futures` oneshot the plugin can poll
+//! anywhere. [`run`] serves the call in the request handler's own task: it polls the plugin's
+//! future, sends what comes through the channel to the client, forwards requests to the client
+//! (in the handler's task, so rmcp routes them on the request's own stream), and stops at once
+//! when the request is cancelled. Before the answer goes out, everything the tool sent is
+//! flushed, so a client sees a tool's logs and progress before its result.
+//!
+//! What is sent when:
+//! - log messages at or above the session's level (`logging/setLevel`; [`DEFAULT_LOG_LEVEL`]
+//!   until the client sets one);
+//! - progress only when the request carries a `progressToken`;
+//! - requests to the client only when it declared the capability (`sampling`, `elicitation`,
+//!   `roots`) and the request belongs to a session (a stateless request has no channel back to
+//!   the client): otherwise the tool gets an error at once, naming the reason.
+
+// Logging, sampling and roots are deprecated by SEP-2577 (protocol 2026-07-28), and still part
+// of 2025-11-25, which clients speak.
+#![allow(deprecated)]
+
+use std::{
+    pin::pin,
+    sync::{
+        Arc,
+        atomic::{AtomicU8, Ordering},
+    },
+};
+
+use abi_stable::{
+    sabi_trait::TD_Opaque,
+    std_types::{RArc, ROption, RResult, RStr, RString, RVec},
+};
+use async_ffi::{FfiFuture, FutureExt};
+use axum::http::request::Parts;
+use futures::{StreamExt, channel::oneshot, stream::FuturesUnordered};
+use plugin_api::{
+    LogLevel,
+    error::{ErrorKind, FfiError},
+    ffi::{HostContext, HostContextBox},
+};
+use rmcp::model::{
+    ClientCapabilities, CreateMessageRequestParams, ElicitRequestParams,
+    LoggingMessageNotificationParam, ProgressNotificationParam, ProgressToken, Request,
+    RequestNoParam, ServerRequest,
+};
+use rmcp::{
+    RoleServer, ServiceError,
+    model::LoggingLevel,
+    service::{Peer, RequestContext},
+};
+use serde_json::Value;
+use tokio::sync::mpsc;
+
+use crate::selection::ActiveSet;
+
+/// The level below which log messages are dropped until the client sends `logging/setLevel`.
+///
+/// The specification leaves it to the server; `info` keeps debug chatter off the wire unless a
+/// client asks for it.
+pub(crate) const DEFAULT_LOG_LEVEL: LogLevel = LogLevel::Info;
+
+/// A session's logging level, shared by its handler and every call's context.
+#[derive(Debug, Clone)]
+pub(crate) struct SessionLevel(Arc<AtomicU8>);
+
+impl Default for SessionLevel {
+    fn default() -> Self {
+        Self(Arc::new(AtomicU8::new(DEFAULT_LOG_LEVEL.to_u8())))
+    }
+}
+
+impl SessionLevel {
+    /// Sets the level (`logging/setLevel`).
+    pub(crate) fn set(&self, level: LoggingLevel) {
+        self.0.store(level_number(level), Ordering::Relaxed);
+    }
+
+    /// Whether a message at `level` (0 = debug ... 7 = emergency) is sent.
+    fn lets_through(&self, level: u8) -> bool {
+        level >= self.0.load(Ordering::Relaxed)
+    }
+}
+
+/// rmcp's levels, in the order of `plugin_api::LogLevel`.
+const LEVELS: [LoggingLevel; 8] = [
+    LoggingLevel::Debug,
+    LoggingLevel::Info,
+    LoggingLevel::Notice,
+    LoggingLevel::Warning,
+    LoggingLevel::Error,
+    LoggingLevel::Critical,
+    LoggingLevel::Alert,
+    LoggingLevel::Emergency,
+];
+
+fn level_number(level: LoggingLevel) -> u8 {
+    LEVELS
+        .iter()
+        .position(|l| *l == level)
+        .and_then(|n| u8::try_from(n).ok())
+        .unwrap_or(0)
+}
+
+/// What a tool sends through its context, in order.
+enum Event {
+    Log(LoggingMessageNotificationParam),
+    Progress(ProgressNotificationParam),
+    Request {
+        request: ServerRequest,
+        method: String,
+        reply: oneshot::Sender<Result<String, String>>,
+    },
+}
+
+/// The host's services for one call.
+#[derive(Clone)]
+pub(crate) struct CallContext {
+    events: mpsc::UnboundedSender<Event>,
+    level: SessionLevel,
+    progress_token: Option<ProgressToken>,
+    active: Arc<[String]>,
+    capabilities: Arc<Option<ClientCapabilities>>,
+    /// Why requests cannot reach the client, if they cannot.
+    no_requests: Option<&'static str>,
+}
+
+impl CallContext {
+    /// The context of the call `request` makes, on the session whose level is `level`, with
+    /// the request's active set; and the receiving end [`run`] drains.
+    fn new(
+        request: &RequestContext<RoleServer>,
+        level: &SessionLevel,
+        active: &ActiveSet,
+    ) -> (Self, mpsc::UnboundedReceiver<Event>) {
+        let (events, receiver) = mpsc::unbounded_channel();
+        let in_session = request
+            .extensions
+            .get::<Parts>()
+            .is_some_and(|p| p.headers.contains_key("mcp-session-id"));
+        let context = Self {
+            events,
+            level: level.clone(),
+            progress_token: request.meta.get_progress_token(),
+            active: active.iter().cloned().collect(),
+            capabilities: Arc::new(request.client_capabilities()),
+            no_requests: (!in_session).then_some(
+                "this request is not part of a session (the server runs --stateless, or the \
+                 client speaks a protocol without sessions), so the server cannot send it requests",
+            ),
+        };
+        (context, receiver)
+    }
+
+    /// The request for `method` with these params, or why it cannot be sent.
+    fn client_request(&self, method: &str, params: &str) -> Result<ServerRequest, String> {
+        if let Some(reason) = self.no_requests {
+            return Err(format!("cannot send {method} to the client: {reason}"));
+        }
+        let capabilities = self.capabilities.as_ref().as_ref();
+        let (capability, declared) = match method {
+            "sampling/createMessage" => (
+                "sampling",
+                capabilities.is_some_and(|c| c.sampling.is_some()),
+            ),
+            "elicitation/create" => (
+                "elicitation",
+                capabilities.is_some_and(|c| c.elicitation.is_some()),
+            ),
+            "roots/list" => ("roots", capabilities.is_some_and(|c| c.roots.is_some())),
+            other => {
+                return Err(format!(
+                    "the server does not send `{other}` to clients; a tool may send \
+                     sampling/createMessage, elicitation/create and roots/list"
+                ));
+            }
+        };
+        if !declared {
+            return Err(format!(
+                "cannot send {method}: the client did not declare the `{capability}` capability"
+            ));
+        }
+        let invalid = |e: serde_json::Error| format!("invalid params for {method}: {e}");
+        let request = match method {
+            "sampling/createMessage" => ServerRequest::CreateMessageRequest(Request::new(
+                serde_json::from_str::<CreateMessageRequestParams>(params).map_err(invalid)?,
+            )),
+            "elicitation/create" => ServerRequest::ElicitRequest(Request::new(
+                serde_json::from_str::<ElicitRequestParams>(params).map_err(invalid)?,
+            )),
+            _ => ServerRequest::ListRootsRequest(RequestNoParam {
+                method: Default::default(),
+                extensions: Default::default(),
+            }),
+        };
+        Ok(request)
+    }
+}
+
+impl HostContext for CallContext {
+    fn log(&self, level: u8, logger: ROption<RString>, data_json: RString) {
+        if !self.level.lets_through(level) {
+            return;
+        }
+        let data =
+            serde_json::from_str(&data_json).unwrap_or_else(|_| Value::from(data_json.as_str()));
+        let mut message =
+            LoggingMessageNotificationParam::new(LEVELS[usize::from(level.min(7))], data);
+        if let ROption::RSome(logger) = logger {
+            message = message.with_logger(logger.into_string());
+        }
+        let _ = self.events.send(Event::Log(message));
+    }
+
+    fn progress(&self, progress: f64, total: ROption<f64>, message: ROption<RString>) {
+        let Some(token) = &self.progress_token else {
+            return;
+        };
+        let mut report = ProgressNotificationParam::new(token.clone(), progress);
+        report.total = total.into_option();
+        report.message = message.into_option().map(RString::into_string);
+        let _ = self.events.send(Event::Progress(report));
+    }
+
+    fn request(
+        &self,
+        method: RStr<'_>,
+        params_json: RString,
+    ) -> FfiFuture<RResult<RString, FfiError>> {
+        let method = method.as_str().to_owned();
+        let (reply, answer) = oneshot::channel();
+        let sent = self
+            .client_request(&method, &params_json)
+            .and_then(|request| {
+                self.events
+                    .send(Event::Request {
+                        request,
+                        method: method.clone(),
+                        reply,
+                    })
+                    .map_err(|_| format!("cannot send {method}: the tool call has ended"))
+            });
+        async move {
+            let outcome = match sent {
+                Err(message) => Err(message),
+                Ok(()) => answer.await.unwrap_or_else(|_| {
+                    Err(format!("{method} was abandoned: the tool call has ended"))
+                }),
+            };
+            match outcome {
+                Ok(json) => RResult::ROk(RString::from(json)),
+                Err(message) => RResult::RErr(FfiError::new(ErrorKind::Tool, message)),
+            }
+        }
+        .into_ffi()
+    }
+
+    fn active_toolsets(&self) -> RVec<RString> {
+        self.active
+            .iter()
+            .map(|t| RString::from(t.as_str()))
+            .collect()
+    }
+
+    fn client_capabilities(&self) -> RString {
+        self.capabilities
+            .as_ref()
+            .as_ref()
+            .and_then(|c| serde_json::to_string(c).ok())
+            .unwrap_or_else(|| "{}".to_owned())
+            .into()
+    }
+}
+
+/// Runs one tool call for `request`: `call` starts it with its context; the future resolves to
+/// its outcome, or to `None` as soon as the request is cancelled (the plugin's future is then
+/// dropped, which cancels the tool).
+pub(crate) async fn run<F: Future>(
+    request: &RequestContext<RoleServer>,
+    level: &SessionLevel,
+    active: &ActiveSet,
+    call: impl FnOnce(HostContextBox) -> F,
+) -> Option<F::Output> {
+    let (context, mut events) = CallContext::new(request, level, active);
+    let peer = &request.peer;
+    let mut plugin = pin!(call(HostContextBox::from_ptr(
+        RArc::new(context),
+        TD_Opaque
+    )));
+    let mut asked = FuturesUnordered::new();
+    let outcome = loop {
+        tokio::select! {
+            biased;
+            () = request.ct.cancelled() => return None,
+            outcome = &mut plugin => break outcome,
+            Some(event) = events.recv() => match event {
+                Event::Request { request, method, reply } => {
+                    asked.push(ask(peer, request, method, reply));
+                }
+                other => notify(peer, other).await,
+            },
+            Some(()) = asked.next(), if !asked.is_empty() => {}
+        }
+    };
+    // What the tool sent before it finished goes out before its answer; later sends fail.
+    events.close();
+    while let Ok(event) = events.try_recv() {
+        if !matches!(event, Event::Request { .. }) {
+            notify(peer, event).await;
+        }
+    }
+    Some(outcome)
+}
+
+/// Sends a log message or a progress report; a client that is gone is not an error here.
+async fn notify(peer: &Peer<RoleServer>, event: Event) {
+    let sent = match event {
+        Event::Log(message) => peer.notify_logging_message(message).await,
+        Event::Progress(report) => peer.notify_progress(report).await,
+        Event::Request { .. } => Ok(()),
+    };
+    if let Err(error) = sent {
+        tracing::debug!("a notification to the client was not sent: {error}");
+    }
+}
+
+/// Sends `request` to the client and replies with its result as JSON, or why it failed.
+async fn ask(
+    peer: &Peer<RoleServer>,
+    request: ServerRequest,
+    method: String,
+    reply: oneshot::Sender<Result<String, String>>,
+) {
+    let answer = match peer.send_request(request).await {
+        Ok(result) => serde_json::to_string(&result)
+            .map_err(|e| format!("the client's answer to {method} could not be read: {e}")),
+        Err(ServiceError::McpError(error)) => Err(format!(
+            "the client answered {method} with an error: {} (code {})",
+            error.message, error.code.0
+        )),
+        Err(error) => Err(format!("{method} failed: {error}")),
+    };
+    let _ = reply.send(answer);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn levels_map_in_order() {
+        for (n, level) in LEVELS.into_iter().enumerate() {
+            assert_eq!(usize::from(level_number(level)), n);
+            assert_eq!(
+                serde_json::to_value(level).unwrap(),
+                LogLevel::from_u8(level_number(level)).as_str()
+            );
+        }
+    }
+
+    #[test]
+    fn the_session_level_filters_below_it() {
+        let level = SessionLevel::default();
+        assert!(!level.lets_through(LogLevel::Debug.to_u8()));
+        assert!(level.lets_through(LogLevel::Info.to_u8()));
+        level.set(LoggingLevel::Warning);
+        assert!(!level.lets_through(LogLevel::Notice.to_u8()));
+        assert!(level.lets_through(LogLevel::Warning.to_u8()));
+        assert!(level.lets_through(LogLevel::Emergency.to_u8()));
+    }
+}

@@ -1,0 +1,425 @@
+//! The request context a tool may take: log to the client, report progress, notice
+//! cancellation, ask the client for a completion (sampling) or for input (elicitation), and read
+//! the request's active toolsets.
+//!
+//! A `#[tool]` method gets it by declaring a parameter of type [`Context`] (or `&Context`); it is
+//! not one of the tool's arguments. Code without such a parameter (a [`crate::Tool`] built at run
+//! time, a [`crate::Wrapped`] handler) finds the context of the call it serves with
+//! [`Context::current`]. Underneath is the host's [`HostContextBox`], handed over with each
+//! call; this module adds the cancellation token the plugin side keeps for the call
+//! (`runtime.rs` cancels it when the host stops waiting) and the task-local and thread-local
+//! slots that make [`Context::current`] (and so [`crate::Original::call`]) see the call.
+
+use std::{cell::RefCell, sync::Arc};
+
+use abi_stable::{
+    sabi_trait::TD_Opaque,
+    std_types::{RArc, ROption, RResult, RStr, RString, RVec},
+};
+use async_ffi::{FfiFuture, FutureExt};
+use serde::Serialize;
+use serde_json::Value;
+use tokio_util::sync::CancellationToken;
+
+use crate::{
+    error::{ErrorKind, FfiError, ToolError},
+    ffi::{HostContext, HostContextBox},
+};
+
+/// The severity of a log message, in MCP's (RFC 5424's) order: `Debug` is the least severe.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum LogLevel {
+    /// Detailed debugging information.
+    Debug,
+    /// Normal operation.
+    Info,
+    /// Normal but significant.
+    Notice,
+    /// Something may be wrong.
+    Warning,
+    /// Something failed.
+    Error,
+    /// A critical condition.
+    Critical,
+    /// Action must be taken at once.
+    Alert,
+    /// The system is unusable.
+    Emergency,
+}
+
+impl LogLevel {
+    /// Every level, least severe first.
+    pub const ALL: [LogLevel; 8] = [
+        Self::Debug,
+        Self::Info,
+        Self::Notice,
+        Self::Warning,
+        Self::Error,
+        Self::Critical,
+        Self::Alert,
+        Self::Emergency,
+    ];
+
+    /// Its MCP name: `debug`, `info`, ..., `emergency`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Debug => "debug",
+            Self::Info => "info",
+            Self::Notice => "notice",
+            Self::Warning => "warning",
+            Self::Error => "error",
+            Self::Critical => "critical",
+            Self::Alert => "alert",
+            Self::Emergency => "emergency",
+        }
+    }
+
+    /// The level with this MCP name.
+    pub fn from_name(name: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|l| l.as_str() == name)
+    }
+
+    /// Its number on the ABI: 0 (debug) to 7 (emergency).
+    pub fn to_u8(self) -> u8 {
+        self as u8
+    }
+
+    /// The level numbered `n` on the ABI; above 7 is `Emergency`.
+    pub fn from_u8(n: u8) -> Self {
+        Self::ALL[usize::from(n.min(7))]
+    }
+}
+
+/// What a tool can do with the request it serves: log, report progress, notice cancellation,
+/// ask the client, read the active toolsets.
+///
+/// A `#[tool]` method takes it by declaring a parameter of type `Context` (or `&Context`); that
+/// parameter is not one of the tool's arguments. It works the same in `fn` and `async fn` tools
+/// (a synchronous tool that wants the client's answer can block on it with
+/// `plugin_api::runtime::runtime().block_on(...)`, since it runs on a blocking thread). Cloning
+/// is cheap; a clone moved into a spawned task still belongs to the call.
+///
+/// ```
+/// use plugin_api::{Context, ToolError, json, plugin};
+///
+/// #[derive(Debug, Default)]
+/// pub struct Chatty;
+///
+/// #[plugin(name = "chatty")]
+/// impl Chatty {
+///     /// Count to `n`, slowly, saying so; stop when the client cancels.
+///     #[tool]
+///     async fn count(&self, n: u32, ctx: Context) -> Result<String, ToolError> {
+///         ctx.info(format!("counting to {n}"));
+///         for i in 1..=n {
+///             if ctx.is_cancelled() {
+///                 return Err(ToolError::new("cancelled"));
+///             }
+///             ctx.progress(f64::from(i), Some(f64::from(n)), None);
+///         }
+///         Ok(format!("counted to {n}"))
+///     }
+///
+///     /// Ask the client's model for a haiku.
+///     #[tool]
+///     async fn haiku(&self, ctx: Context) -> Result<String, ToolError> {
+///         let answer = ctx
+///             .sample(json!({
+///                 "messages": [{"role": "user", "content": {"type": "text", "text": "A haiku"}}],
+///                 "maxTokens": 60
+///             }))
+///             .await?;
+///         Ok(answer["content"]["text"].as_str().unwrap_or_default().to_owned())
+///     }
+/// }
+/// ```
+#[derive(Clone)]
+pub struct Context {
+    host: HostContextBox,
+    cancel: CancellationToken,
+    logger: Arc<str>,
+}
+
+impl std::fmt::Debug for Context {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Context")
+            .field("logger", &self.logger)
+            .field("cancelled", &self.cancel.is_cancelled())
+            .finish_non_exhaustive()
+    }
+}
+
+impl Context {
+    /// A context over the host's services for one call; `logger` names the plugin in logs.
+    pub(crate) fn new(host: HostContextBox, logger: Arc<str>) -> Self {
+        Self {
+            host,
+            cancel: CancellationToken::new(),
+            logger,
+        }
+    }
+
+    /// A context with no client behind it: logs and progress go nowhere, requests fail. What
+    /// [`Context::current`] falls back to outside a call.
+    pub fn detached() -> Self {
+        Self::new(detached_host(), Arc::from(""))
+    }
+
+    /// The context of the call this code is serving: the one set for the tool's task (async
+    /// tools) or thread (sync tools). `None` outside a call, for example in a task the tool
+    /// spawned with `tokio::spawn` (move a clone of the context into it instead).
+    pub fn current() -> Option<Self> {
+        CURRENT_TASK
+            .try_with(Clone::clone)
+            .ok()
+            .or_else(|| CURRENT_THREAD.with(|c| c.borrow().clone()))
+    }
+
+    /// The same context, logging under another logger name (the plugin's name by default).
+    pub fn with_logger(&self, logger: impl Into<String>) -> Self {
+        Self {
+            logger: Arc::from(logger.into()),
+            ..self.clone()
+        }
+    }
+
+    /// Sends a log message (`notifications/message`) with any JSON-serialisable `data`. The
+    /// host drops it if it is below the level the client asked for (`logging/setLevel`).
+    pub fn log(&self, level: LogLevel, data: impl Serialize) {
+        let data = serde_json::to_string(&data)
+            .unwrap_or_else(|e| Value::from(format!("unserialisable log data: {e}")).to_string());
+        let logger = if self.logger.is_empty() {
+            ROption::RNone
+        } else {
+            ROption::RSome(RString::from(&*self.logger))
+        };
+        self.host.log(level.to_u8(), logger, data.into());
+    }
+
+    /// Logs at `debug`.
+    pub fn debug(&self, data: impl Serialize) {
+        self.log(LogLevel::Debug, data);
+    }
+
+    /// Logs at `info`.
+    pub fn info(&self, data: impl Serialize) {
+        self.log(LogLevel::Info, data);
+    }
+
+    /// Logs at `notice`.
+    pub fn notice(&self, data: impl Serialize) {
+        self.log(LogLevel::Notice, data);
+    }
+
+    /// Logs at `warning`.
+    pub fn warning(&self, data: impl Serialize) {
+        self.log(LogLevel::Warning, data);
+    }
+
+    /// Logs at `error`.
+    pub fn error(&self, data: impl Serialize) {
+        self.log(LogLevel::Error, data);
+    }
+
+    /// Reports progress (`notifications/progress`): `progress` should grow with each report;
+    /// `total` when known. Does nothing when the client did not ask for progress (sent no
+    /// `progressToken`). Reports arrive in the order they are made.
+    pub fn progress(&self, progress: f64, total: Option<f64>, message: Option<&str>) {
+        self.host
+            .progress(progress, total.into(), message.map(RString::from).into());
+    }
+
+    /// Whether the call was cancelled (by the client, or because the request ended). A tool
+    /// that sees it should stop soon: its work is aborted after a short grace period.
+    pub fn is_cancelled(&self) -> bool {
+        self.cancel.is_cancelled()
+    }
+
+    /// Resolves when the call is cancelled; `select!` it against the work.
+    pub async fn cancelled(&self) {
+        self.cancel.cancelled().await;
+    }
+
+    /// Asks the client's model for a completion (`sampling/createMessage`): `params` are the
+    /// request's params (`messages`, `maxTokens`, ...), the answer is the client's result
+    /// (`role`, `content`, `model`, ...). Fails with a message naming the reason when the client
+    /// did not declare `sampling` or the transport cannot carry requests to the client.
+    pub async fn sample(&self, params: Value) -> Result<Value, ToolError> {
+        self.request("sampling/createMessage", params).await
+    }
+
+    /// Asks the user for input through the client (`elicitation/create`): `params` are
+    /// `message` and `requestedSchema`; the answer has `action` (`accept`, `decline`,
+    /// `cancel`) and, when accepted, `content`. Fails like [`Context::sample`] when the client
+    /// did not declare `elicitation`.
+    pub async fn elicit(&self, params: Value) -> Result<Value, ToolError> {
+        self.request("elicitation/create", params).await
+    }
+
+    /// Sends a request to the client (`sampling/createMessage`, `elicitation/create` or
+    /// `roots/list`) and returns its result.
+    pub async fn request(&self, method: &str, params: Value) -> Result<Value, ToolError> {
+        let answer = self
+            .host
+            .request(RStr::from(method), params.to_string().into())
+            .await
+            .into_result()
+            .map_err(ToolError::from)?;
+        serde_json::from_str(&answer).map_err(|e| {
+            ToolError::new(format!("the client's answer to {method} is not JSON: {e}"))
+        })
+    }
+
+    /// The toolsets active for this request (the URL's selection), sorted.
+    pub fn active_toolsets(&self) -> Vec<String> {
+        self.host
+            .active_toolsets()
+            .into_iter()
+            .map(String::from)
+            .collect()
+    }
+
+    /// The capabilities the client declared (`sampling`, `elicitation`, `roots`, ...), as a
+    /// JSON object; `{}` when unknown.
+    pub fn client_capabilities(&self) -> Value {
+        serde_json::from_str(&self.host.client_capabilities())
+            .unwrap_or_else(|_| Value::Object(Default::default()))
+    }
+
+    /// The host's side, to hand on to another tool (what [`crate::Original`] does).
+    pub(crate) fn host(&self) -> &HostContextBox {
+        &self.host
+    }
+
+    /// The token `runtime.rs` cancels when the host stops waiting for the call.
+    pub(crate) fn cancellation(&self) -> &CancellationToken {
+        &self.cancel
+    }
+
+    /// Runs `work` (an async tool's future) with this context as [`Context::current`].
+    pub(crate) async fn scope<F: Future>(self, work: F) -> F::Output {
+        CURRENT_TASK.scope(self, work).await
+    }
+
+    /// Makes this context [`Context::current`] on this thread (a sync tool's blocking thread)
+    /// until the guard is dropped.
+    pub(crate) fn enter(self) -> Entered {
+        Entered(CURRENT_THREAD.with(|c| c.replace(Some(self))))
+    }
+}
+
+tokio::task_local! {
+    static CURRENT_TASK: Context;
+}
+
+thread_local! {
+    static CURRENT_THREAD: RefCell<Option<Context>> = const { RefCell::new(None) };
+}
+
+/// Restores the thread's previous context when dropped.
+pub(crate) struct Entered(Option<Context>);
+
+impl Drop for Entered {
+    fn drop(&mut self) {
+        let previous = self.0.take();
+        CURRENT_THREAD.with(|c| *c.borrow_mut() = previous);
+    }
+}
+
+/// A host context with no client: what calls made outside an MCP request get (tests, the
+/// host's own checks), and what [`Context::detached`] wraps.
+pub fn detached_host() -> HostContextBox {
+    HostContextBox::from_ptr(RArc::new(Detached), TD_Opaque)
+}
+
+#[derive(Clone)]
+struct Detached;
+
+impl HostContext for Detached {
+    fn log(&self, _level: u8, _logger: ROption<RString>, _data_json: RString) {}
+
+    fn progress(&self, _progress: f64, _total: ROption<f64>, _message: ROption<RString>) {}
+
+    fn request(
+        &self,
+        method: RStr<'_>,
+        _params_json: RString,
+    ) -> FfiFuture<RResult<RString, FfiError>> {
+        let error = FfiError::new(
+            ErrorKind::Tool,
+            format!("cannot send {method}: this call has no client behind it"),
+        );
+        async move { RResult::RErr(error) }.into_ffi()
+    }
+
+    fn active_toolsets(&self) -> RVec<RString> {
+        RVec::new()
+    }
+
+    fn client_capabilities(&self) -> RString {
+        RString::from("{}")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::runtime::runtime;
+
+    #[test]
+    fn levels_keep_mcps_order_and_names() {
+        for (n, level) in LogLevel::ALL.into_iter().enumerate() {
+            assert_eq!(usize::from(level.to_u8()), n);
+            assert_eq!(LogLevel::from_u8(level.to_u8()), level);
+            assert_eq!(LogLevel::from_name(level.as_str()), Some(level));
+        }
+        assert!(LogLevel::Debug < LogLevel::Info && LogLevel::Alert < LogLevel::Emergency);
+        assert_eq!(LogLevel::from_u8(200), LogLevel::Emergency);
+        assert_eq!(LogLevel::from_name("verbose"), None);
+    }
+
+    #[test]
+    fn a_detached_context_refuses_requests_by_name() {
+        let ctx = Context::detached();
+        ctx.info("goes nowhere");
+        ctx.progress(1.0, None, None);
+        let error = runtime().block_on(ctx.sample(Value::Null)).unwrap_err();
+        assert_eq!(
+            error.message(),
+            "cannot send sampling/createMessage: this call has no client behind it"
+        );
+        assert!(ctx.active_toolsets().is_empty());
+        assert_eq!(ctx.client_capabilities(), serde_json::json!({}));
+    }
+
+    #[test]
+    fn current_is_the_scoped_or_entered_context() {
+        assert!(Context::current().is_none());
+        let ctx = Context::detached().with_logger("outer");
+        {
+            let _entered = ctx.clone().enter();
+            assert_eq!(&*Context::current().unwrap().logger, "outer");
+            {
+                let _inner = ctx.with_logger("inner").enter();
+                assert_eq!(&*Context::current().unwrap().logger, "inner");
+            }
+            assert_eq!(&*Context::current().unwrap().logger, "outer");
+        }
+        assert!(Context::current().is_none());
+        let seen = runtime().block_on(
+            ctx.with_logger("task")
+                .scope(async { Context::current().map(|c| c.logger.to_string()) }),
+        );
+        assert_eq!(seen.as_deref(), Some("task"));
+    }
+
+    #[test]
+    fn cancelling_the_token_is_seen_by_every_clone() {
+        let ctx = Context::detached();
+        let clone = ctx.clone();
+        assert!(!clone.is_cancelled());
+        ctx.cancellation().cancel();
+        assert!(clone.is_cancelled());
+        runtime().block_on(clone.cancelled());
+    }
+}
