@@ -18,7 +18,7 @@ use anyhow::{Context, Result, bail};
 
 use crate::{
     client::{Endpoint, Mode, Session},
-    stats,
+    process, stats,
 };
 
 /// How much load to apply.
@@ -41,6 +41,8 @@ pub struct LoadResult {
     pub elapsed: Duration,
     /// Every call's latency, in microseconds, sorted.
     pub latencies_us: Vec<f64>,
+    /// The CPU time the server process used during the measured loop, when it was watched.
+    pub server_cpu: Option<Duration>,
 }
 
 impl LoadResult {
@@ -58,13 +60,26 @@ impl LoadResult {
     pub fn p99_us(&self) -> f64 {
         stats::percentile(&self.latencies_us, 99.0)
     }
+
+    /// The server's CPU time per call, in microseconds (`NaN` when it was not watched).
+    pub fn cpu_per_call_us(&self) -> f64 {
+        self.server_cpu.map_or(f64::NAN, |cpu| {
+            cpu.as_secs_f64() * 1e6 / self.calls.max(1) as f64
+        })
+    }
 }
 
 /// The text every call sends and expects back.
 const TEXT: &str = "hello from reactor-bench";
 
-/// Runs `spec` against `endpoint`; any failed call fails the run.
-pub async fn run(endpoint: &Endpoint, mode: Mode, spec: LoadSpec) -> Result<LoadResult> {
+/// Runs `spec` against `endpoint`; any failed call fails the run. With `server`, the CPU time
+/// of that process during the measured loop is taken too.
+pub async fn run(
+    endpoint: &Endpoint,
+    mode: Mode,
+    spec: LoadSpec,
+    server: Option<u32>,
+) -> Result<LoadResult> {
     if spec.sessions == 0 {
         bail!("a load needs at least one session");
     }
@@ -82,6 +97,7 @@ pub async fn run(endpoint: &Endpoint, mode: Mode, spec: LoadSpec) -> Result<Load
     }
 
     let budget = Arc::new(AtomicU64::new(spec.max_calls));
+    let cpu_before = server.map(process::cpu_time).transpose()?;
     let started = Instant::now();
     let deadline = started + spec.max_time;
     let tasks: Vec<_> = sessions
@@ -107,6 +123,10 @@ pub async fn run(endpoint: &Endpoint, mode: Mode, spec: LoadSpec) -> Result<Load
         finished.push(session);
     }
     let elapsed = started.elapsed();
+    let server_cpu = match (server, cpu_before) {
+        (Some(pid), Some(before)) => Some(process::cpu_time(pid)?.saturating_sub(before)),
+        _ => None,
+    };
     for session in finished {
         session.close().await?;
     }
@@ -115,6 +135,7 @@ pub async fn run(endpoint: &Endpoint, mode: Mode, spec: LoadSpec) -> Result<Load
         calls: latencies_us.len() as u64,
         elapsed,
         latencies_us,
+        server_cpu,
     })
 }
 

@@ -25,11 +25,24 @@ fn main() -> ExitCode {
 
 fn init_tracing(level: &str) {
     let filter = tracing_subscriber::EnvFilter::try_from_default_env()
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(level));
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default_directives(level)));
     tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_writer(std::io::stderr)
         .init();
+}
+
+/// The log filter for `--log-level LEVEL` when `RUST_LOG` is not set. At `info`, rmcp's
+/// service lifecycle lines (`Service initialized as server`, `input stream terminated`,
+/// `serve finished`: one set per session, and per request when stateless) and its `serve_inner`
+/// span are left out: formatting them costs a sixth of the throughput of stateless calls (see
+/// BENCHMARKS.md). `debug` and `trace` keep them.
+fn default_directives(level: &str) -> String {
+    if level.trim().eq_ignore_ascii_case("info") {
+        format!("{level},rmcp::service=warn")
+    } else {
+        level.to_owned()
+    }
 }
 
 fn run(cli: Cli) -> anyhow::Result<()> {

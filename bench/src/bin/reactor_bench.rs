@@ -55,6 +55,9 @@ enum Command {
         /// The longest the load runs, in seconds.
         #[arg(long, default_value_t = 5.0)]
         seconds: f64,
+        /// The server's process id, to report its CPU time per call.
+        #[arg(long, value_name = "PID")]
+        server_pid: Option<u32>,
     },
 }
 
@@ -102,6 +105,7 @@ fn run(cli: Cli) -> Result<()> {
             sessions,
             calls,
             seconds,
+            server_pid,
         } => {
             let (addr, target) = split_url(&url)?;
             let mode = match mode {
@@ -113,18 +117,17 @@ fn run(cli: Cli) -> Result<()> {
                 max_calls: calls,
                 max_time: Duration::from_secs_f64(seconds),
             };
-            let result = tokio::runtime::Runtime::new()?.block_on(load::run(
-                &Endpoint::new(addr, target),
-                mode,
-                spec,
-            ))?;
+            let endpoint = Endpoint::new(addr, target);
+            let result = tokio::runtime::Runtime::new()?
+                .block_on(load::run(&endpoint, mode, spec, server_pid))?;
             println!(
-                "{} calls in {:.2} s: {} calls/s, p50 {}, p99 {}",
+                "{} calls in {:.2} s: {} calls/s, p50 {}, p99 {}, server CPU/call {}",
                 result.calls,
                 result.elapsed.as_secs_f64(),
                 thousands(result.calls_per_second()),
                 micros(result.p50_us()),
-                micros(result.p99_us())
+                micros(result.p99_us()),
+                micros(result.cpu_per_call_us())
             );
             Ok(())
         }

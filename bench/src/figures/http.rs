@@ -30,7 +30,7 @@ pub(super) async fn measure(plan: &Plan, artifacts: &Artifacts, report: &mut Rep
     let mut table = Table::new(
         "1. HTTP calls of `echo`: throughput and latency",
         &[
-            "mode", "sessions", "server", "calls/s", "p50", "p99", "ratio", "target",
+            "mode", "sessions", "server", "calls/s", "p50", "p99", "CPU/call", "ratio", "target",
         ],
     );
     for mode in [Mode::Sse, Mode::Json] {
@@ -62,7 +62,7 @@ pub(super) async fn measure(plan: &Plan, artifacts: &Artifacts, report: &mut Rep
                 max_calls: if plan.quick { 4 } else { 500 },
                 max_time: Duration::from_secs(2),
             };
-            load::run(endpoint, mode, warm_up)
+            load::run(endpoint, mode, warm_up, None)
                 .await
                 .with_context(|| format!("warming up {name} ({mode})"))?;
         }
@@ -78,7 +78,8 @@ pub(super) async fn measure(plan: &Plan, artifacts: &Artifacts, report: &mut Rep
                     max_time: plan.load_time,
                 };
                 for (s, endpoint) in endpoints.iter().enumerate() {
-                    let result = load::run(endpoint, mode, spec)
+                    let pid = Some(servers[s].pid());
+                    let result = load::run(endpoint, mode, spec, pid)
                         .await
                         .with_context(|| format!("{} ({mode}, {sessions} sessions)", SERVERS[s]))?;
                     results[s][c].push(result);
@@ -88,16 +89,18 @@ pub(super) async fn measure(plan: &Plan, artifacts: &Artifacts, report: &mut Rep
 
         for (c, &sessions) in plan.concurrency.iter().enumerate() {
             let of = |s: usize| &results[s][c];
-            let paired = |x: usize, y: usize| {
+            let paired = |x: usize, y: usize, figure: fn(&LoadResult) -> f64| {
                 let ratios: Vec<f64> = of(x)
                     .iter()
                     .zip(of(y))
-                    .map(|(x, y)| x.calls_per_second() / y.calls_per_second())
+                    .map(|(x, y)| figure(x) / figure(y))
                     .collect();
                 median(&ratios)
             };
-            let host_ratio = paired(0, 1);
-            let floor_ratio = paired(1, 2);
+            let host_ratio = paired(0, 1, LoadResult::calls_per_second);
+            let floor_ratio = paired(1, 2, LoadResult::calls_per_second);
+            let host_cpu = paired(0, 1, LoadResult::cpu_per_call_us);
+            let floor_cpu = paired(1, 2, LoadResult::cpu_per_call_us);
             let verdict = Verdict {
                 target: format!("(a)/(b) >= {MIN_HOST_RATIO}"),
                 figure: format!(
@@ -110,9 +113,24 @@ pub(super) async fn measure(plan: &Plan, artifacts: &Artifacts, report: &mut Rep
                 let cps: Vec<f64> = of(s).iter().map(LoadResult::calls_per_second).collect();
                 let p50: Vec<f64> = of(s).iter().map(LoadResult::p50_us).collect();
                 let p99: Vec<f64> = of(s).iter().map(LoadResult::p99_us).collect();
+                let cpu: Vec<f64> = of(s).iter().map(LoadResult::cpu_per_call_us).collect();
                 let (ratio_cell, target_cell) = match s {
-                    0 => (format!("(a)/(b) {}", ratio(host_ratio)), verdict.cell()),
-                    1 => (format!("(b)/(c) {}", ratio(floor_ratio)), String::new()),
+                    0 => (
+                        format!(
+                            "(a)/(b) {}, CPU/call ×{}",
+                            ratio(host_ratio),
+                            ratio(host_cpu)
+                        ),
+                        verdict.cell(),
+                    ),
+                    1 => (
+                        format!(
+                            "(b)/(c) {}, CPU/call ×{}",
+                            ratio(floor_ratio),
+                            ratio(floor_cpu)
+                        ),
+                        String::new(),
+                    ),
                     _ => (String::new(), String::new()),
                 };
                 table.row(vec![
@@ -122,6 +140,7 @@ pub(super) async fn measure(plan: &Plan, artifacts: &Artifacts, report: &mut Rep
                     thousands(median(&cps)),
                     micros(median(&p50)),
                     micros(median(&p99)),
+                    micros(median(&cpu)),
                     ratio_cell,
                     target_cell,
                 ]);
@@ -142,6 +161,11 @@ pub(super) async fn measure(plan: &Plan, artifacts: &Artifacts, report: &mut Rep
         plan.load_time,
         plan.calls_per_session
     ));
+    table.note(
+        "CPU/call: the server process's CPU time (user + system, all threads, from \
+         /proc/PID/stat) during the loop over the calls made; ratios of calls/s and of CPU/call \
+         are (a) to (b) and (b) to (c).",
+    );
     table.note(
         "SSE, stateful: sessions (initialize first), answers as server-sent events; the floor \
          frames its JSON as one event. JSON, stateless: no sessions, JSON answers (the host's \
