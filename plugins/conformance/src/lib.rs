@@ -1,21 +1,45 @@
-//! `conformance`: every tool, resource and prompt the server scenarios of the official MCP
-//! conformance suite (`@modelcontextprotocol/conformance`, pinned at 0.1.16) call, with the
-//! names, arguments and answers each scenario checks.
+//! `conformance`: every tool, resource, prompt and completion the server scenarios of the
+//! official MCP conformance suite (`@modelcontextprotocol/conformance`, pinned at 0.1.16) call,
+//! with the names, arguments and answers each scenario checks. (Resources, prompts and
+//! completions follow when plugins can declare them.)
 //!
 //! Off by default: `cargo xtask conformance` serves it alone, at `/mcp?only=conformance`, and
 //! runs the suite against it. The scenarios' own texts (in the package's `dist/index.js`) are
 //! the specification; each item below names the scenario it answers. What the host does for
-//! every plugin (initialize, ping, Host/Origin checks, SSE streams) is not here.
+//! every plugin (initialize, ping, `logging/setLevel`, subscriptions, Host/Origin checks, SSE
+//! streams) is not here.
 
 use std::time::Duration;
 
-use plugin_api::{Tool, ToolError, Value, json, plugin};
+use base64::{Engine, engine::general_purpose::STANDARD};
+use plugin_api::{Content, Context, Tool, ToolError, ToolResult, Value, json, plugin};
+
+/// A 1x1 red PNG, the image of every scenario that wants one.
+const RED_PIXEL_PNG: &[u8] = &[
+    0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0x00, 0x00, 0x00, 0x0d, 0x49, 0x48, 0x44, 0x52,
+    0x00, 0x00, 0x00, 0x01, 0x00, 0x00, 0x00, 0x01, 0x08, 0x02, 0x00, 0x00, 0x00, 0x90, 0x77, 0x53,
+    0xde, 0x00, 0x00, 0x00, 0x0c, 0x49, 0x44, 0x41, 0x54, 0x78, 0xda, 0x63, 0xf8, 0xcf, 0xc0, 0x00,
+    0x00, 0x03, 0x01, 0x01, 0x00, 0xf7, 0x03, 0x41, 0x43, 0x00, 0x00, 0x00, 0x00, 0x49, 0x45, 0x4e,
+    0x44, 0xae, 0x42, 0x60, 0x82,
+];
+
+/// A WAV file of 1 ms of silence (8 kHz, mono, 8-bit PCM).
+const SILENCE_WAV: &[u8] = &[
+    0x52, 0x49, 0x46, 0x46, 0x2c, 0x00, 0x00, 0x00, 0x57, 0x41, 0x56, 0x45, 0x66, 0x6d, 0x74, 0x20,
+    0x10, 0x00, 0x00, 0x00, 0x01, 0x00, 0x01, 0x00, 0x40, 0x1f, 0x00, 0x00, 0x40, 0x1f, 0x00, 0x00,
+    0x01, 0x00, 0x08, 0x00, 0x64, 0x61, 0x74, 0x61, 0x08, 0x00, 0x00, 0x00, 0x80, 0x80, 0x80, 0x80,
+    0x80, 0x80, 0x80, 0x80,
+];
+
+/// How long the logging and progress tools wait between two notifications, as the scenarios
+/// ask ("~50ms"), so a client sees them arrive during the call.
+const STEP: Duration = Duration::from_millis(50);
 
 /// The plugin's (empty) state.
 #[derive(Debug, Default)]
 pub struct Conformance;
 
-/// The tools the conformance scenarios call.
+/// What the MCP conformance suite's server scenarios call.
 #[plugin(
     on_toolset = "conformance",
     toolset(
@@ -32,12 +56,194 @@ impl Conformance {
         "This is a simple text response for testing.".to_owned()
     }
 
+    /// Answer with a PNG image (scenario `tools-call-image`).
+    #[tool(read_only, idempotent, open_world = false)]
+    fn test_image_content() -> ToolResult {
+        ToolResult::new([png()])
+    }
+
+    /// Answer with a WAV sound (scenario `tools-call-audio`).
+    #[tool(read_only, idempotent, open_world = false)]
+    fn test_audio_content() -> ToolResult {
+        ToolResult::new([Content::audio(STANDARD.encode(SILENCE_WAV), "audio/wav")])
+    }
+
+    /// Answer with an embedded text resource (scenario `tools-call-embedded-resource`).
+    #[tool(read_only, idempotent, open_world = false)]
+    fn test_embedded_resource() -> ToolResult {
+        ToolResult::new([Content::resource_text(
+            "test://embedded-resource",
+            "text/plain",
+            "This is an embedded resource content.",
+        )])
+    }
+
+    /// Answer with text, an image and an embedded resource (scenario
+    /// `tools-call-mixed-content`).
+    #[tool(read_only, idempotent, open_world = false)]
+    fn test_multiple_content_types() -> ToolResult {
+        ToolResult::new([
+            Content::text("Multiple content types test:"),
+            png(),
+            Content::resource_text(
+                "test://mixed-content-resource",
+                "application/json",
+                json!({"test": "data", "value": 123}).to_string(),
+            ),
+        ])
+    }
+
+    /// Log three `info` messages, 50 ms apart, while running (scenario
+    /// `tools-call-with-logging`).
+    #[tool(read_only, idempotent, open_world = false)]
+    async fn test_tool_with_logging(ctx: Context) -> String {
+        ctx.info("Tool execution started");
+        plugin_api::tokio::time::sleep(STEP).await;
+        ctx.info("Tool processing data");
+        plugin_api::tokio::time::sleep(STEP).await;
+        ctx.info("Tool execution completed");
+        "Logging test completed: sent 3 log messages".to_owned()
+    }
+
+    /// Report progress 0, 50 and 100 of 100, 50 ms apart (scenario
+    /// `tools-call-with-progress`); without a progress token, just take the time.
+    #[tool(read_only, idempotent, open_world = false)]
+    async fn test_tool_with_progress(ctx: Context) -> String {
+        ctx.progress(0.0, Some(100.0), Some("Starting"));
+        plugin_api::tokio::time::sleep(STEP).await;
+        ctx.progress(50.0, Some(100.0), Some("Halfway"));
+        plugin_api::tokio::time::sleep(STEP).await;
+        ctx.progress(100.0, Some(100.0), Some("Complete"));
+        "Progress test completed".to_owned()
+    }
+
     /// Always fail, as a tool error the model can read (scenario `tools-call-error`).
     #[tool(read_only, idempotent, open_world = false)]
     fn test_error_handling() -> Result<String, ToolError> {
         Err(ToolError::new(
             "This tool intentionally returns an error for testing",
         ))
+    }
+
+    /// Ask the client's model to answer a prompt (`sampling/createMessage`) and tell its
+    /// answer (scenario `tools-call-sampling`).
+    #[tool(read_only, open_world = false)]
+    async fn test_sampling(
+        /// The prompt to send to the model.
+        prompt: String,
+        ctx: Context,
+    ) -> Result<String, ToolError> {
+        let answer = ctx
+            .sample(json!({
+                "messages": [{"role": "user", "content": {"type": "text", "text": prompt}}],
+                "maxTokens": 100
+            }))
+            .await?;
+        let text = match &answer["content"] {
+            Value::Array(blocks) => blocks.iter().find_map(|b| b["text"].as_str()),
+            block => block["text"].as_str(),
+        };
+        Ok(format!("LLM response: {}", text.unwrap_or("(no text)")))
+    }
+
+    /// Ask the user for a name and an e-mail address (`elicitation/create`) and tell the
+    /// answer (scenario `tools-call-elicitation`).
+    #[tool(read_only, open_world = false)]
+    async fn test_elicitation(
+        /// The message to show the user.
+        message: String,
+        ctx: Context,
+    ) -> Result<String, ToolError> {
+        let answer = ctx
+            .elicit(json!({
+                "message": message,
+                "requestedSchema": {
+                    "type": "object",
+                    "properties": {
+                        "username": {"type": "string", "description": "User's response"},
+                        "email": {"type": "string", "description": "User's email address"}
+                    },
+                    "required": ["username", "email"]
+                }
+            }))
+            .await?;
+        Ok(format!("User response: {}", elicited(&answer)))
+    }
+
+    /// Ask the user for values of every primitive type, each with a default (scenario
+    /// `elicitation-sep1034-defaults`, SEP-1034).
+    #[tool(read_only, open_world = false)]
+    async fn test_elicitation_sep1034_defaults(ctx: Context) -> Result<String, ToolError> {
+        let answer = ctx
+            .elicit(json!({
+                "message": "Please review the values (each has a default)",
+                "requestedSchema": {
+                    "type": "object",
+                    "properties": {
+                        "name": {"type": "string", "description": "Name", "default": "John Doe"},
+                        "age": {"type": "integer", "description": "Age", "default": 30},
+                        "score": {"type": "number", "description": "Score", "default": 95.5},
+                        "status": {
+                            "type": "string",
+                            "description": "Status",
+                            "enum": ["active", "inactive", "pending"],
+                            "default": "active"
+                        },
+                        "verified": {"type": "boolean", "description": "Verified", "default": true}
+                    }
+                }
+            }))
+            .await?;
+        Ok(format!("Elicitation completed: {}", elicited(&answer)))
+    }
+
+    /// Ask the user to choose in each of the five enum shapes of SEP-1330: untitled and titled
+    /// single-select, legacy `enumNames`, untitled and titled multi-select (scenario
+    /// `elicitation-sep1330-enums`).
+    #[tool(read_only, open_world = false)]
+    async fn test_elicitation_sep1330_enums(ctx: Context) -> Result<String, ToolError> {
+        let answer = ctx
+            .elicit(json!({
+                "message": "Please choose",
+                "requestedSchema": {
+                    "type": "object",
+                    "properties": {
+                        "untitledSingle": {
+                            "type": "string",
+                            "enum": ["option1", "option2", "option3"]
+                        },
+                        "titledSingle": {
+                            "type": "string",
+                            "oneOf": [
+                                {"const": "value1", "title": "First Option"},
+                                {"const": "value2", "title": "Second Option"},
+                                {"const": "value3", "title": "Third Option"}
+                            ]
+                        },
+                        "legacyEnum": {
+                            "type": "string",
+                            "enum": ["opt1", "opt2", "opt3"],
+                            "enumNames": ["Option One", "Option Two", "Option Three"]
+                        },
+                        "untitledMulti": {
+                            "type": "array",
+                            "items": {"type": "string", "enum": ["option1", "option2", "option3"]}
+                        },
+                        "titledMulti": {
+                            "type": "array",
+                            "items": {
+                                "anyOf": [
+                                    {"const": "value1", "title": "First Choice"},
+                                    {"const": "value2", "title": "Second Choice"},
+                                    {"const": "value3", "title": "Third Choice"}
+                                ]
+                            }
+                        }
+                    }
+                }
+            }))
+            .await?;
+        Ok(format!("Elicitation completed: {}", elicited(&answer)))
     }
 
     /// Wait a little, then answer (scenario `server-sse-polling`, which calls it and reads the
@@ -53,6 +259,18 @@ impl Conformance {
     fn written_schemas(&self) -> Vec<Tool> {
         vec![json_schema_2020_12_tool()]
     }
+}
+
+/// The red pixel as an image block.
+fn png() -> Content {
+    Content::image(STANDARD.encode(RED_PIXEL_PNG), "image/png")
+}
+
+/// `action=ACTION, content=JSON` of an elicitation's answer.
+fn elicited(answer: &Value) -> String {
+    let action = answer["action"].as_str().unwrap_or("unknown");
+    let content = answer.get("content").cloned().unwrap_or(Value::Null);
+    format!("action={action}, content={content}")
 }
 
 /// `json_schema_2020_12_tool` (scenario `json-schema-2020-12`): its input schema uses
@@ -86,4 +304,33 @@ fn json_schema_2020_12_tool() -> Tool {
         let name = args["name"].as_str().unwrap_or("world");
         Ok(format!("Hello, {name}!"))
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_media_are_what_their_mime_types_say() {
+        assert!(RED_PIXEL_PNG.starts_with(b"\x89PNG\r\n\x1a\n"));
+        assert!(RED_PIXEL_PNG.ends_with(b"IEND\xae\x42\x60\x82"));
+        assert!(SILENCE_WAV.starts_with(b"RIFF") && &SILENCE_WAV[8..12] == b"WAVE");
+        // RIFF's size field counts the bytes after it.
+        assert_eq!(
+            u32::from_le_bytes(SILENCE_WAV[4..8].try_into().unwrap()) as usize,
+            SILENCE_WAV.len() - 8
+        );
+    }
+
+    #[test]
+    fn an_elicitation_answer_is_told_with_its_action_and_content() {
+        assert_eq!(
+            elicited(&json!({"action": "accept", "content": {"username": "u"}})),
+            r#"action=accept, content={"username":"u"}"#
+        );
+        assert_eq!(
+            elicited(&json!({"action": "decline"})),
+            "action=decline, content=null"
+        );
+    }
 }
