@@ -10,13 +10,13 @@
 
 use std::{future::Future, sync::Arc};
 
-use abi_stable::std_types::RString;
+use abi_stable::std_types::{RResult, RString};
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
 use crate::{
     context::{Context, detached_host},
-    error::ToolError,
+    error::{ErrorKind, FfiError, ToolError},
     ffi::{FfiOutput, ToolHandlerBox},
     result::{IntoToolOutput, ToolOutput},
     tool::Handler,
@@ -86,13 +86,25 @@ impl Original {
             .map(|output| output.json.into())
     }
 
+    /// Calls the tool with the current call's context; when that call is cancelled, the tool's
+    /// call is dropped at once (which cancels it too) and this answers a cancellation error.
     async fn call_ffi(&self, arguments: String) -> Result<FfiOutput, ToolError> {
-        let host = Context::current().map_or_else(detached_host, |c| c.host().clone());
-        self.handler
-            .call(RString::from(arguments), host)
-            .await
-            .into_result()
-            .map_err(ToolError::from)
+        let current = Context::current();
+        let host = current
+            .as_ref()
+            .map_or_else(detached_host, |c| c.host().clone());
+        let call = self.handler.call(RString::from(arguments), host);
+        let outcome = match current {
+            Some(context) => tokio::select! {
+                outcome = call => outcome,
+                () = context.cancelled() => RResult::RErr(FfiError::new(
+                    ErrorKind::Cancelled,
+                    format!("tool {} was cancelled", self.tool),
+                )),
+            },
+            None => call.await,
+        };
+        outcome.into_result().map_err(ToolError::from)
     }
 }
 

@@ -181,10 +181,15 @@ impl ToolResult {
         Self::text(value.to_string()).with_structured(value)
     }
 
-    /// A result read from MCP `CallToolResult` JSON (what [`ToolResult::to_json`] gives); the
-    /// host checks it when the tool returns it.
-    pub fn from_json(json: Map<String, Value>) -> Self {
-        Self(json)
+    /// A result read from MCP `CallToolResult` JSON (what [`ToolResult::to_json`] gives): any
+    /// JSON object; the host checks the rest when the tool returns it.
+    pub fn from_json(json: Value) -> Result<Self, ToolError> {
+        match json {
+            Value::Object(map) => Ok(Self(map)),
+            other => Err(ToolError::new(format!(
+                "a tool result is a JSON object, not {other}"
+            ))),
+        }
     }
 
     /// Appends a content block.
@@ -211,9 +216,9 @@ impl ToolResult {
         self
     }
 
-    /// Sets the result's `_meta`.
-    pub fn with_meta(mut self, meta: Map<String, Value>) -> Self {
-        self.0.insert("_meta".to_owned(), Value::Object(meta));
+    /// Sets the result's `_meta` (a JSON object).
+    pub fn with_meta(mut self, meta: Value) -> Self {
+        self.0.insert("_meta".to_owned(), meta);
         self
     }
 
@@ -345,6 +350,22 @@ mod tests {
         assert_eq!(
             ToolOutput::from_ffi(&value, "t").unwrap().into_json(),
             json!({"a": 1})
+        );
+    }
+
+    #[test]
+    fn a_result_is_read_from_any_json_object() {
+        let json = json!({"content": [], "isError": true, "_meta": {"k": 1}});
+        let result = ToolResult::from_json(json.clone()).unwrap();
+        assert!(result.is_error());
+        assert_eq!(result.to_json(), json);
+        assert_eq!(
+            ToolResult::from_json(json!([1])).unwrap_err().message(),
+            "a tool result is a JSON object, not [1]"
+        );
+        assert_eq!(
+            ToolResult::text("x").with_meta(json!({"k": 1})).to_json()["_meta"],
+            json!({"k": 1})
         );
     }
 

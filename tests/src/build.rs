@@ -30,6 +30,7 @@ pub const FIXTURES: &[&str] = &[
     "fixture-ext-replace",
     "fixture-ext-broken",
     "fixture-ext-unopenable",
+    "fixture-context",
 ];
 
 /// The workspace's root folder.

@@ -155,7 +155,13 @@ impl ServerHandler for Handler {
             tool.call_with(arguments, host)
         })
         .await
-        .unwrap_or_else(|| Err(CallError::Cancelled(format!("tool {name} was cancelled"))));
+        .unwrap_or_else(|| {
+            tracing::info!(
+                tool = name,
+                "call cancelled (by the client, or its session ended): stopped waiting for the plugin"
+            );
+            Err(CallError::Cancelled(format!("tool {name} was cancelled")))
+        });
         Ok(call_result(name, outcome).into())
     }
 

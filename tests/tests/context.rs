@@ -1,0 +1,690 @@
+//! Tools that talk back, end to end: the real host binary, `fixture-context` and `benchmarks`,
+//! and rmcp's client with a handler that records log messages and progress and answers sampling
+//! and elicitation (a second client declares neither capability).
+//!
+//! Covered: log messages filtered by the session's level; progress in order, and only when asked
+//! for; cancellation reaching the plugin at once (timings printed); sampling and elicitation
+//! round trips, and their clear failures without the capability or without a session; the
+//! active toolsets; results built with `ToolResult`; a wrapper passing its context on.
+
+// Logging, sampling and elicitation types are deprecated by SEP-2577 (protocol 2026-07-28);
+// clients of 2025-11-25, which these tests speak, still use them.
+#![allow(deprecated)]
+
+use std::{
+    sync::{Arc, Mutex, PoisonError},
+    time::{Duration, Instant},
+};
+
+use e2e::{HostProcess, PluginDir};
+use rmcp::{
+    ClientHandler, ErrorData, RoleClient, ServiceExt,
+    model::{
+        CallToolRequest, CallToolRequestParams, CallToolResult, ClientInfo, ClientRequest,
+        ContentBlock, CreateMessageRequestParams, CreateMessageResult, ElicitRequestParams,
+        ElicitResult, Implementation, LoggingLevel, LoggingMessageNotificationParam,
+        ProgressNotificationParam, SetLevelRequestParams,
+    },
+    service::{NotificationContext, PeerRequestOptions, RequestContext, RunningService},
+    transport::StreamableHttpClientTransport,
+};
+use serde_json::{Value, json};
+
+/// How long a test waits for something that should happen within milliseconds.
+const PATIENCE: Duration = Duration::from_secs(10);
+
+/// A client that records what the server sends it and, when `capable`, declares and answers
+/// sampling and elicitation.
+#[derive(Debug, Clone, Default)]
+struct Recorder {
+    capable: bool,
+    logs: Arc<Mutex<Vec<LoggingMessageNotificationParam>>>,
+    progress: Arc<Mutex<Vec<ProgressNotificationParam>>>,
+}
+
+impl Recorder {
+    fn capable() -> Self {
+        Self {
+            capable: true,
+            ..Self::default()
+        }
+    }
+
+    fn logs(&self) -> Vec<LoggingMessageNotificationParam> {
+        self.logs
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
+    }
+
+    fn progress(&self) -> Vec<ProgressNotificationParam> {
+        self.progress
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
+    }
+
+    fn forget(&self) {
+        self.logs
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clear();
+        self.progress
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clear();
+    }
+}
+
+impl ClientHandler for Recorder {
+    fn get_info(&self) -> ClientInfo {
+        let capabilities = if self.capable {
+            json!({"sampling": {}, "elicitation": {}})
+        } else {
+            json!({})
+        };
+        ClientInfo::new(
+            serde_json::from_value(capabilities).expect("client capabilities"),
+            Implementation::new("e2e-context", "1"),
+        )
+    }
+
+    async fn create_message(
+        &self,
+        params: CreateMessageRequestParams,
+        _context: RequestContext<RoleClient>,
+    ) -> Result<CreateMessageResult, ErrorData> {
+        let asked = serde_json::to_value(&params).unwrap_or_default();
+        let prompt = asked["messages"][0]["content"]["text"]
+            .as_str()
+            .unwrap_or_default();
+        Ok(serde_json::from_value(json!({
+            "model": "e2e-model",
+            "role": "assistant",
+            "content": {"type": "text", "text": format!("you said: {prompt}")},
+            "stopReason": "endTurn"
+        }))
+        .expect("a sampling result"))
+    }
+
+    async fn create_elicitation(
+        &self,
+        request: ElicitRequestParams,
+        _context: RequestContext<RoleClient>,
+    ) -> Result<ElicitResult, ErrorData> {
+        let asked = serde_json::to_value(&request).unwrap_or_default();
+        assert_eq!(asked["requestedSchema"]["required"], json!(["name"]));
+        Ok(
+            serde_json::from_value(json!({"action": "accept", "content": {"name": "Ada"}}))
+                .expect("an elicitation result"),
+        )
+    }
+
+    async fn on_logging_message(
+        &self,
+        params: LoggingMessageNotificationParam,
+        _context: NotificationContext<RoleClient>,
+    ) {
+        self.logs
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .push(params);
+    }
+
+    async fn on_progress(
+        &self,
+        params: ProgressNotificationParam,
+        _context: NotificationContext<RoleClient>,
+    ) {
+        self.progress
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .push(params);
+    }
+}
+
+type Client = RunningService<RoleClient, Recorder>;
+
+async fn connect(url: &str, recorder: Recorder) -> Client {
+    recorder
+        .serve(StreamableHttpClientTransport::from_uri(url))
+        .await
+        .unwrap_or_else(|e| panic!("cannot connect to {url}: {e}"))
+}
+
+fn call(name: &str, arguments: Value) -> CallToolRequestParams {
+    let Value::Object(arguments) = arguments else {
+        panic!("arguments must be an object")
+    };
+    CallToolRequestParams::new(name.to_owned()).with_arguments(arguments)
+}
+
+async fn call_tool(client: &Client, name: &str, arguments: Value) -> CallToolResult {
+    client
+        .call_tool(call(name, arguments))
+        .await
+        .unwrap_or_else(|e| panic!("tools/call {name}: {e}"))
+}
+
+fn text(result: &CallToolResult) -> String {
+    result
+        .content
+        .iter()
+        .filter_map(|c| match c {
+            ContentBlock::Text(t) => Some(t.text.clone()),
+            _ => None,
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// Waits until `done` holds, checking every 5 ms; how long it took. Panics after [`PATIENCE`].
+async fn until(what: &str, mut done: impl AsyncFnMut() -> bool) -> Duration {
+    let started = Instant::now();
+    while !done().await {
+        assert!(
+            started.elapsed() < PATIENCE,
+            "{what}: not within {PATIENCE:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    started.elapsed()
+}
+
+fn context_plugin() -> PluginDir {
+    PluginDir::with(&["fixture-context", "benchmarks"])
+}
+
+fn levels(logs: &[LoggingMessageNotificationParam]) -> Vec<String> {
+    logs.iter()
+        .map(|l| {
+            serde_json::to_value(l.level)
+                .unwrap()
+                .as_str()
+                .unwrap()
+                .to_owned()
+        })
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn log_messages_arrive_filtered_by_the_sessions_level() {
+    let dir = context_plugin();
+    let host = HostProcess::serve(&dir, &[]);
+    let recorder = Recorder::default();
+    let client = connect(
+        &format!("{}/mcp?context", host.base_url()),
+        recorder.clone(),
+    )
+    .await;
+    let info = client.peer_info().expect("server info");
+    assert!(info.capabilities.logging.is_some(), "logging is declared");
+
+    let all = [
+        "debug",
+        "info",
+        "notice",
+        "warning",
+        "error",
+        "critical",
+        "alert",
+        "emergency",
+    ];
+    for (set, expected) in [
+        (None, &all[1..]),
+        (Some(LoggingLevel::Warning), &all[3..]),
+        (Some(LoggingLevel::Debug), &all[..]),
+        (Some(LoggingLevel::Emergency), &all[7..]),
+    ] {
+        recorder.forget();
+        if let Some(level) = set {
+            client
+                .set_level(SetLevelRequestParams::new(level))
+                .await
+                .expect("logging/setLevel is answered");
+        }
+        let result = call_tool(&client, "log_levels", json!({})).await;
+        assert_eq!(text(&result), "logged at 8 levels");
+        until("the log messages", async || {
+            recorder.logs().len() >= expected.len()
+        })
+        .await;
+        // Nothing more comes: the rest was filtered out.
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        // rmcp's client handles each notification on a task of its own: order them as sent.
+        let mut logs = recorder.logs();
+        logs.sort_by_key(|l| l.data["n"].as_u64());
+        assert_eq!(levels(&logs), expected, "after setLevel {set:?}");
+        for log in &logs {
+            assert_eq!(log.logger.as_deref(), Some("context"));
+            assert_eq!(log.data["level"], serde_json::to_value(log.level).unwrap());
+        }
+    }
+}
+
+/// rmcp's client handles each notification on a task of its own, so the order its handler sees
+/// is not the wire's: this test checks what arrives, the raw one below checks the order.
+#[tokio::test(flavor = "multi_thread")]
+async fn every_progress_report_reaches_the_client() {
+    let dir = context_plugin();
+    let host = HostProcess::serve(&dir, &[]);
+    let recorder = Recorder::default();
+    let client = connect(
+        &format!("{}/mcp?context", host.base_url()),
+        recorder.clone(),
+    )
+    .await;
+    // rmcp's client sends a progress token with every request.
+    let result = call_tool(&client, "steps", json!({"n": 200})).await;
+    assert_eq!(text(&result), "200 steps");
+    until("200 progress reports", async || {
+        recorder.progress().len() >= 200
+    })
+    .await;
+    let mut progress = recorder.progress();
+    progress.sort_by(|a, b| a.progress.total_cmp(&b.progress));
+    assert_eq!(progress.len(), 200);
+    for (i, report) in progress.iter().enumerate() {
+        assert_eq!(report.progress, (i + 1) as f64);
+        assert_eq!(report.total, Some(200.0));
+        assert_eq!(
+            report.message.as_deref(),
+            Some(format!("step {}", i + 1).as_str())
+        );
+    }
+}
+
+/// The JSON-RPC messages of an SSE or JSON response body.
+fn messages(body: &str) -> Vec<Value> {
+    if let Ok(value) = serde_json::from_str::<Value>(body) {
+        return vec![value];
+    }
+    body.lines()
+        .filter_map(|l| l.strip_prefix("data:"))
+        .filter_map(|d| serde_json::from_str(d.trim()).ok())
+        .collect()
+}
+
+/// Posts JSON-RPC `body` to `url` in session `session` (if any); the response's session id and
+/// messages.
+async fn post(url: &str, session: Option<&str>, body: Value) -> (Option<String>, Vec<Value>) {
+    let mut request = reqwest::Client::new()
+        .post(url)
+        .header("content-type", "application/json")
+        .header("accept", "application/json, text/event-stream")
+        .body(body.to_string());
+    if let Some(session) = session {
+        request = request
+            .header("mcp-session-id", session)
+            .header("mcp-protocol-version", "2025-06-18");
+    }
+    let response = request.send().await.expect("the POST is answered");
+    let id = response
+        .headers()
+        .get("mcp-session-id")
+        .map(|v| v.to_str().unwrap().to_owned());
+    (id, messages(&response.text().await.unwrap()))
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn progress_arrives_in_order_only_for_a_progress_token_and_before_the_result() {
+    let dir = context_plugin();
+    let host = HostProcess::serve(&dir, &[]);
+    let url = format!("{}/mcp?context", host.base_url());
+    let (session, _) = post(
+        &url,
+        None,
+        json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-06-18", "capabilities": {},
+            "clientInfo": {"name": "raw", "version": "1"}}}),
+    )
+    .await;
+    let session = session.expect("a session id");
+    post(
+        &url,
+        Some(&session),
+        json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+    )
+    .await;
+
+    let (_, without) = post(
+        &url,
+        Some(&session),
+        json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+               "params": {"name": "steps", "arguments": {"n": 5}}}),
+    )
+    .await;
+    assert!(
+        without
+            .iter()
+            .all(|m| m["method"] != "notifications/progress"),
+        "no token, no progress: {without:?}"
+    );
+    assert_eq!(
+        without.last().unwrap()["result"]["content"][0]["text"],
+        "5 steps"
+    );
+
+    let (_, with) = post(
+        &url,
+        Some(&session),
+        json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call",
+               "params": {"name": "steps", "arguments": {"n": 100}, "_meta": {"progressToken": "p-1"}}}),
+    )
+    .await;
+    let reports: Vec<&Value> = with
+        .iter()
+        .filter(|m| m["method"] == "notifications/progress")
+        .collect();
+    assert_eq!(reports.len(), 100, "{with:?}");
+    for (i, report) in reports.iter().enumerate() {
+        assert_eq!(report["params"]["progressToken"], "p-1");
+        assert_eq!(report["params"]["progress"].as_f64(), Some((i + 1) as f64));
+        assert_eq!(report["params"]["total"].as_f64(), Some(100.0));
+    }
+    assert_eq!(
+        with.last().unwrap()["id"],
+        3,
+        "the result comes after every report"
+    );
+}
+
+/// Starts `tool` (which waits for a cancellation) as a cancellable request, waits until the
+/// plugin is running it, cancels it; the handle's time of cancellation.
+async fn start_and_cancel(
+    client: &Client,
+    tool: &str,
+    arguments: Value,
+    running: impl AsyncFnOnce(),
+) -> Instant {
+    let handle = client
+        .peer()
+        .send_request_with_option(
+            ClientRequest::CallToolRequest(CallToolRequest::new(call(tool, arguments))),
+            PeerRequestOptions::no_options(),
+        )
+        .await
+        .expect("the call is sent");
+    running().await;
+    let cancelled = Instant::now();
+    handle
+        .cancel(Some("the test cancels it".to_owned()))
+        .await
+        .expect("the cancellation is sent");
+    cancelled
+}
+
+async fn seen(client: &Client) -> Vec<String> {
+    // A list is served as its JSON text.
+    let result = call_tool(client, "seen", json!({})).await;
+    serde_json::from_str(&text(&result)).expect("a list of strings")
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_cancelled_call_stops_at_once_and_the_plugin_sees_it() {
+    let dir = context_plugin();
+    let mut host = HostProcess::serve(&dir, &[]);
+    let client = connect(
+        &format!("{}/mcp?context&benchmarks", host.base_url()),
+        Recorder::default(),
+    )
+    .await;
+    // Open both plugins first, so the timings are of cancellation only.
+    call_tool(&client, "sleep", json!({"ms": 1})).await;
+    assert!(seen(&client).await.is_empty());
+
+    // benchmarks' sleep: the host stops waiting as soon as the cancellation arrives.
+    let cancelled = start_and_cancel(&client, "sleep", json!({"ms": 60_000}), async || {
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    })
+    .await;
+    host.wait_for_stderr("call cancelled", PATIENCE);
+    let freed = cancelled.elapsed();
+    let started = Instant::now();
+    assert_eq!(
+        text(&call_tool(&client, "echo", json!({"text": "next"})).await),
+        "next"
+    );
+    eprintln!(
+        "cancelled sleep(60 s): the host stopped waiting {freed:?} after the cancellation was sent; \
+         the next call took {:?}",
+        started.elapsed()
+    );
+    assert!(freed < Duration::from_secs(1), "{freed:?}");
+
+    // The fixture's async and sync waiters record that they saw the cancellation, well before
+    // the grace period after which an async tool would be dropped.
+    for (tool, waiting, saw) in [
+        (
+            "wait_for_cancel",
+            "async waiting",
+            "async saw cancellation: is_cancelled=true",
+        ),
+        (
+            "wait_for_cancel_sync",
+            "sync waiting",
+            "sync saw cancellation",
+        ),
+    ] {
+        let cancelled = start_and_cancel(&client, tool, json!({}), async || {
+            until(waiting, async || {
+                seen(&client).await.iter().any(|s| s == waiting)
+            })
+            .await;
+        })
+        .await;
+        until(saw, async || seen(&client).await.iter().any(|s| s == saw)).await;
+        let noticed = cancelled.elapsed();
+        eprintln!("{tool}: the plugin saw the cancellation {noticed:?} after it was sent");
+        assert!(noticed < Duration::from_secs(1), "{tool}: {noticed:?}");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn sampling_and_elicitation_round_trip_with_a_capable_client() {
+    let dir = context_plugin();
+    let host = HostProcess::serve(&dir, &[]);
+    let client = connect(
+        &format!("{}/mcp?context", host.base_url()),
+        Recorder::capable(),
+    )
+    .await;
+
+    let sampled = call_tool(&client, "sample", json!({"prompt": "hello"})).await;
+    assert_eq!(sampled.is_error, Some(false), "{sampled:?}");
+    let answer = sampled.structured_content.expect("the client's answer");
+    assert_eq!(answer["model"], "e2e-model");
+    assert_eq!(answer["role"], "assistant");
+    assert_eq!(answer["content"]["text"], "you said: hello");
+
+    let elicited = call_tool(&client, "elicit", json!({"message": "Your name?"})).await;
+    assert_eq!(
+        elicited.structured_content,
+        Some(json!({"action": "accept", "content": {"name": "Ada"}}))
+    );
+
+    let capabilities = call_tool(&client, "capabilities", json!({})).await;
+    let capabilities = capabilities.structured_content.expect("an object");
+    assert!(capabilities.get("sampling").is_some(), "{capabilities}");
+    assert!(capabilities.get("elicitation").is_some(), "{capabilities}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn sampling_and_elicitation_fail_clearly_without_the_capability() {
+    let dir = context_plugin();
+    let host = HostProcess::serve(&dir, &[]);
+    let client = connect(
+        &format!("{}/mcp?context", host.base_url()),
+        Recorder::default(),
+    )
+    .await;
+    for (tool, arguments, says) in [
+        (
+            "sample",
+            json!({"prompt": "hello"}),
+            "cannot send sampling/createMessage: the client did not declare the `sampling` capability",
+        ),
+        (
+            "elicit",
+            json!({"message": "Your name?"}),
+            "cannot send elicitation/create: the client did not declare the `elicitation` capability",
+        ),
+        (
+            "ask_unknown",
+            json!({}),
+            "the server does not send `tools/list` to clients",
+        ),
+    ] {
+        let result = call_tool(&client, tool, arguments).await;
+        assert_eq!(result.is_error, Some(true), "{tool}: {result:?}");
+        assert!(text(&result).contains(says), "{tool}: {}", text(&result));
+    }
+    assert_eq!(
+        call_tool(&client, "capabilities", json!({}))
+            .await
+            .structured_content,
+        Some(json!({}))
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_stateless_server_refuses_client_requests_at_once() {
+    let dir = context_plugin();
+    let host = HostProcess::serve(&dir, &["--stateless"]);
+    let client = connect(
+        &format!("{}/mcp?context", host.base_url()),
+        Recorder::capable(),
+    )
+    .await;
+    let started = Instant::now();
+    let result = tokio::time::timeout(
+        PATIENCE,
+        call_tool(&client, "sample", json!({"prompt": "hello"})),
+    )
+    .await
+    .expect("no hang");
+    assert_eq!(result.is_error, Some(true));
+    assert!(
+        text(&result).contains(
+            "cannot send sampling/createMessage to the client: this request is not part of a session"
+        ),
+        "{}",
+        text(&result)
+    );
+    assert!(started.elapsed() < Duration::from_secs(2));
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_tool_reads_the_requests_active_toolsets() {
+    let dir = context_plugin();
+    let host = HostProcess::serve(&dir, &[]);
+    for (query, active) in [
+        ("only=context", json!(["context"])),
+        ("context&benchmarks", json!(["benchmarks", "context"])),
+    ] {
+        let client = connect(
+            &format!("{}/mcp?{query}", host.base_url()),
+            Recorder::default(),
+        )
+        .await;
+        let result = call_tool(&client, "active", json!({})).await;
+        assert_eq!(text(&result), active.to_string(), "{query}");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn results_built_by_the_tool_are_served_as_built() {
+    let dir = context_plugin();
+    let host = HostProcess::serve(&dir, &[]);
+    let client = connect(
+        &format!("{}/mcp?context", host.base_url()),
+        Recorder::default(),
+    )
+    .await;
+    let kinds = |result: &CallToolResult| -> Vec<String> {
+        serde_json::to_value(&result.content)
+            .unwrap()
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|c| c["type"].as_str().unwrap().to_owned())
+            .collect()
+    };
+
+    let picture = call_tool(&client, "picture", json!({})).await;
+    let json = serde_json::to_value(&picture).unwrap();
+    assert_eq!(json["content"][0]["type"], "image");
+    assert_eq!(json["content"][0]["mimeType"], "image/png");
+    assert!(
+        json["content"][0]["data"]
+            .as_str()
+            .unwrap()
+            .starts_with("iVBOR")
+    );
+
+    let sound = call_tool(&client, "sound", json!({})).await;
+    assert_eq!(kinds(&sound), ["audio"]);
+
+    let mixed = call_tool(&client, "mixed", json!({})).await;
+    assert_eq!(
+        kinds(&mixed),
+        [
+            "text",
+            "image",
+            "audio",
+            "resource",
+            "resource",
+            "resource_link"
+        ]
+    );
+    assert_eq!(mixed.structured_content, Some(json!({"kinds": 6})));
+    let json = serde_json::to_value(&mixed).unwrap();
+    assert_eq!(json["content"][3]["resource"]["text"], "embedded text");
+    assert_eq!(json["content"][4]["resource"]["blob"], "AAEC");
+    assert_eq!(json["content"][5]["description"], "A linked resource");
+
+    let soft = call_tool(&client, "soft_error", json!({})).await;
+    assert_eq!(soft.is_error, Some(true));
+    assert_eq!(text(&soft), "the fixture says no");
+
+    let bad = call_tool(&client, "bad_result", json!({})).await;
+    assert_eq!(bad.is_error, Some(true));
+    assert!(
+        text(&bad)
+            .starts_with("tool bad_result returned a result that is not a valid CallToolResult"),
+        "{}",
+        text(&bad)
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_wrapper_passes_its_context_to_the_tool_it_wraps() {
+    let dir = context_plugin();
+    let host = HostProcess::serve(&dir, &[]);
+    let recorder = Recorder::default();
+    let client = connect(
+        &format!("{}/mcp?context", host.base_url()),
+        recorder.clone(),
+    )
+    .await;
+    let result = call_tool(&client, "relay", json!({})).await;
+    assert_eq!(text(&result), "relayed");
+    until("both log messages", async || recorder.logs().len() >= 2).await;
+    let mut logs: Vec<(Option<String>, Value)> = recorder
+        .logs()
+        .into_iter()
+        .map(|l| (l.logger, l.data))
+        .collect();
+    logs.sort_by_key(|(logger, _)| logger.clone());
+    assert_eq!(
+        logs,
+        [
+            (Some("context".to_owned()), json!("original")),
+            (Some("wrapper".to_owned()), json!("wrapper")),
+        ]
+    );
+    until("the original's progress", async || {
+        recorder.progress().len() == 1
+    })
+    .await;
+}
