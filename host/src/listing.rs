@@ -1,13 +1,17 @@
 //! `reactor-mcp-server list`: what a plugin folder holds, from manifests alone.
 //!
-//! Besides each plugin's toolsets and tools, it shows the extensions: under each tool, those
+//! Besides each plugin's toolsets, tools, resources, resource templates, prompts and
+//! completions, it shows the extensions: under each tool, those
 //! applied to it in the order they apply ([`crate::registry::Extensions`]); under each plugin,
 //! the tools it extends; and, at the end, the pending ones (extensions of a tool no plugin
 //! here declares).
 
 use std::{fmt::Write, path::PathBuf};
 
-use plugin_api::manifest::{Activation, Manifest, ToolsetDecl};
+use plugin_api::manifest::{
+    Activation, CompletionDecl, Manifest, PromptDecl, ResourceDecl, ResourceTemplateDecl,
+    ToolsetDecl,
+};
 use serde::Serialize;
 
 use crate::{
@@ -51,6 +55,14 @@ pub struct PluginRow {
     pub dynamic_tools: bool,
     /// The tools it extends, in declaration order.
     pub extends: Vec<ExtendsRow>,
+    /// Its resources, in declaration order.
+    pub resources: Vec<ResourceDecl>,
+    /// Its resource templates, in declaration order.
+    pub resource_templates: Vec<ResourceTemplateDecl>,
+    /// Its prompts, in declaration order.
+    pub prompts: Vec<PromptDecl>,
+    /// The prompt arguments and template variables it completes, in declaration order.
+    pub completions: Vec<CompletionDecl>,
 }
 
 /// One extension a plugin declares, in a [`PluginRow`].
@@ -139,6 +151,10 @@ impl Listing {
                             })
                             .collect()
                     },
+                    resources: m.resources.clone(),
+                    resource_templates: m.resource_templates.clone(),
+                    prompts: m.prompts.clone(),
+                    completions: m.completions.clone(),
                 }
             })
             .collect();
@@ -191,11 +207,7 @@ impl Listing {
                 );
             }
             for t in &p.tools {
-                let title = t
-                    .title
-                    .as_deref()
-                    .map(|t| format!(" \"{t}\""))
-                    .unwrap_or_default();
+                let title = quoted(t.title.as_deref());
                 let flags = if t.annotations.is_empty() {
                     String::new()
                 } else {
@@ -209,6 +221,50 @@ impl Listing {
                 for e in &t.extensions {
                     let _ = writeln!(out, "    extended by {}", describe(&e.plugin, e));
                 }
+            }
+            for r in &p.resources {
+                let mime = r
+                    .mime_type
+                    .as_deref()
+                    .map(|m| format!(" [{m}]"))
+                    .unwrap_or_default();
+                let _ = writeln!(
+                    out,
+                    "  resource {}{} ({}){mime}: {}",
+                    r.uri,
+                    quoted(r.title.as_deref()),
+                    r.toolset,
+                    first_line(&r.description)
+                );
+            }
+            for t in &p.resource_templates {
+                let _ = writeln!(
+                    out,
+                    "  resource template {}{} ({}): {}",
+                    t.uri_template,
+                    quoted(t.title.as_deref()),
+                    t.toolset,
+                    first_line(&t.description)
+                );
+            }
+            for prompt in &p.prompts {
+                let arguments: Vec<String> = prompt
+                    .arguments
+                    .iter()
+                    .map(|a| format!("{}{}", a.name, if a.required { "" } else { "?" }))
+                    .collect();
+                let _ = writeln!(
+                    out,
+                    "  prompt {}({}){} ({}): {}",
+                    prompt.name,
+                    arguments.join(", "),
+                    quoted(prompt.title.as_deref()),
+                    prompt.toolset,
+                    first_line(&prompt.description)
+                );
+            }
+            for c in &p.completions {
+                let _ = writeln!(out, "  completes {} argument `{}`", c.reference, c.argument);
             }
             for e in &p.extends {
                 let pending = if e.pending {
@@ -254,6 +310,15 @@ impl Listing {
         }
         out
     }
+}
+
+/// ` "title"`, or nothing.
+fn quoted(title: Option<&str>) -> String {
+    title.map(|t| format!(" \"{t}\"")).unwrap_or_default()
+}
+
+fn first_line(text: &str) -> &str {
+    text.lines().next().unwrap_or("").trim()
 }
 
 /// `NAME (order N): wrap, description, ...`, for one extension in a text listing.

@@ -1,10 +1,14 @@
-//! The registry: manifests become ordered contributions (toolsets, tools and tool extensions,
-//! each under its plugin), with every conflict recorded rather than silently resolved.
+//! The registry: manifests become ordered contributions (toolsets, tools, tool extensions,
+//! resources, resource templates, prompts and completions, each under its plugin), with every
+//! conflict recorded rather than silently resolved.
 //!
-//! Toolsets and tools are in load order (plugin file-name order), then declaration order. A
-//! tool name offered by two plugins is served from the first one in that order among the active
+//! Toolsets, tools, resources, resource templates and prompts are in load order (plugin
+//! file-name order), then declaration order. A tool name, resource URI, URI template or prompt
+//! name offered by two plugins is served from the first one in that order among the active
 //! toolsets; the conflict is listed. A toolset declared by two plugins keeps the first
-//! declaration and holds the tools of both.
+//! declaration and holds the contributions of both. Reading a URI tries the served resources
+//! (exact URI) before the served templates ([`Registry::resource_owner`]); a completion goes to
+//! the plugin of the prompt or template it refers to ([`Registry::completion_owner`]).
 //!
 //! Extensions ([`Extensions`]) are **not** in load order. The extensions of one tool apply in
 //! this order, the same on every machine whatever the file names or the order files were
@@ -22,7 +26,13 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use plugin_api::manifest::{ExtensionDecl, ToolDecl, ToolsetDecl};
+use plugin_api::{
+    manifest::{
+        CompletionDecl, CompletionRef, ExtensionDecl, PromptDecl, ResourceDecl,
+        ResourceTemplateDecl, ToolDecl, ToolsetDecl,
+    },
+    uri_template::UriTemplate,
+};
 use serde::Serialize;
 
 use crate::{discovery::DiscoveredPlugin, selection::ActiveSet};
@@ -35,6 +45,12 @@ pub struct Registry {
     tools: Vec<ToolEntry>,
     extensions: Extensions,
     conflicts: Vec<Conflict>,
+    resources: Vec<ResourceEntry>,
+    resource_templates: Vec<ResourceTemplateEntry>,
+    /// Each template of `resource_templates`, parsed (`None` when it cannot be: never matched).
+    parsed_templates: Vec<Option<UriTemplate>>,
+    prompts: Vec<PromptEntry>,
+    completions: Vec<CompletionEntry>,
 }
 
 /// A toolset and the plugin that declared it first.
@@ -47,14 +63,119 @@ pub struct ToolsetEntry {
     pub plugin: String,
 }
 
-/// A tool and the plugin that offers it.
+/// A contribution (a tool, resource, resource template, prompt or completion) and the plugin
+/// that offers it.
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct ToolEntry {
+pub struct Entry<D> {
     /// The declaration.
     #[serde(flatten)]
-    pub decl: ToolDecl,
+    pub decl: D,
     /// The plugin offering it.
     pub plugin: String,
+}
+
+/// A tool and the plugin that offers it.
+pub type ToolEntry = Entry<ToolDecl>;
+/// A resource and the plugin that offers it.
+pub type ResourceEntry = Entry<ResourceDecl>;
+/// A resource template and the plugin that offers it.
+pub type ResourceTemplateEntry = Entry<ResourceTemplateDecl>;
+/// A prompt and the plugin that offers it.
+pub type PromptEntry = Entry<PromptDecl>;
+/// A completion and the plugin that offers it.
+pub type CompletionEntry = Entry<CompletionDecl>;
+
+/// What the registry needs of a declaration served by name in a toolset.
+pub trait Contribution {
+    /// What it is, for conflicts: `tool`, `resource`, `resource template` or `prompt`.
+    const KIND: &'static str;
+    /// What names it uniquely among those a URL is served: name, URI or URI template.
+    fn key(&self) -> &str;
+    /// Its toolset.
+    fn toolset(&self) -> &str;
+}
+
+macro_rules! contribution {
+    ($decl:ty, $kind:literal, $key:ident) => {
+        impl Contribution for $decl {
+            const KIND: &'static str = $kind;
+            fn key(&self) -> &str {
+                &self.$key
+            }
+            fn toolset(&self) -> &str {
+                &self.toolset
+            }
+        }
+    };
+}
+
+contribution!(ToolDecl, "tool", name);
+contribution!(ResourceDecl, "resource", uri);
+contribution!(ResourceTemplateDecl, "resource template", uri_template);
+contribution!(PromptDecl, "prompt", name);
+
+/// Appends `plugin`'s `decls` to `entries`, recording a conflict for each key already there.
+fn collect<D: Contribution + Clone>(
+    entries: &mut Vec<Entry<D>>,
+    conflicts: &mut Vec<Conflict>,
+    plugin: &str,
+    decls: &[D],
+) {
+    for decl in decls {
+        if let Some(first) = entries.iter().find(|e| e.decl.key() == decl.key()) {
+            conflicts.push(Conflict {
+                kind: D::KIND,
+                name: decl.key().to_owned(),
+                kept: first.plugin.clone(),
+                shadowed: plugin.to_owned(),
+            });
+        }
+        entries.push(Entry {
+            decl: decl.clone(),
+            plugin: plugin.to_owned(),
+        });
+    }
+}
+
+/// The entries served for `active`, in order, the first of each key only.
+fn served<'a, D: Contribution>(entries: &'a [Entry<D>], active: &ActiveSet) -> Vec<&'a Entry<D>> {
+    let mut served: Vec<&Entry<D>> = Vec::new();
+    for entry in entries.iter().filter(|e| active.contains(e.decl.toolset())) {
+        if !served.iter().any(|s| s.decl.key() == entry.decl.key()) {
+            served.push(entry);
+        }
+    }
+    served
+}
+
+/// Where a resource read goes: the plugin whose served resource or template the URI names.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum ResourceOwner<'a> {
+    /// A static resource with that URI.
+    Resource(&'a ResourceEntry),
+    /// A template the URI fits.
+    Template(&'a ResourceTemplateEntry),
+}
+
+impl ResourceOwner<'_> {
+    /// The plugin offering it.
+    pub fn plugin(&self) -> &str {
+        match self {
+            Self::Resource(e) => &e.plugin,
+            Self::Template(e) => &e.plugin,
+        }
+    }
+}
+
+/// Where a completion goes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CompletionOwner<'a> {
+    /// No prompt or template served here has that name or URI template.
+    Unknown,
+    /// The plugin offering the prompt or template does not complete that argument: no values.
+    Nobody,
+    /// This plugin completes it.
+    Plugin(&'a str),
 }
 
 /// An extension of a tool, under the plugin that declares it.
@@ -233,7 +354,7 @@ impl Extensions {
 /// Two plugins offering the same name.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Conflict {
-    /// `tool` or `toolset`.
+    /// `tool`, `toolset`, `resource`, `resource template` or `prompt`.
     pub kind: &'static str,
     /// The contested name.
     pub name: String,
@@ -269,21 +390,35 @@ impl Registry {
                     }
                 }
             }
-            for tool in &plugin.manifest.tools {
-                if let Some(first) = registry.tools.iter().find(|t| t.decl.name == tool.name) {
-                    registry.conflicts.push(Conflict {
-                        kind: "tool",
-                        name: tool.name.clone(),
-                        kept: first.plugin.clone(),
-                        shadowed: name.clone(),
-                    });
-                }
-                registry.tools.push(ToolEntry {
-                    decl: tool.clone(),
+            let m = &plugin.manifest;
+            let conflicts = &mut registry.conflicts;
+            collect(&mut registry.tools, conflicts, name, &m.tools);
+            collect(&mut registry.resources, conflicts, name, &m.resources);
+            collect(
+                &mut registry.resource_templates,
+                conflicts,
+                name,
+                &m.resource_templates,
+            );
+            collect(&mut registry.prompts, conflicts, name, &m.prompts);
+            registry
+                .completions
+                .extend(m.completions.iter().map(|c| Entry {
+                    decl: c.clone(),
                     plugin: name.clone(),
-                });
-            }
+                }));
         }
+        registry.parsed_templates = registry
+            .resource_templates
+            .iter()
+            .map(|t| {
+                UriTemplate::parse(&t.decl.uri_template)
+                    .inspect_err(|e| {
+                        tracing::warn!("plugin `{}`: {e}; it is never matched", t.plugin)
+                    })
+                    .ok()
+            })
+            .collect();
         for conflict in &registry.conflicts {
             tracing::warn!(
                 "{} `{}` is offered by plugins `{}` and `{}`: `{}` is served where both are active",
@@ -347,17 +482,98 @@ impl Registry {
     /// The statically declared tools served for `active`, in load then declaration order, the
     /// first of each name only.
     pub fn served_tools(&self, active: &ActiveSet) -> Vec<&ToolEntry> {
-        let mut served: Vec<&ToolEntry> = Vec::new();
-        for tool in self
-            .tools
+        served(&self.tools, active)
+    }
+
+    /// Every declared resource, in load then declaration order (shadowed ones too).
+    pub fn resources(&self) -> &[ResourceEntry] {
+        &self.resources
+    }
+
+    /// Every declared resource template, in load then declaration order (shadowed ones too).
+    pub fn resource_templates(&self) -> &[ResourceTemplateEntry] {
+        &self.resource_templates
+    }
+
+    /// Every declared prompt, in load then declaration order (shadowed ones too).
+    pub fn prompts(&self) -> &[PromptEntry] {
+        &self.prompts
+    }
+
+    /// Every declared completion, in load then declaration order.
+    pub fn completions(&self) -> &[CompletionEntry] {
+        &self.completions
+    }
+
+    /// The resources served for `active`, in order, the first of each URI only.
+    pub fn served_resources(&self, active: &ActiveSet) -> Vec<&ResourceEntry> {
+        served(&self.resources, active)
+    }
+
+    /// The resource templates served for `active`, in order, the first of each template only.
+    pub fn served_resource_templates(&self, active: &ActiveSet) -> Vec<&ResourceTemplateEntry> {
+        served(&self.resource_templates, active)
+    }
+
+    /// The prompts served for `active`, in order, the first of each name only.
+    pub fn served_prompts(&self, active: &ActiveSet) -> Vec<&PromptEntry> {
+        served(&self.prompts, active)
+    }
+
+    /// The prompt `name` as served for `active`.
+    pub fn served_prompt(&self, active: &ActiveSet, name: &str) -> Option<&PromptEntry> {
+        self.prompts
             .iter()
-            .filter(|t| active.contains(&t.decl.toolset))
+            .find(|p| p.decl.name == name && active.contains(&p.decl.toolset))
+    }
+
+    /// What serves a read of `uri` for `active`: the first served resource with that URI, else
+    /// the first served template `uri` fits; `None` when nothing does.
+    pub fn resource_owner(&self, active: &ActiveSet, uri: &str) -> Option<ResourceOwner<'_>> {
+        if let Some(resource) = self
+            .resources
+            .iter()
+            .find(|r| r.decl.uri == uri && active.contains(&r.decl.toolset))
         {
-            if !served.iter().any(|s| s.decl.name == tool.decl.name) {
-                served.push(tool);
-            }
+            return Some(ResourceOwner::Resource(resource));
         }
-        served
+        self.resource_templates
+            .iter()
+            .zip(&self.parsed_templates)
+            .find(|(t, parsed)| {
+                active.contains(&t.decl.toolset)
+                    && parsed.as_ref().is_some_and(|p| p.matches(uri).is_some())
+            })
+            .map(|(t, _)| ResourceOwner::Template(t))
+    }
+
+    /// Who completes `argument` of `reference` for `active`: the plugin of the prompt or
+    /// template it refers to, if that plugin declares the completion.
+    pub fn completion_owner(
+        &self,
+        active: &ActiveSet,
+        reference: &CompletionRef,
+        argument: &str,
+    ) -> CompletionOwner<'_> {
+        let plugin = match reference {
+            CompletionRef::Prompt { name } => self.served_prompt(active, name).map(|p| &p.plugin),
+            CompletionRef::Resource { uri } => self
+                .resource_templates
+                .iter()
+                .find(|t| t.decl.uri_template == *uri && active.contains(&t.decl.toolset))
+                .map(|t| &t.plugin),
+        };
+        let Some(plugin) = plugin else {
+            return CompletionOwner::Unknown;
+        };
+        let completes = self.completions.iter().any(|c| {
+            c.plugin == *plugin && c.decl.reference == *reference && c.decl.argument == argument
+        });
+        if completes {
+            CompletionOwner::Plugin(plugin)
+        } else {
+            CompletionOwner::Nobody
+        }
     }
 
     /// The plugins that serving `active` opens, in load order: those declaring an active
@@ -366,6 +582,24 @@ impl Registry {
         self.plugins
             .iter()
             .filter(|p| active.iter().any(|t| p.manifest.activated_by(t)))
+            .collect()
+    }
+
+    /// The plugins a tool table for `active` opens: those of [`Registry::plugins_for`] that
+    /// may serve a tool there (one declared in an active toolset, tools built at run time, or an
+    /// `on_toolset` event naming an active toolset). A plugin that only offers resources and
+    /// prompts there is opened when one of them is first read or got.
+    pub fn tool_plugins_for(&self, active: &ActiveSet) -> Vec<&DiscoveredPlugin> {
+        self.plugins_for(active)
+            .into_iter()
+            .filter(|p| {
+                let m = &p.manifest;
+                m.dynamic_tools
+                    || m.tools.iter().any(|t| active.contains(&t.toolset))
+                    || m.activation.iter().any(|a| {
+                        matches!(a, plugin_api::manifest::Activation::OnToolset(t) if active.contains(t))
+                    })
+            })
             .collect()
     }
 
@@ -529,5 +763,173 @@ mod tests {
                 .plugins_for(&ActiveSet::from_names(["y"]))
                 .is_empty()
         );
+    }
+
+    /// A plugin `name` with toolset `name` (off by default) holding these resources,
+    /// templates, prompts and completions (JSON lists, toolset filled in).
+    fn contributing(
+        name: &str,
+        resources: &str,
+        templates: &str,
+        prompts: &str,
+    ) -> DiscoveredPlugin {
+        let mut p = plugin(
+            name,
+            &format!(r#"[{{"name":"{name}","default":false}}]"#),
+            "[]",
+        );
+        let with_toolset = |list: &str| -> serde_json::Value {
+            let mut list: serde_json::Value = serde_json::from_str(list).unwrap();
+            for item in list.as_array_mut().unwrap() {
+                item["toolset"] = name.into();
+            }
+            list
+        };
+        let m = &mut p.manifest;
+        m.resources = serde_json::from_value(with_toolset(resources)).unwrap();
+        m.resource_templates = serde_json::from_value(with_toolset(templates)).unwrap();
+        m.prompts = serde_json::from_value(with_toolset(prompts)).unwrap();
+        p
+    }
+
+    #[test]
+    fn resources_templates_and_prompts_are_served_first_come_with_conflicts_listed() {
+        let registry = Registry::new(vec![
+            contributing(
+                "a",
+                r#"[{"uri": "test://x", "name": "x"}, {"uri": "test://a", "name": "a"}]"#,
+                r#"[{"uri_template": "test://t/{id}", "name": "t"}]"#,
+                r#"[{"name": "p"}]"#,
+            ),
+            contributing(
+                "b",
+                r#"[{"uri": "test://x", "name": "x from b"}]"#,
+                r#"[{"uri_template": "test://t/{id}", "name": "t"}]"#,
+                r#"[{"name": "p"}, {"name": "q"}]"#,
+            ),
+        ]);
+        let kinds: Vec<(&str, &str, &str)> = registry
+            .conflicts()
+            .iter()
+            .map(|c| (c.kind, c.name.as_str(), c.kept.as_str()))
+            .collect();
+        assert_eq!(
+            kinds,
+            [
+                ("resource", "test://x", "a"),
+                ("resource template", "test://t/{id}", "a"),
+                ("prompt", "p", "a")
+            ]
+        );
+        let both = ActiveSet::from_names(["a", "b"]);
+        let uris: Vec<(&str, &str)> = registry
+            .served_resources(&both)
+            .iter()
+            .map(|r| (r.decl.uri.as_str(), r.plugin.as_str()))
+            .collect();
+        assert_eq!(uris, [("test://x", "a"), ("test://a", "a")]);
+        let prompts: Vec<(&str, &str)> = registry
+            .served_prompts(&both)
+            .iter()
+            .map(|p| (p.decl.name.as_str(), p.plugin.as_str()))
+            .collect();
+        assert_eq!(prompts, [("p", "a"), ("q", "b")]);
+        let only_b = ActiveSet::from_names(["b"]);
+        assert_eq!(registry.served_resources(&only_b)[0].plugin, "b");
+        assert_eq!(registry.served_resource_templates(&only_b)[0].plugin, "b");
+        assert!(registry.served_prompts(&ActiveSet::default()).is_empty());
+    }
+
+    #[test]
+    fn a_read_goes_to_the_resource_then_the_first_template_of_an_active_toolset() {
+        let registry = Registry::new(vec![
+            contributing(
+                "a",
+                r#"[{"uri": "test://t/static", "name": "s"}]"#,
+                r#"[{"uri_template": "test://t/{id}", "name": "t"}]"#,
+                "[]",
+            ),
+            contributing(
+                "b",
+                "[]",
+                r#"[{"uri_template": "test://{+any}", "name": "u"}]"#,
+                "[]",
+            ),
+        ]);
+        let owner = |active: &[&str], uri: &str| {
+            registry
+                .resource_owner(&ActiveSet::from_names(active.iter().copied()), uri)
+                .map(|o| match o {
+                    ResourceOwner::Resource(r) => format!("{} {}", r.plugin, r.decl.uri),
+                    ResourceOwner::Template(t) => format!("{} {}", t.plugin, t.decl.uri_template),
+                })
+        };
+        assert_eq!(
+            owner(&["a", "b"], "test://t/static").unwrap(),
+            "a test://t/static"
+        );
+        assert_eq!(owner(&["a", "b"], "test://t/7").unwrap(), "a test://t/{id}");
+        assert_eq!(
+            owner(&["a", "b"], "test://t/7/x").unwrap(),
+            "b test://{+any}"
+        );
+        assert_eq!(owner(&["b"], "test://t/static").unwrap(), "b test://{+any}");
+        assert_eq!(owner(&["a"], "other://x"), None);
+        assert_eq!(owner(&[], "test://t/static"), None);
+    }
+
+    #[test]
+    fn a_completion_goes_to_the_plugin_of_its_prompt_if_it_completes_that_argument() {
+        let mut a = contributing(
+            "a",
+            "[]",
+            "[]",
+            r#"[{"name": "p", "arguments": [{"name": "x"}]}]"#,
+        );
+        a.manifest.completions = serde_json::from_str(
+            r#"[{"ref": {"type": "ref/prompt", "name": "p"}, "argument": "x"}]"#,
+        )
+        .unwrap();
+        let registry = Registry::new(vec![a]);
+        let active = ActiveSet::from_names(["a"]);
+        let prompt = CompletionRef::Prompt { name: "p".into() };
+        assert_eq!(
+            registry.completion_owner(&active, &prompt, "x"),
+            CompletionOwner::Plugin("a")
+        );
+        assert_eq!(
+            registry.completion_owner(&active, &prompt, "y"),
+            CompletionOwner::Nobody
+        );
+        assert_eq!(
+            registry.completion_owner(&ActiveSet::default(), &prompt, "x"),
+            CompletionOwner::Unknown
+        );
+        let template = CompletionRef::Resource {
+            uri: "test://{id}".into(),
+        };
+        assert_eq!(
+            registry.completion_owner(&active, &template, "id"),
+            CompletionOwner::Unknown
+        );
+    }
+
+    #[test]
+    fn a_tool_table_does_not_open_a_plugin_with_only_resources_and_prompts_there() {
+        let only_resources = contributing("r", r#"[{"uri": "test://r", "name": "r"}]"#, "[]", "[]");
+        let mut asked_for = contributing("e", "[]", "[]", r#"[{"name": "p"}]"#);
+        asked_for
+            .manifest
+            .activation
+            .push(plugin_api::manifest::Activation::OnToolset("e".into()));
+        let registry = Registry::new(vec![base(), only_resources, asked_for]);
+        let active = ActiveSet::from_names(["base", "r", "e"]);
+        assert_eq!(registry.plugins_for(&active).len(), 3);
+        let opened: Vec<&str> = registry
+            .tool_plugins_for(&active)
+            .iter()
+            .map(|p| p.manifest.name.as_str())
+            .collect();
+        assert_eq!(opened, ["base", "e"]);
     }
 }

@@ -16,7 +16,10 @@ use std::collections::BTreeSet;
 
 use serde::Serialize;
 
-use crate::{discovery::split_names, registry::Registry};
+use crate::{
+    discovery::split_names,
+    registry::{Contribution, Entry, Registry},
+};
 
 /// What a query string asks for.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -173,6 +176,12 @@ pub struct ToolsetsReport {
     pub active: Vec<String>,
     /// The statically declared tools this URL is served, sorted.
     pub tools: Vec<String>,
+    /// The URIs of the resources this URL is served, sorted.
+    pub resources: Vec<String>,
+    /// The URI templates of the resource templates this URL is served, sorted.
+    pub resource_templates: Vec<String>,
+    /// The prompts this URL is served, sorted.
+    pub prompts: Vec<String>,
     /// Names the URL used that no plugin declares, sorted.
     pub unknown: Vec<String>,
     /// Active plugins that build more tools at run time, which only activation lists.
@@ -205,12 +214,6 @@ impl ToolsetsReport {
     /// The report for `resolution`.
     pub fn new(registry: &Registry, resolution: &Resolution) -> Self {
         let active = &resolution.active;
-        let mut tools: Vec<String> = registry
-            .served_tools(active)
-            .iter()
-            .map(|t| t.decl.name.clone())
-            .collect();
-        tools.sort();
         Self {
             toolsets: registry
                 .toolsets()
@@ -225,7 +228,10 @@ impl ToolsetsReport {
                 })
                 .collect(),
             active: active.iter().cloned().collect(),
-            tools,
+            tools: sorted_keys(registry.served_tools(active)),
+            resources: sorted_keys(registry.served_resources(active)),
+            resource_templates: sorted_keys(registry.served_resource_templates(active)),
+            prompts: sorted_keys(registry.served_prompts(active)),
             unknown: resolution.unknown.clone(),
             dynamic_tools_from: registry
                 .plugins_for(active)
@@ -236,6 +242,13 @@ impl ToolsetsReport {
             conflicts: registry.conflicts().to_vec(),
         }
     }
+}
+
+/// The keys (names, URIs) of served entries, sorted.
+fn sorted_keys<D: Contribution>(entries: Vec<&Entry<D>>) -> Vec<String> {
+    let mut keys: Vec<String> = entries.iter().map(|e| e.decl.key().to_owned()).collect();
+    keys.sort();
+    keys
 }
 
 #[cfg(test)]
@@ -375,5 +388,41 @@ mod tests {
         let a = resolve(&Query::parse("benchmarks"), DECLARED, None).active;
         let b = resolve(&Query::parse("toolsets=benchmarks"), DECLARED, None).active;
         assert_eq!(a, b);
+    }
+
+    #[test]
+    fn the_report_lists_the_resources_templates_and_prompts_of_active_toolsets_only() {
+        let manifest = plugin_api::Manifest::from_json(
+            r#"{"plugin_api": "0.1.0", "name": "library", "version": "1",
+                "toolsets": [{"name": "library", "default": false}],
+                "resources": [{"uri": "test://b", "name": "b", "toolset": "library"},
+                              {"uri": "test://a", "name": "a", "toolset": "library"}],
+                "resource_templates": [{"uri_template": "test://t/{id}", "name": "t",
+                                        "toolset": "library"}],
+                "prompts": [{"name": "greet", "toolset": "library"}]}"#,
+        )
+        .unwrap();
+        let registry = Registry::new(vec![crate::discovery::DiscoveredPlugin {
+            path: "liblibrary.so".into(),
+            manifest,
+        }]);
+        let report = |query: &str| {
+            let resolution = resolve(&Query::parse(query), &declared(&registry), None);
+            serde_json::to_value(ToolsetsReport::new(&registry, &resolution)).unwrap()
+        };
+        let with = report("library");
+        assert_eq!(
+            with["resources"],
+            serde_json::json!(["test://a", "test://b"])
+        );
+        assert_eq!(
+            with["resource_templates"],
+            serde_json::json!(["test://t/{id}"])
+        );
+        assert_eq!(with["prompts"], serde_json::json!(["greet"]));
+        let without = report("");
+        for key in ["resources", "resource_templates", "prompts"] {
+            assert_eq!(without[key], serde_json::json!([]), "{key}");
+        }
     }
 }

@@ -10,7 +10,10 @@ use syn::{
     FnArg, Ident, ImplItem, ImplItemFn, ItemImpl, LitStr, Pat, ReturnType, Type, spanned::Spanned,
 };
 
-use crate::attrs::{ArgArgs, ExtendArgs, PluginArgs, ToolArgs, doc_comment};
+use crate::{
+    attrs::{ArgArgs, ExtendArgs, PluginArgs, ToolArgs, doc_comment},
+    contributions::Contributions,
+};
 
 /// The framing of `plugin_api::section`, repeated here because a proc-macro crate cannot
 /// depend on the crate that re-exports it.
@@ -83,7 +86,8 @@ pub(crate) fn plugin(args: PluginArgs, mut item: ItemImpl) -> syn::Result<TokenS
     // A plugin with tools and no toolset gets one named after it; a plugin that only extends
     // other plugins' tools has nothing to select, so it gets none.
     let has_tools = item.items.iter().any(|i| {
-        matches!(i, ImplItem::Fn(m) if m.attrs.iter().any(|a| a.path().is_ident("tool") || a.path().is_ident("dynamic_tools")))
+        matches!(i, ImplItem::Fn(m) if m.attrs.iter().any(|a| a.path().is_ident("tool") || a.path().is_ident("dynamic_tools")
+            || crate::contributions::ATTRIBUTES.iter().any(|n| a.path().is_ident(n))))
     });
     if toolsets.is_empty() && has_tools {
         toolset_names.insert(name.clone());
@@ -105,10 +109,14 @@ pub(crate) fn plugin(args: PluginArgs, mut item: ItemImpl) -> syn::Result<TokenS
     let mut extend_methods: Vec<ExtendMethod> = Vec::new();
     let mut dynamic = None;
     let mut on_stop = None;
+    let mut contributions = Contributions::default();
     for impl_item in &mut item.items {
         let ImplItem::Fn(method) = impl_item else {
             continue;
         };
+        if contributions.take(&own_toolset, method)? {
+            continue;
+        }
         if let Some(pos) = method
             .attrs
             .iter()
@@ -143,6 +151,8 @@ pub(crate) fn plugin(args: PluginArgs, mut item: ItemImpl) -> syn::Result<TokenS
         }
     }
 
+    contributions.check(&toolset_names)?;
+
     let mut activation: Vec<Value> = Vec::new();
     if args.on_startup {
         activation.push("on_startup".into());
@@ -152,7 +162,7 @@ pub(crate) fn plugin(args: PluginArgs, mut item: ItemImpl) -> syn::Result<TokenS
             .iter()
             .map(|t| json!({"on_toolset": t.value()})),
     );
-    let manifest = json!({
+    let mut manifest = json!({
         "plugin_api": env!("CARGO_PKG_VERSION"),
         "name": name,
         "version": version,
@@ -165,8 +175,11 @@ pub(crate) fn plugin(args: PluginArgs, mut item: ItemImpl) -> syn::Result<TokenS
         "extends": args.extends.iter().map(|e| e.decl(false))
             .chain(extend_methods.iter().map(|e| e.args.decl(true)))
             .collect::<Vec<_>>(),
-    })
-    .to_string();
+    });
+    if let Value::Object(fields) = &mut manifest {
+        contributions.manifest(fields);
+    }
+    let manifest = manifest.to_string();
     let mut record = MAGIC.to_vec();
     record.extend_from_slice(
         &u32::try_from(manifest.len())
@@ -208,6 +221,7 @@ pub(crate) fn plugin(args: PluginArgs, mut item: ItemImpl) -> syn::Result<TokenS
             }
         }
     });
+    let contribution_tokens = contributions.definition();
     let loader = Ident::new(
         &abi_stable_shared::mangled_root_module_loader_name(),
         Span::call_site(),
@@ -238,6 +252,8 @@ pub(crate) fn plugin(args: PluginArgs, mut item: ItemImpl) -> syn::Result<TokenS
             #stop_tokens
 
             #wrap_tokens
+
+            #contribution_tokens
         }
 
         const _: () = {
@@ -347,7 +363,7 @@ fn context_param(ty: &Type) -> Option<bool> {
 }
 
 /// Whether a return type is spelled `Result<..>`.
-fn returns_result(output: &ReturnType) -> bool {
+pub(crate) fn returns_result(output: &ReturnType) -> bool {
     match output {
         ReturnType::Type(_, ty) => {
             matches!(&**ty, Type::Path(p) if p.path.segments.last().is_some_and(|s| s.ident == "Result"))

@@ -6,7 +6,11 @@
 //! tool name, a tool in a toolset the plugin does not declare, `meta` that is not a JSON object.
 
 mod attrs;
+mod contributions;
 mod expand;
+#[path = "../../plugin-api/src/uri_template.rs"]
+#[allow(unreachable_pub, dead_code)]
+mod uri_template;
 
 use proc_macro::TokenStream;
 

@@ -141,3 +141,94 @@
 //!     }
 //! }
 //! ```
+//!
+//! A resource template whose method's parameters are not the template's variables:
+//!
+//! ```compile_fail
+//! #[derive(Default)]
+//! struct P;
+//! #[plugin_api::plugin(name = "p")]
+//! impl P {
+//!     #[resource_template(uri_template = "test://t/{id}/data")]
+//!     fn t(&self, name: String) -> String { name }
+//! }
+//! ```
+//!
+//! A URI template the host could not match:
+//!
+//! ```compile_fail
+//! #[derive(Default)]
+//! struct P;
+//! #[plugin_api::plugin(name = "p")]
+//! impl P {
+//!     #[resource_template(uri_template = "test://search{?q}")]
+//!     fn t(&self, q: String) -> String { q }
+//! }
+//! ```
+//!
+//! A resource URI used twice:
+//!
+//! ```compile_fail
+//! #[derive(Default)]
+//! struct P;
+//! #[plugin_api::plugin(name = "p")]
+//! impl P {
+//!     #[resource(uri = "test://a")]
+//!     fn a(&self) -> String { String::new() }
+//!     #[resource(uri = "test://a")]
+//!     fn b(&self) -> String { String::new() }
+//! }
+//! ```
+//!
+//! A prompt in a toolset the plugin does not declare:
+//!
+//! ```compile_fail
+//! #[derive(Default)]
+//! struct P;
+//! #[plugin_api::plugin(name = "p", toolset(name = "p"))]
+//! impl P {
+//!     #[prompt(toolset = "elsewhere")]
+//!     fn greet(&self) -> String { String::new() }
+//! }
+//! ```
+//!
+//! A completion of an argument the prompt does not have:
+//!
+//! ```compile_fail
+//! #[derive(Default)]
+//! struct P;
+//! #[plugin_api::plugin(name = "p")]
+//! impl P {
+//!     #[prompt]
+//!     fn greet(&self, who: String) -> String { who }
+//!     #[complete(prompt = "greet", argument = "whom")]
+//!     fn complete_who(&self, value: String) -> Vec<String> { vec![value] }
+//! }
+//! ```
+//!
+//! And resources, templates, prompts and completions written correctly compile, a plugin with
+//! only those getting a toolset named after it:
+//!
+//! ```
+//! use std::collections::HashMap;
+//!
+//! #[derive(Default)]
+//! struct P;
+//! #[plugin_api::plugin(name = "p")]
+//! impl P {
+//!     #[resource(uri = "test://a", size = 1)]
+//!     async fn a(&self) -> Result<Vec<u8>, std::io::Error> { Ok(vec![1]) }
+//!     #[resource_template(uri_template = "test://t/{id}/{+rest}")]
+//!     fn t(&self, rest: String, id: u64) -> plugin_api::ResourceContents {
+//!         plugin_api::ResourceContents::text("", format!("{id} {rest}"))
+//!     }
+//!     #[prompt(name = "greet")]
+//!     fn greet(&self, #[arg(rename = "firstName")] first_name: String, times: Option<u8>) -> String {
+//!         first_name.repeat(times.unwrap_or(1).into())
+//!     }
+//!     #[complete(resource = "test://t/{id}/{+rest}", argument = "id")]
+//!     async fn complete_id(&self, value: String, given: HashMap<String, String>) -> Vec<String> {
+//!         vec![value, given.len().to_string()]
+//!     }
+//! }
+//! ```

@@ -36,6 +36,15 @@ impl ToolError {
         }
     }
 
+    /// What was asked for does not exist: a resource template's variables name no resource
+    /// (the client gets MCP's "Resource not found", `-32002`).
+    pub fn not_found(message: impl Into<String>) -> Self {
+        Self {
+            kind: ErrorKind::NotFound,
+            message: message.into(),
+        }
+    }
+
     /// The message the client sees.
     pub fn message(&self) -> &str {
         &self.message
@@ -84,6 +93,8 @@ pub enum ErrorKind {
     Cancelled,
     /// The plugin could not do what the host asked (instantiate, list its tools).
     Plugin,
+    /// What was asked for does not exist (a resource's URI).
+    NotFound,
 }
 
 /// An error crossing the ABI: a kind and a message.

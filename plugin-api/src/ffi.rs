@@ -2,7 +2,8 @@
 //!
 //! A plugin library exports one root module, [`PluginMod`]: its manifest and a constructor. The
 //! constructor returns a [`PluginInstance`] object, which lists the plugin's tools, each with a
-//! [`ToolHandler`] object. JSON crosses as `RString`; futures as `async_ffi::FfiFuture`, so the
+//! [`ToolHandler`] object, and reads its resources, gets its prompts and completes their
+//! arguments. JSON crosses as `RString`; futures as `async_ffi::FfiFuture`, so the
 //! plugin's own async runtime never meets the host's. Handlers are `#[sabi_trait]` objects, so a
 //! handler from one plugin can be passed to another. Each call carries a [`HostContext`]: the
 //! host's services for that one request (log, progress, requests to the client), which the
@@ -57,8 +58,33 @@ pub trait PluginInstance: Send + Sync {
 
     /// Applies the plugin's extension number `extension` (its index in the manifest's
     /// `extends`) to `original`, the handler of the tool it targets; returns the new handler.
-    #[sabi(last_prefix_field)]
     fn wrap(&self, extension: u32, original: ToolHandlerBox) -> RResult<ToolHandlerBox, FfiError>;
+
+    /// The resources, resource templates, prompts and completions the code serves, as a JSON
+    /// object with those four lists (`resources`, `resource_templates`, `prompts`,
+    /// `completions`), each as the manifest writes it. The host compares them with the
+    /// manifest at activation.
+    fn contributions(&self) -> RResult<RString, FfiError>;
+
+    /// Reads `uri`: one of the plugin's static resources, else the first of its templates
+    /// `uri` fits. Resolves to MCP `ReadResourceResult` JSON; an error of kind `NotFound`
+    /// when the plugin has no such resource.
+    fn read_resource(&self, uri: RString) -> FfiFuture<RResult<RString, FfiError>>;
+
+    /// Gets the prompt `name` with `arguments_json` (a JSON object of strings). Resolves to MCP
+    /// `GetPromptResult` JSON; an `InvalidArguments` error when the prompt is unknown or a
+    /// required argument is missing.
+    fn get_prompt(
+        &self,
+        name: RString,
+        arguments_json: RString,
+    ) -> FfiFuture<RResult<RString, FfiError>>;
+
+    /// Completes an argument: `request_json` is MCP's `completion/complete` params (`ref`,
+    /// `argument`, `context`). Resolves to the result's `completion` JSON (`values`, `total`,
+    /// `hasMore`); no values when the plugin does not complete that argument.
+    #[sabi(last_prefix_field)]
+    fn complete(&self, request_json: RString) -> FfiFuture<RResult<RString, FfiError>>;
 }
 
 /// A plugin instance behind the ABI.

@@ -3,11 +3,14 @@
 #[cfg(doctest)]
 mod compile_checks;
 mod context;
+mod contribution;
 pub mod error;
 mod extension;
 pub mod ffi;
 pub mod manifest;
 mod plugin;
+mod prompt;
+mod resource;
 mod result;
 pub mod runtime;
 pub mod section;
@@ -26,6 +29,10 @@ pub use manifest::{Annotations, Manifest};
 #[doc(inline)]
 pub use plugin_api_macros::plugin;
 #[doc(inline)]
+pub use prompt::{GetPromptResult, IntoPromptResult, PromptMessage, Role};
+#[doc(inline)]
+pub use resource::{IntoResourceContents, ResourceBody, ResourceContents};
+#[doc(inline)]
 pub use result::{Content, IntoToolOutput, ToolOutput, ToolResult};
 /// The JSON value type tools may take and return.
 pub use serde_json::{Value, json};
@@ -37,6 +44,9 @@ pub use tool::{Tool, ToolBuilder, schema_for};
 /// What the `#[plugin]` attribute's output refers to. Not a public API.
 #[doc(hidden)]
 pub mod __private {
+    pub use crate::contribution::{
+        Code, CompletionRequest, Contributions, PromptRequest, ResourceRequest,
+    };
     pub use crate::plugin::{PluginDefinition, instantiate, manifest_json, no_wrap};
     pub use crate::tool::{parse_arguments, to_output};
     pub use abi_stable;

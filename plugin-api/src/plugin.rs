@@ -16,6 +16,7 @@ use abi_stable::{
 
 use crate::{
     context::Context,
+    contribution::{Contributions, JsonFuture, ready},
     error::{ErrorKind, FfiError, ToolError, panic_message},
     extension::{Original, Wrapped},
     ffi::{
@@ -47,6 +48,12 @@ pub trait PluginDefinition: Send + Sync + Sized + 'static {
     /// Runs the `#[on_stop]` method, if any.
     fn stop(&self) {}
 
+    /// The `#[resource]`, `#[resource_template]`, `#[prompt]` and `#[complete]` methods, with
+    /// their declarations. Called once, when the plugin is instantiated.
+    fn contributions(self: &Arc<Self>) -> Contributions {
+        Contributions::default()
+    }
+
     /// Runs the `#[extend]` method of entry number `extension` of the manifest's `extends`.
     fn wrap(&self, extension: u32, original: Original) -> Result<Wrapped, ToolError> {
         drop(original);
@@ -72,7 +79,9 @@ pub fn manifest_json(record: &'static [u8]) -> abi_stable::std_types::RStr<'stat
 #[doc(hidden)]
 pub fn instantiate<P: PluginDefinition>() -> RResult<PluginInstanceBox, FfiError> {
     guard("instantiate", || {
-        let instance = Instance(Arc::new(P::create()));
+        let plugin = Arc::new(P::create());
+        let contributions = P::contributions(&plugin);
+        let instance = Instance(plugin, contributions);
         Ok(PluginInstanceBox::from_ptr(RArc::new(instance), TD_Opaque))
     })
 }
@@ -87,7 +96,18 @@ fn guard<T>(what: &str, f: impl FnOnce() -> Result<T, FfiError>) -> RResult<T, F
     }
 }
 
-struct Instance<P>(Arc<P>);
+/// A live plugin: its state, and its resources, prompts and completions.
+struct Instance<P>(Arc<P>, Contributions);
+
+/// Starts `start` under `catch_unwind`; a panic comes back as an error naming `what`.
+fn guard_future(what: impl FnOnce() -> String, start: impl FnOnce() -> JsonFuture) -> JsonFuture {
+    catch_unwind(AssertUnwindSafe(start)).unwrap_or_else(|payload| {
+        ready(Err(FfiError::new(
+            ErrorKind::Panicked,
+            format!("{} panicked: {}", what(), panic_message(&*payload)),
+        )))
+    })
+}
 
 impl<P: PluginDefinition> PluginInstance for Instance<P> {
     fn tools(&self) -> RResult<RVec<FfiTool>, FfiError> {
@@ -115,6 +135,31 @@ impl<P: PluginDefinition> PluginInstance for Instance<P> {
                 .wrap(extension, Original::new(Arc::clone(&tool), original))?;
             Ok(ffi_handler(P::NAME, tool, handler))
         })
+    }
+
+    fn contributions(&self) -> RResult<RString, FfiError> {
+        guard("listing the plugin's resources and prompts", || {
+            Ok(self.1.declarations().into())
+        })
+    }
+
+    fn read_resource(&self, uri: RString) -> JsonFuture {
+        let uri = String::from(uri);
+        guard_future(|| format!("reading {uri}"), || self.1.read(uri.clone()))
+    }
+
+    fn get_prompt(&self, name: RString, arguments_json: RString) -> JsonFuture {
+        guard_future(
+            || format!("prompt {name}"),
+            || self.1.get_prompt(&name, &arguments_json),
+        )
+    }
+
+    fn complete(&self, request_json: RString) -> JsonFuture {
+        guard_future(
+            || "completion".to_owned(),
+            || self.1.complete(&request_json),
+        )
     }
 }
 

@@ -31,6 +31,7 @@ pub const FIXTURES: &[&str] = &[
     "fixture-ext-broken",
     "fixture-ext-unopenable",
     "fixture-context",
+    "fixture-library",
 ];
 
 /// The workspace's root folder.

@@ -7,6 +7,7 @@
 //! tools is opened when a table holds a tool it wraps, and then only; a wrap that fails drops
 //! that one tool from that table.
 
+mod contributions;
 mod extend;
 mod load;
 mod table;
@@ -117,6 +118,9 @@ pub enum CallError {
         /// The parse error.
         reason: String,
     },
+    /// What was asked for does not exist (a resource's URI).
+    #[error("{0}")]
+    NotFound(String),
 }
 
 /// A live plugin: its instance and its tools, in order.
@@ -390,6 +394,7 @@ pub fn activate(discovered: &DiscoveredPlugin) -> Result<LoadedPlugin, Activatio
         });
     }
     check_tools(manifest, &tools).map_err(mismatch)?;
+    contributions::check_contributions(manifest, &opened.instance).map_err(mismatch)?;
     Ok(LoadedPlugin {
         manifest: manifest.clone(),
         instance: opened.instance,

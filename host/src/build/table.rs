@@ -1,7 +1,10 @@
 //! The tool table of one active set: what `tools/list` answers and `tools/call` dispatches on.
 //!
 //! Each tool is collected from the first plugin offering its name, then its extensions are
-//! applied ([`super::extend`]); a tool whose extension fails is left out, with a warning.
+//! applied ([`super::extend`]); a tool whose extension fails is left out, with a warning. Only
+//! plugins that may serve a tool for the set are opened ([`Registry::tool_plugins_for`]).
+//!
+//! [`Registry::tool_plugins_for`]: crate::registry::Registry::tool_plugins_for
 
 use std::collections::{HashMap, HashSet};
 
@@ -23,7 +26,7 @@ impl ToolTable {
         let mut table = Self::default();
         let mut offered: Vec<LoadedTool> = Vec::new();
         let mut names = HashSet::new();
-        for discovered in registry.plugins_for(active) {
+        for discovered in registry.tool_plugins_for(active) {
             let Ok(plugin) = builder.plugin(&discovered.manifest.name) else {
                 continue;
             };

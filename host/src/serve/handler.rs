@@ -1,5 +1,6 @@
 //! The MCP handler: `initialize`, `tools/list` and `tools/call`, answered from the tool table of
-//! the request's own URL.
+//! the request's own URL; resources, prompts and completions, answered by
+//! [`super::contributions`] for the same URL.
 //!
 //! rmcp hands every request the HTTP request parts it came with; the handler reads the URL's
 //! query from them on each request, so sessions (stateful mode) and lone requests (stateless
@@ -12,6 +13,11 @@ use std::sync::Arc;
 use axum::http::{header, request::Parts};
 #[allow(deprecated)] // logging is deprecated by SEP-2577, still in 2025-11-25
 use rmcp::model::SetLevelRequestParams;
+use rmcp::model::{
+    CompleteRequestParams, CompleteResult, GetPromptRequestParams, GetPromptResponse,
+    ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult, ReadResourceRequestParams,
+    ReadResourceResponse, SubscribeRequestParams, UnsubscribeRequestParams,
+};
 use rmcp::{
     ErrorData, RoleServer, ServerHandler,
     model::{
@@ -26,6 +32,7 @@ use serde_json::{Value, json};
 use super::{
     ServeState,
     context::{self, SessionLevel},
+    contributions::{self as contributed, Subscriptions},
     served::{ServedSet, TOOLSETS_TOOL},
 };
 use crate::{
@@ -39,6 +46,8 @@ pub(crate) struct Handler {
     state: Arc<ServeState>,
     /// The session's logging level (`logging/setLevel`).
     level: SessionLevel,
+    /// The resources the session subscribed to.
+    subscriptions: Subscriptions,
 }
 
 impl Handler {
@@ -47,7 +56,16 @@ impl Handler {
         Self {
             state,
             level: SessionLevel::default(),
+            subscriptions: Subscriptions::default(),
         }
+    }
+
+    /// The request's URL selection, from manifests alone.
+    fn resolution(&self, context: &RequestContext<RoleServer>) -> Resolution {
+        let query = parts(context)
+            .and_then(|p| p.uri.query())
+            .unwrap_or_default();
+        self.state.resolve(query)
     }
 
     /// The request's URL selection and its served set (opening plugins on first use).
@@ -55,10 +73,7 @@ impl Handler {
         &self,
         context: &RequestContext<RoleServer>,
     ) -> Result<(Resolution, Arc<ServedSet>), ErrorData> {
-        let query = parts(context)
-            .and_then(|p| p.uri.query())
-            .unwrap_or_default();
-        let resolution = self.state.resolve(query);
+        let resolution = self.resolution(context);
         let served = self.state.sets.get(&resolution.active).await.map_err(|e| {
             tracing::error!("{e}");
             ErrorData::internal_error(e, None)
@@ -103,8 +118,13 @@ impl ServerHandler for Handler {
     ) -> Result<InitializeResult, ErrorData> {
         context.peer.set_peer_info(request.clone());
         let mut result = self.negotiate_initialize(&request)?;
-        let (_, served) = self.served(&context).await?;
+        let (resolution, served) = self.served(&context).await?;
         result.instructions = served.instructions();
+        contributed::declare_capabilities(
+            self.state.builder.registry(),
+            &resolution.active,
+            &mut result.capabilities,
+        );
         Ok(result)
     }
 
@@ -112,9 +132,14 @@ impl ServerHandler for Handler {
         &self,
         context: RequestContext<RoleServer>,
     ) -> Result<DiscoverResult, ErrorData> {
-        let (_, served) = self.served(&context).await?;
+        let (resolution, served) = self.served(&context).await?;
         let mut info = self.get_info();
         info.instructions = served.instructions();
+        contributed::declare_capabilities(
+            self.state.builder.registry(),
+            &resolution.active,
+            &mut info.capabilities,
+        );
         Ok(DiscoverResult::from_server_info(
             self.supported_protocol_versions().into_owned(),
             info,
@@ -173,6 +198,93 @@ impl ServerHandler for Handler {
     ) -> Result<(), ErrorData> {
         self.level.set(request.level);
         Ok(())
+    }
+
+    async fn list_resources(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ListResourcesResult, ErrorData> {
+        let active = self.resolution(&context).active;
+        Ok(contributed::list_resources(
+            self.state.builder.registry(),
+            &active,
+        ))
+    }
+
+    async fn list_resource_templates(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ListResourceTemplatesResult, ErrorData> {
+        let active = self.resolution(&context).active;
+        Ok(contributed::list_resource_templates(
+            self.state.builder.registry(),
+            &active,
+        ))
+    }
+
+    async fn read_resource(
+        &self,
+        request: ReadResourceRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ReadResourceResponse, ErrorData> {
+        let active = self.resolution(&context).active;
+        contributed::read_resource(&self.state, &active, &request.uri, &context.ct)
+            .await
+            .map(Into::into)
+    }
+
+    async fn subscribe(
+        &self,
+        request: SubscribeRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        let active = self.resolution(&context).active;
+        let registry = self.state.builder.registry();
+        contributed::subscribe(registry, &active, &self.subscriptions, &request.uri, true)
+    }
+
+    async fn unsubscribe(
+        &self,
+        request: UnsubscribeRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        let active = self.resolution(&context).active;
+        let registry = self.state.builder.registry();
+        contributed::subscribe(registry, &active, &self.subscriptions, &request.uri, false)
+    }
+
+    async fn list_prompts(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ListPromptsResult, ErrorData> {
+        let active = self.resolution(&context).active;
+        Ok(contributed::list_prompts(
+            self.state.builder.registry(),
+            &active,
+        ))
+    }
+
+    async fn get_prompt(
+        &self,
+        request: GetPromptRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<GetPromptResponse, ErrorData> {
+        let active = self.resolution(&context).active;
+        contributed::get_prompt(&self.state, &active, request, &context.ct)
+            .await
+            .map(Into::into)
+    }
+
+    async fn complete(
+        &self,
+        request: CompleteRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CompleteResult, ErrorData> {
+        let active = self.resolution(&context).active;
+        contributed::complete(&self.state, &active, request, &context.ct).await
     }
 }
 

@@ -6,6 +6,7 @@
 //! - `PATH` (default `/mcp`): rmcp's streamable-HTTP service; [`handler`] answers from the tool
 //!   table of each request's own URL (see [`crate::selection`]), built once per active set and
 //!   shared ([`served`]). Arguments are checked against input schemas first ([`validate`]).
+//!   Resources, prompts and completions of the same URL are answered by [`contributions`].
 //! - `GET /healthz`, `GET /toolsets[?query]` and `GET /contributions` ([`http`]); the last two
 //!   from manifests alone.
 //! - Every route sits behind the Host/Origin guard ([`http::guard`]); request bodies are bounded.
@@ -15,6 +16,7 @@
 //! stop. This is the only module that knows axum and rmcp.
 
 mod context;
+mod contributions;
 mod handler;
 mod http;
 mod served;

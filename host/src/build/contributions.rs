@@ -1,0 +1,104 @@
+//! A live plugin's resources, prompts and completions: reading, getting and completing through
+//! its ABI object, and the check at activation that its code declares what its manifest does.
+//!
+//! Which plugin serves a URI, a prompt or a completion is the registry's answer, from manifests
+//! ([`crate::registry::Registry::resource_owner`]); this module is only called once that plugin
+//! is open. Answers come back as the JSON text of the MCP result, for `serve` to parse into
+//! rmcp's types; errors keep their kind ([`CallError`]).
+
+use abi_stable::std_types::RString;
+use plugin_api::{
+    Manifest,
+    error::{ErrorKind, FfiError},
+    ffi::PluginInstanceBox,
+    manifest::{CompletionDecl, PromptDecl, ResourceDecl, ResourceTemplateDecl},
+};
+use serde::Deserialize;
+
+use super::{CallError, LoadedPlugin};
+
+impl LoadedPlugin {
+    /// Reads `uri`, which the registry says this plugin serves; resolves to MCP
+    /// `ReadResourceResult` JSON.
+    pub async fn read_resource(&self, uri: &str) -> Result<String, CallError> {
+        answer(self.instance.read_resource(uri.into())).await
+    }
+
+    /// Gets the prompt `name` with `arguments` (a JSON object of strings); resolves to MCP
+    /// `GetPromptResult` JSON.
+    pub async fn get_prompt(&self, name: &str, arguments: String) -> Result<String, CallError> {
+        answer(self.instance.get_prompt(name.into(), arguments.into())).await
+    }
+
+    /// Completes an argument, `request` being MCP's `completion/complete` params as JSON;
+    /// resolves to the result's `completion` JSON.
+    pub async fn complete(&self, request: String) -> Result<String, CallError> {
+        answer(self.instance.complete(request.into())).await
+    }
+}
+
+async fn answer(
+    future: async_ffi::FfiFuture<abi_stable::std_types::RResult<RString, FfiError>>,
+) -> Result<String, CallError> {
+    future
+        .await
+        .into_result()
+        .map(String::from)
+        .map_err(CallError::from)
+}
+
+/// An error from a plugin, by its kind.
+impl From<FfiError> for CallError {
+    fn from(error: FfiError) -> Self {
+        let message: String = error.message.into();
+        match error.kind {
+            ErrorKind::InvalidArguments => Self::InvalidArguments(message),
+            ErrorKind::Panicked => Self::Panicked(message),
+            ErrorKind::Cancelled => Self::Cancelled(message),
+            ErrorKind::NotFound => Self::NotFound(message),
+            _ => Self::Tool(message),
+        }
+    }
+}
+
+/// What a plugin's code declares besides tools, as `PluginInstance::contributions` lists it.
+#[derive(Debug, PartialEq, Deserialize)]
+struct Declared {
+    resources: Vec<ResourceDecl>,
+    resource_templates: Vec<ResourceTemplateDecl>,
+    prompts: Vec<PromptDecl>,
+    completions: Vec<CompletionDecl>,
+}
+
+/// The code's resources, templates, prompts and completions must be the manifest's, in order.
+pub(super) fn check_contributions(
+    manifest: &Manifest,
+    instance: &PluginInstanceBox,
+) -> Result<(), String> {
+    let json = instance
+        .contributions()
+        .into_result()
+        .map_err(|e| format!("listing its resources and prompts failed: {}", e.message))?;
+    let code: Declared = serde_json::from_str(&json)
+        .map_err(|e| format!("its list of resources and prompts does not parse: {e}"))?;
+    let declared = Declared {
+        resources: manifest.resources.clone(),
+        resource_templates: manifest.resource_templates.clone(),
+        prompts: manifest.prompts.clone(),
+        completions: manifest.completions.clone(),
+    };
+    for (kind, same) in [
+        ("resources", code.resources == declared.resources),
+        (
+            "resource templates",
+            code.resource_templates == declared.resource_templates,
+        ),
+        ("prompts", code.prompts == declared.prompts),
+        ("completions", code.completions == declared.completions),
+    ] {
+        if !same {
+            return Err(format!("the {kind} in code differ from the manifest's"));
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,393 @@
+//! Resources, resource templates, prompts and completions over MCP, for the active set of the
+//! request's URL: `resources/list`, `resources/templates/list`, `resources/read`,
+//! `resources/subscribe` and `resources/unsubscribe`, `prompts/list`, `prompts/get` and
+//! `completion/complete`.
+//!
+//! Lists come from the registry (manifests) and open no library. A read, a get or a completion
+//! opens the plugin that serves it (once, on a blocking thread) and awaits its answer, giving up
+//! when the client cancels. Errors are the specification's: a URI nothing serves here is
+//! `-32002` "Resource not found" with the URI in `data` (rmcp makes it `-32602` for protocol
+//! 2026-07-28); an unknown prompt, a missing required argument, or a completion of a prompt or
+//! template not served here is `-32602`; a plugin that fails is `-32603` with its message. An
+//! argument its plugin does not complete gets no values, without opening anything.
+//!
+//! Capabilities are per URL, like the lists: `initialize` declares `resources` (with
+//! `subscribe`) when the active set has a resource or a template, `prompts` when it has a
+//! prompt, and `completions` when it has a prompt or a template (something to complete), so a
+//! client is never told of lists that are empty for it. Subscriptions are recorded per session
+//! ([`Subscriptions`]); nothing sends `notifications/resources/updated` yet.
+
+use std::{
+    collections::BTreeSet,
+    sync::{Arc, Mutex, PoisonError},
+};
+
+use rmcp::{
+    ErrorData,
+    model::{
+        CompleteRequestParams, CompleteResult, CompletionInfo, GetPromptRequestParams,
+        GetPromptResult, ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult,
+        Prompt, PromptArgument, PromptMessage, ReadResourceResult, Resource, ResourceContents,
+        ResourceTemplate, ResourcesCapability, ServerCapabilities,
+    },
+};
+use serde::Deserialize;
+use serde_json::{Value, json};
+use tokio_util::sync::CancellationToken;
+
+use super::ServeState;
+use crate::{
+    build::{CallError, LoadedPlugin},
+    registry::{CompletionOwner, Registry},
+    selection::ActiveSet,
+};
+
+/// Declares `resources`, `prompts` and `completions` in `capabilities` for what `active` has.
+pub(super) fn declare_capabilities(
+    registry: &Registry,
+    active: &ActiveSet,
+    capabilities: &mut ServerCapabilities,
+) {
+    let resources = !registry.served_resources(active).is_empty()
+        || !registry.served_resource_templates(active).is_empty();
+    let prompts = !registry.served_prompts(active).is_empty();
+    if resources {
+        let mut capability = ResourcesCapability::default();
+        capability.subscribe = Some(true);
+        capabilities.resources = Some(capability);
+    }
+    if prompts {
+        capabilities.prompts = Some(Default::default());
+    }
+    if prompts || !registry.served_resource_templates(active).is_empty() {
+        capabilities.completions = Some(Default::default());
+    }
+}
+
+/// `resources/list`.
+pub(super) fn list_resources(registry: &Registry, active: &ActiveSet) -> ListResourcesResult {
+    let resources = registry.served_resources(active).into_iter().map(|r| {
+        let d = &r.decl;
+        let mut resource = Resource::new(d.uri.clone(), d.name.clone());
+        resource.title.clone_from(&d.title);
+        resource.description = non_empty(&d.description);
+        resource.mime_type.clone_from(&d.mime_type);
+        resource.size = d.size;
+        resource
+    });
+    ListResourcesResult::with_all_items(resources.collect())
+}
+
+/// `resources/templates/list`.
+pub(super) fn list_resource_templates(
+    registry: &Registry,
+    active: &ActiveSet,
+) -> ListResourceTemplatesResult {
+    let templates = registry
+        .served_resource_templates(active)
+        .into_iter()
+        .map(|t| {
+            let d = &t.decl;
+            let mut template = ResourceTemplate::new(d.uri_template.clone(), d.name.clone());
+            template.title.clone_from(&d.title);
+            template.description = non_empty(&d.description);
+            template.mime_type.clone_from(&d.mime_type);
+            template
+        });
+    ListResourceTemplatesResult::with_all_items(templates.collect())
+}
+
+/// `prompts/list`.
+pub(super) fn list_prompts(registry: &Registry, active: &ActiveSet) -> ListPromptsResult {
+    let prompts = registry.served_prompts(active).into_iter().map(|p| {
+        let d = &p.decl;
+        let arguments = d
+            .arguments
+            .iter()
+            .map(|a| {
+                let mut argument = PromptArgument::new(a.name.clone()).with_required(a.required);
+                argument.description = non_empty(&a.description);
+                argument
+            })
+            .collect::<Vec<_>>();
+        let mut prompt = Prompt::new(
+            d.name.clone(),
+            non_empty(&d.description),
+            (!arguments.is_empty()).then_some(arguments),
+        );
+        prompt.title.clone_from(&d.title);
+        prompt
+    });
+    ListPromptsResult::with_all_items(prompts.collect())
+}
+
+/// `resources/read`: the plugin serving `uri` reads it.
+pub(super) async fn read_resource(
+    state: &ServeState,
+    active: &ActiveSet,
+    uri: &str,
+    cancel: &CancellationToken,
+) -> Result<ReadResourceResult, ErrorData> {
+    let registry = state.builder.registry();
+    let owner = registry
+        .resource_owner(active, uri)
+        .ok_or_else(|| not_found(uri))?;
+    let plugin = open(state, owner.plugin()).await?;
+    let json = until_cancelled(cancel, plugin.read_resource(uri))
+        .await
+        .map_err(|e| plugin_error(e, Some(uri)))?;
+    #[derive(Deserialize)]
+    struct Read {
+        contents: Vec<ResourceContents>,
+    }
+    let read: Read = parse(&json, owner.plugin())?;
+    Ok(ReadResourceResult::new(read.contents))
+}
+
+/// `resources/subscribe` and `resources/unsubscribe`: a URI served here is (un)recorded.
+pub(super) fn subscribe(
+    registry: &Registry,
+    active: &ActiveSet,
+    subscriptions: &Subscriptions,
+    uri: &str,
+    on: bool,
+) -> Result<(), ErrorData> {
+    if on && registry.resource_owner(active, uri).is_none() {
+        return Err(not_found(uri));
+    }
+    subscriptions.set(uri, on);
+    Ok(())
+}
+
+/// `prompts/get`: checks the arguments, then the plugin serving the prompt answers.
+pub(super) async fn get_prompt(
+    state: &ServeState,
+    active: &ActiveSet,
+    request: GetPromptRequestParams,
+    cancel: &CancellationToken,
+) -> Result<GetPromptResult, ErrorData> {
+    let name = request.name.as_str();
+    let prompt = state
+        .builder
+        .registry()
+        .served_prompt(active, name)
+        .ok_or_else(|| {
+            ErrorData::invalid_params(
+                format!("Unknown prompt: {name}"),
+                Some(json!({"name": name})),
+            )
+        })?;
+    let arguments = request.arguments.unwrap_or_default();
+    prompt
+        .decl
+        .check_arguments(|a| arguments.contains_key(a))
+        .map_err(|missing| ErrorData::invalid_params(missing, None))?;
+    let plugin = open(state, &prompt.plugin).await?;
+    let arguments = Value::Object(arguments).to_string();
+    let json = until_cancelled(cancel, plugin.get_prompt(name, arguments))
+        .await
+        .map_err(|e| plugin_error(e, None))?;
+    #[derive(Deserialize)]
+    struct Got {
+        description: Option<String>,
+        messages: Vec<PromptMessage>,
+    }
+    let got: Got = parse(&json, &prompt.plugin)?;
+    let mut result = GetPromptResult::new(got.messages);
+    result.description = got.description;
+    Ok(result)
+}
+
+/// `completion/complete`: the plugin of the prompt or template completes the argument.
+pub(super) async fn complete(
+    state: &ServeState,
+    active: &ActiveSet,
+    request: CompleteRequestParams,
+    cancel: &CancellationToken,
+) -> Result<CompleteResult, ErrorData> {
+    let reference = serde_json::to_value(&request.r#ref)
+        .and_then(serde_json::from_value)
+        .map_err(|e| ErrorData::invalid_params(format!("invalid reference: {e}"), None))?;
+    let owner =
+        state
+            .builder
+            .registry()
+            .completion_owner(active, &reference, &request.argument.name);
+    let plugin = match owner {
+        CompletionOwner::Unknown => {
+            return Err(ErrorData::invalid_params(
+                format!("Unknown {reference}: nothing here to complete"),
+                None,
+            ));
+        }
+        CompletionOwner::Nobody => return Ok(CompleteResult::default()),
+        CompletionOwner::Plugin(plugin) => plugin,
+    };
+    let loaded = open(state, plugin).await?;
+    let request = serde_json::to_string(&request).unwrap_or_default();
+    let json = until_cancelled(cancel, loaded.complete(request))
+        .await
+        .map_err(|e| plugin_error(e, None))?;
+    let completion: CompletionInfo = parse(&json, plugin)?;
+    Ok(CompleteResult::new(completion))
+}
+
+/// The URIs one session subscribed to.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Subscriptions(Arc<Mutex<BTreeSet<String>>>);
+
+impl Subscriptions {
+    fn set(&self, uri: &str, on: bool) {
+        let mut uris = self.0.lock().unwrap_or_else(PoisonError::into_inner);
+        if on {
+            uris.insert(uri.to_owned());
+        } else {
+            uris.remove(uri);
+        }
+    }
+
+    /// Whether the session subscribed to `uri`.
+    #[cfg(test)]
+    fn contains(&self, uri: &str) -> bool {
+        self.0
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .contains(uri)
+    }
+}
+
+/// The live plugin `name`, opened on a blocking thread if it is not yet.
+async fn open(state: &ServeState, name: &str) -> Result<Arc<LoadedPlugin>, ErrorData> {
+    let builder = Arc::clone(&state.builder);
+    let name = name.to_owned();
+    tokio::task::spawn_blocking(move || builder.plugin(&name))
+        .await
+        .map_err(|e| ErrorData::internal_error(format!("opening a plugin failed: {e}"), None))?
+        .map_err(|e| ErrorData::internal_error(e.to_string(), None))
+}
+
+/// `work`, unless the client cancels first.
+async fn until_cancelled<T>(
+    cancel: &CancellationToken,
+    work: impl Future<Output = Result<T, CallError>>,
+) -> Result<T, CallError> {
+    tokio::select! {
+        outcome = work => outcome,
+        () = cancel.cancelled() => Err(CallError::Cancelled("the request was cancelled".to_owned())),
+    }
+}
+
+/// A plugin's error as MCP's: not found, invalid params, or internal.
+fn plugin_error(error: CallError, uri: Option<&str>) -> ErrorData {
+    match error {
+        CallError::NotFound(message) => {
+            ErrorData::resource_not_found(message, uri.map(|uri| json!({"uri": uri})))
+        }
+        CallError::InvalidArguments(message) => ErrorData::invalid_params(message, None),
+        other => ErrorData::internal_error(other.to_string(), None),
+    }
+}
+
+fn not_found(uri: &str) -> ErrorData {
+    ErrorData::resource_not_found("Resource not found", Some(json!({"uri": uri})))
+}
+
+fn parse<T: serde::de::DeserializeOwned>(json: &str, plugin: &str) -> Result<T, ErrorData> {
+    serde_json::from_str(json).map_err(|e| {
+        ErrorData::internal_error(
+            format!("plugin `{plugin}` answered invalid JSON: {e}"),
+            None,
+        )
+    })
+}
+
+fn non_empty(text: &str) -> Option<String> {
+    (!text.is_empty()).then(|| text.to_owned())
+}
+
+#[cfg(test)]
+mod tests {
+    use plugin_api::Manifest;
+
+    use super::*;
+    use crate::discovery::DiscoveredPlugin;
+
+    fn registry() -> Registry {
+        let manifest = Manifest::from_json(
+            r#"{"plugin_api": "0.1.0", "name": "library", "version": "1",
+                "toolsets": [{"name": "library", "default": false}],
+                "resources": [{"uri": "test://a", "name": "a", "description": "A.",
+                               "mime_type": "text/plain", "toolset": "library", "size": 3}],
+                "resource_templates": [{"uri_template": "test://t/{id}", "name": "t",
+                                        "toolset": "library"}],
+                "prompts": [{"name": "greet", "title": "Greet", "description": "Say hello.",
+                             "toolset": "library",
+                             "arguments": [{"name": "who", "description": "Whom.", "required": true},
+                                           {"name": "how"}]}]}"#,
+        )
+        .unwrap();
+        Registry::new(vec![DiscoveredPlugin {
+            path: "liblibrary.so".into(),
+            manifest,
+        }])
+    }
+
+    fn wire(value: impl serde::Serialize) -> Value {
+        serde_json::to_value(value).unwrap()
+    }
+
+    #[test]
+    fn lists_have_the_mcp_shape() {
+        let active = ActiveSet::from_names(["library"]);
+        let registry = registry();
+        assert_eq!(
+            wire(list_resources(&registry, &active))["resources"],
+            json!([{"uri": "test://a", "name": "a", "description": "A.",
+                    "mimeType": "text/plain", "size": 3}])
+        );
+        assert_eq!(
+            wire(list_resource_templates(&registry, &active))["resourceTemplates"],
+            json!([{"uriTemplate": "test://t/{id}", "name": "t"}])
+        );
+        assert_eq!(
+            wire(list_prompts(&registry, &active))["prompts"],
+            json!([{"name": "greet", "title": "Greet", "description": "Say hello.",
+                    "arguments": [{"name": "who", "description": "Whom.", "required": true},
+                                  {"name": "how", "required": false}]}])
+        );
+    }
+
+    #[test]
+    fn nothing_is_listed_or_declared_for_a_set_without_the_toolset() {
+        let registry = registry();
+        let none = ActiveSet::default();
+        assert!(list_resources(&registry, &none).resources.is_empty());
+        assert!(list_prompts(&registry, &none).prompts.is_empty());
+        let mut capabilities = ServerCapabilities::default();
+        declare_capabilities(&registry, &none, &mut capabilities);
+        assert_eq!(capabilities, ServerCapabilities::default());
+        declare_capabilities(
+            &registry,
+            &ActiveSet::from_names(["library"]),
+            &mut capabilities,
+        );
+        assert_eq!(
+            wire(&capabilities),
+            json!({"completions": {}, "prompts": {}, "resources": {"subscribe": true}})
+        );
+    }
+
+    #[test]
+    fn a_subscription_to_a_uri_served_here_is_recorded_until_unsubscribed() {
+        let registry = registry();
+        let active = ActiveSet::from_names(["library"]);
+        let subscriptions = Subscriptions::default();
+        subscribe(&registry, &active, &subscriptions, "test://t/7", true).unwrap();
+        assert!(subscriptions.contains("test://t/7"));
+        subscribe(&registry, &active, &subscriptions, "test://t/7", false).unwrap();
+        assert!(!subscriptions.contains("test://t/7"));
+        let error = subscribe(&registry, &active, &subscriptions, "test://nope", true).unwrap_err();
+        assert_eq!(error.code.0, -32002);
+        assert_eq!(error.data, Some(json!({"uri": "test://nope"})));
+    }
+}

@@ -1,0 +1,711 @@
+//! `#[resource]`, `#[resource_template]`, `#[prompt]` and `#[complete]` methods: their
+//! declarations for the manifest, the checks across them, and the code that registers them in
+//! the plugin's `contributions()`.
+//!
+//! Each method becomes a `plugin_api::__private::Code` closure that reads its parameters from the
+//! request (template variables, prompt arguments, or the value to complete), calls the method
+//! (awaiting it when it is `async`, turning an `Err` into a `ToolError`) and answers with its
+//! value. Mistakes are compile errors: a URI, template or prompt declared twice, a toolset the
+//! plugin does not declare, a template the host could not match, parameters that are not the
+//! template's variables, a completion of an argument that does not exist.
+
+use std::collections::HashSet;
+
+use proc_macro2::{Span, TokenStream};
+use quote::quote;
+use serde_json::{Map, Value};
+use syn::{
+    FnArg, Ident, ImplItemFn, LitInt, LitStr, Pat, Type, meta::ParseNestedMeta, spanned::Spanned,
+};
+
+use crate::{
+    attrs::{ArgArgs, doc_comment},
+    expand::returns_result,
+    uri_template::UriTemplate,
+};
+
+/// The method attributes this module handles.
+pub(crate) const ATTRIBUTES: [&str; 4] = ["resource", "resource_template", "prompt", "complete"];
+
+/// One parsed method: its declaration and the statement that registers it.
+struct Parsed {
+    decl: Map<String, Value>,
+    span: Span,
+    tokens: TokenStream,
+}
+
+impl Parsed {
+    fn str(&self, key: &str) -> &str {
+        self.decl
+            .get(key)
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+    }
+}
+
+/// Every contribution method of a plugin, in declaration order per kind.
+#[derive(Default)]
+pub(crate) struct Contributions {
+    resources: Vec<Parsed>,
+    templates: Vec<Parsed>,
+    prompts: Vec<Parsed>,
+    completions: Vec<Parsed>,
+    /// The variables of each template, and the arguments of each prompt, by URI template or
+    /// prompt name: what a completion may refer to.
+    completable: Vec<(Value, Vec<String>)>,
+}
+
+impl Contributions {
+    /// Parses `method` if it carries one of [`ATTRIBUTES`] (and removes the attribute);
+    /// whether it did.
+    pub(crate) fn take(&mut self, own_toolset: &str, method: &mut ImplItemFn) -> syn::Result<bool> {
+        let Some(pos) = method
+            .attrs
+            .iter()
+            .position(|a| ATTRIBUTES.iter().any(|n| a.path().is_ident(n)))
+        else {
+            return Ok(false);
+        };
+        let attr = method.attrs.remove(pos);
+        let kind = attr.path().get_ident().map(ToString::to_string);
+        let mut fields = Fields::default();
+        if !matches!(attr.meta, syn::Meta::Path(_)) {
+            attr.parse_nested_meta(|meta| fields.parse(&meta))?;
+        }
+        let shape = Shape::of(method)?;
+        match kind.as_deref() {
+            Some("resource") => self.resource(own_toolset, fields, method, &shape),
+            Some("resource_template") => self.template(own_toolset, fields, method, &shape),
+            Some("prompt") => self.prompt(own_toolset, fields, method, &shape),
+            _ => self.completion(fields, method, &shape),
+        }?;
+        Ok(true)
+    }
+
+    fn resource(
+        &mut self,
+        own_toolset: &str,
+        fields: Fields,
+        method: &ImplItemFn,
+        shape: &Shape,
+    ) -> syn::Result<()> {
+        fields.only(&[
+            "uri",
+            "name",
+            "title",
+            "description",
+            "mime_type",
+            "toolset",
+            "size",
+        ])?;
+        let uri = fields.required("uri", method)?;
+        if let Some(param) = shape.params.first() {
+            return Err(syn::Error::new(
+                param.span,
+                "a #[resource] method takes no arguments (a #[resource_template] reads them from the URI)",
+            ));
+        }
+        let mut decl = fields.shown(own_toolset, method);
+        decl.insert("uri".into(), uri.value().into());
+        if let Some(size) = &fields.size {
+            decl.insert("size".into(), size.base10_parse::<u64>()?.into());
+        }
+        push_unique(
+            &mut self.resources,
+            "uri",
+            "resource",
+            decl,
+            method,
+            |decl| {
+                shape.register(
+                    "resource",
+                    decl,
+                    quote!(::plugin_api::__private::ResourceRequest),
+                    Vec::new(),
+                )
+            },
+        )
+    }
+
+    fn template(
+        &mut self,
+        own_toolset: &str,
+        fields: Fields,
+        method: &ImplItemFn,
+        shape: &Shape,
+    ) -> syn::Result<()> {
+        fields.only(&[
+            "uri_template",
+            "name",
+            "title",
+            "description",
+            "mime_type",
+            "toolset",
+        ])?;
+        let text = fields.required("uri_template", method)?;
+        let template = UriTemplate::parse(&text.value())
+            .map_err(|e| syn::Error::new(text.span(), e.to_string()))?;
+        let variables: Vec<String> = template.variables().map(str::to_owned).collect();
+        let params: Vec<String> = shape.params.iter().map(|p| p.name.clone()).collect();
+        if sorted(&variables) != sorted(&params) {
+            return Err(syn::Error::new(
+                method.sig.span(),
+                format!(
+                    "the parameters of a #[resource_template] method are its template's variables: \
+                     expected {}, found {}",
+                    names(&variables),
+                    names(&params)
+                ),
+            ));
+        }
+        let lets = shape
+            .params
+            .iter()
+            .map(|p| p.read(quote!(variable)))
+            .collect();
+        let mut decl = fields.shown(own_toolset, method);
+        decl.insert("uri_template".into(), text.value().into());
+        self.completable.push((
+            serde_json::json!({"type": "ref/resource", "uri": text.value()}),
+            variables,
+        ));
+        push_unique(
+            &mut self.templates,
+            "uri_template",
+            "resource template",
+            decl,
+            method,
+            |decl| {
+                shape.register(
+                    "resource_template",
+                    decl,
+                    quote!(::plugin_api::__private::ResourceRequest),
+                    lets,
+                )
+            },
+        )
+    }
+
+    fn prompt(
+        &mut self,
+        own_toolset: &str,
+        fields: Fields,
+        method: &ImplItemFn,
+        shape: &Shape,
+    ) -> syn::Result<()> {
+        fields.only(&["name", "title", "description", "toolset"])?;
+        let mut decl = fields.shown(own_toolset, method);
+        let arguments: Vec<Value> = shape
+            .params
+            .iter()
+            .map(|p| {
+                let mut arg = Map::new();
+                arg.insert("name".into(), p.name.clone().into());
+                if !p.description.is_empty() {
+                    arg.insert("description".into(), p.description.clone().into());
+                }
+                arg.insert("required".into(), p.optional.is_none().into());
+                Value::Object(arg)
+            })
+            .collect();
+        decl.insert("arguments".into(), arguments.into());
+        let lets = shape
+            .params
+            .iter()
+            .map(|p| {
+                if p.optional.is_some() {
+                    p.read(quote!(optional))
+                } else {
+                    p.read(quote!(required))
+                }
+            })
+            .collect();
+        self.completable.push((
+            serde_json::json!({"type": "ref/prompt", "name": decl["name"]}),
+            shape.params.iter().map(|p| p.name.clone()).collect(),
+        ));
+        push_unique(&mut self.prompts, "name", "prompt", decl, method, |decl| {
+            shape.register(
+                "prompt",
+                decl,
+                quote!(::plugin_api::__private::PromptRequest),
+                lets,
+            )
+        })
+    }
+
+    fn completion(
+        &mut self,
+        fields: Fields,
+        method: &ImplItemFn,
+        shape: &Shape,
+    ) -> syn::Result<()> {
+        fields.only(&["prompt", "resource", "argument"])?;
+        let argument = fields.required("argument", method)?;
+        let reference = match (&fields.prompt, &fields.resource) {
+            (Some(name), None) => serde_json::json!({"type": "ref/prompt", "name": name.value()}),
+            (None, Some(uri)) => serde_json::json!({"type": "ref/resource", "uri": uri.value()}),
+            _ => {
+                return Err(syn::Error::new(
+                    method.sig.span(),
+                    "#[complete] needs one of `prompt = \"name\"` or `resource = \"uri template\"`, and `argument = \"...\"`",
+                ));
+            }
+        };
+        let mut inputs = shape.params.iter();
+        let value = inputs.next().filter(|p| p.optional.is_none());
+        let context = inputs.next();
+        let (Some(value), None) = (value, inputs.next()) else {
+            return Err(syn::Error::new(
+                method.sig.span(),
+                "a #[complete] method is `fn(&self, value: String) -> Vec<String>`, optionally with \
+                 a second parameter `arguments: HashMap<String, String>` (the arguments already given)",
+            ));
+        };
+        let ident = &value.ident;
+        let mut lets = vec![quote!(let #ident = ::core::clone::Clone::clone(&request.value);)];
+        if let Some(context) = context {
+            let ident = &context.ident;
+            lets.push(quote!(let #ident = ::core::clone::Clone::clone(&request.arguments);));
+        }
+        let mut decl = Map::new();
+        decl.insert("ref".into(), reference);
+        decl.insert("argument".into(), argument.value().into());
+        let key = Value::Object(decl.clone());
+        if self
+            .completions
+            .iter()
+            .any(|c| Value::Object(c.decl.clone()) == key)
+        {
+            return Err(syn::Error::new(
+                argument.span(),
+                format!("argument `{}` is completed twice", argument.value()),
+            ));
+        }
+        let tokens = shape.register(
+            "completion",
+            &decl,
+            quote!(::plugin_api::__private::CompletionRequest),
+            lets,
+        );
+        self.completions.push(Parsed {
+            decl,
+            span: argument.span(),
+            tokens,
+        });
+        Ok(())
+    }
+
+    /// Checks what needs the whole plugin: toolsets are declared, completions refer to a
+    /// prompt argument or template variable of this plugin.
+    pub(crate) fn check(&self, toolsets: &HashSet<String>) -> syn::Result<()> {
+        for (kind, parsed) in [
+            ("resource", &self.resources),
+            ("resource template", &self.templates),
+            ("prompt", &self.prompts),
+        ] {
+            for p in parsed {
+                let toolset = p.str("toolset");
+                if !toolsets.contains(toolset) {
+                    return Err(syn::Error::new(
+                        p.span,
+                        format!(
+                            "{kind} `{}` is in toolset `{toolset}`, which this plugin does not declare",
+                            p.str("name")
+                        ),
+                    ));
+                }
+            }
+        }
+        for c in &self.completions {
+            let argument = c.str("argument");
+            let Some((_, arguments)) = self.completable.iter().find(|(r, _)| *r == c.decl["ref"])
+            else {
+                return Err(syn::Error::new(
+                    c.span,
+                    format!(
+                        "#[complete] refers to {}, which this plugin does not declare",
+                        describe(&c.decl["ref"])
+                    ),
+                ));
+            };
+            if !arguments.iter().any(|a| a == argument) {
+                return Err(syn::Error::new(
+                    c.span,
+                    format!(
+                        "{} has no argument `{argument}` (it has {})",
+                        describe(&c.decl["ref"]),
+                        names(arguments)
+                    ),
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// The manifest's lists, each left out when empty.
+    pub(crate) fn manifest(&self, manifest: &mut Map<String, Value>) {
+        for (key, parsed) in [
+            ("resources", &self.resources),
+            ("resource_templates", &self.templates),
+            ("prompts", &self.prompts),
+            ("completions", &self.completions),
+        ] {
+            if !parsed.is_empty() {
+                let decls = parsed.iter().map(|p| Value::Object(p.decl.clone()));
+                manifest.insert(key.into(), decls.collect());
+            }
+        }
+    }
+
+    /// The `contributions()` of `PluginDefinition`, if the plugin has any.
+    pub(crate) fn definition(&self) -> Option<TokenStream> {
+        let all: Vec<&TokenStream> = [
+            &self.resources,
+            &self.templates,
+            &self.prompts,
+            &self.completions,
+        ]
+        .into_iter()
+        .flatten()
+        .map(|p| &p.tokens)
+        .collect();
+        (!all.is_empty()).then(|| {
+            quote! {
+                fn contributions(
+                    self: &::std::sync::Arc<Self>,
+                ) -> ::plugin_api::__private::Contributions {
+                    let mut contributions = ::plugin_api::__private::Contributions::default();
+                    #(#all)*
+                    contributions
+                }
+            }
+        })
+    }
+}
+
+/// Adds a declaration unless its `key` is already used by one of `list`.
+fn push_unique(
+    list: &mut Vec<Parsed>,
+    key: &str,
+    kind: &str,
+    decl: Map<String, Value>,
+    method: &ImplItemFn,
+    register: impl FnOnce(&Map<String, Value>) -> TokenStream,
+) -> syn::Result<()> {
+    let span = method.sig.ident.span();
+    if list.iter().any(|p| p.decl.get(key) == decl.get(key)) {
+        return Err(syn::Error::new(
+            span,
+            format!(
+                "{kind} `{}` is declared twice",
+                decl[key].as_str().unwrap_or_default()
+            ),
+        ));
+    }
+    let tokens = register(&decl);
+    list.push(Parsed { decl, span, tokens });
+    Ok(())
+}
+
+/// `ref/prompt` or `ref/resource` JSON, in words.
+fn describe(reference: &Value) -> String {
+    match reference["type"].as_str() {
+        Some("ref/prompt") => format!("prompt `{}`", reference["name"].as_str().unwrap_or("")),
+        _ => format!(
+            "resource template `{}`",
+            reference["uri"].as_str().unwrap_or("")
+        ),
+    }
+}
+
+fn sorted(names: &[String]) -> Vec<&str> {
+    let mut names: Vec<&str> = names.iter().map(String::as_str).collect();
+    names.sort_unstable();
+    names
+}
+
+fn names(names: &[String]) -> String {
+    if names.is_empty() {
+        "none".to_owned()
+    } else {
+        names
+            .iter()
+            .map(|n| format!("`{n}`"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    }
+}
+
+/// The fields any of the four attributes may give.
+#[derive(Default)]
+struct Fields {
+    given: Vec<(String, Span)>,
+    uri: Option<LitStr>,
+    uri_template: Option<LitStr>,
+    name: Option<LitStr>,
+    title: Option<LitStr>,
+    description: Option<LitStr>,
+    mime_type: Option<LitStr>,
+    toolset: Option<LitStr>,
+    size: Option<LitInt>,
+    prompt: Option<LitStr>,
+    resource: Option<LitStr>,
+    argument: Option<LitStr>,
+}
+
+impl Fields {
+    fn parse(&mut self, meta: &ParseNestedMeta<'_>) -> syn::Result<()> {
+        let key = meta
+            .path
+            .get_ident()
+            .map(ToString::to_string)
+            .unwrap_or_default();
+        let slot = match key.as_str() {
+            "uri" => &mut self.uri,
+            "uri_template" => &mut self.uri_template,
+            "name" => &mut self.name,
+            "title" => &mut self.title,
+            "description" => &mut self.description,
+            "mime_type" => &mut self.mime_type,
+            "toolset" => &mut self.toolset,
+            "prompt" => &mut self.prompt,
+            "resource" => &mut self.resource,
+            "argument" => &mut self.argument,
+            "size" => {
+                self.size = Some(meta.value()?.parse()?);
+                self.given.push((key, meta.path.span()));
+                return Ok(());
+            }
+            _ => return Err(meta.error(format!("unknown field `{key}`"))),
+        };
+        let value: LitStr = meta.value()?.parse()?;
+        if value.value().trim().is_empty() && key != "description" {
+            return Err(syn::Error::new(
+                value.span(),
+                format!("`{key}` cannot be empty"),
+            ));
+        }
+        *slot = Some(value);
+        self.given.push((key, meta.path.span()));
+        Ok(())
+    }
+
+    /// An error for a field the attribute does not take.
+    fn only(&self, allowed: &[&str]) -> syn::Result<()> {
+        match self
+            .given
+            .iter()
+            .find(|(k, _)| !allowed.contains(&k.as_str()))
+        {
+            Some((key, span)) => Err(syn::Error::new(
+                *span,
+                format!("unknown field `{key}`; expected {}", allowed.join(", ")),
+            )),
+            None => Ok(()),
+        }
+    }
+
+    fn required(&self, key: &str, method: &ImplItemFn) -> syn::Result<LitStr> {
+        let value = match key {
+            "uri" => &self.uri,
+            "uri_template" => &self.uri_template,
+            _ => &self.argument,
+        };
+        value.clone().ok_or_else(|| {
+            syn::Error::new(method.sig.span(), format!("`{key} = \"...\"` is required"))
+        })
+    }
+
+    /// `name` (default: the method's), `title`, `description` (default: the doc comment),
+    /// `mime_type` and `toolset` (default: the plugin's own).
+    fn shown(&self, own_toolset: &str, method: &ImplItemFn) -> Map<String, Value> {
+        let mut decl = Map::new();
+        let name = self
+            .name
+            .as_ref()
+            .map_or_else(|| method.sig.ident.to_string(), LitStr::value);
+        decl.insert("name".into(), name.into());
+        if let Some(title) = &self.title {
+            decl.insert("title".into(), title.value().into());
+        }
+        let description = self
+            .description
+            .as_ref()
+            .map_or_else(|| doc_comment(&method.attrs), LitStr::value);
+        decl.insert("description".into(), description.into());
+        if let Some(mime_type) = &self.mime_type {
+            decl.insert("mime_type".into(), mime_type.value().into());
+        }
+        let toolset = self
+            .toolset
+            .as_ref()
+            .map_or_else(|| own_toolset.to_owned(), LitStr::value);
+        decl.insert("toolset".into(), toolset.into());
+        decl
+    }
+}
+
+/// A method's signature, as the four attributes read it.
+struct Shape {
+    fn_name: Ident,
+    has_self: bool,
+    is_async: bool,
+    is_result: bool,
+    params: Vec<Param>,
+}
+
+/// One parameter: its name outside (after `#[arg(rename)]`), its binding and type, and
+/// whether it is an `Option` (of what).
+struct Param {
+    name: String,
+    ident: Ident,
+    ty: Type,
+    optional: Option<Type>,
+    description: String,
+    span: Span,
+}
+
+impl Param {
+    /// `let ident: Ty = request.METHOD("name")?;`
+    fn read(&self, method: TokenStream) -> TokenStream {
+        let (ident, name) = (&self.ident, &self.name);
+        let ty = self.optional.as_ref().unwrap_or(&self.ty);
+        let ty = if self.optional.is_some() {
+            quote!(::core::option::Option<#ty>)
+        } else {
+            quote!(#ty)
+        };
+        quote!(let #ident: #ty = request.#method(#name)?;)
+    }
+}
+
+impl Shape {
+    /// Reads `method`'s signature, removing the `#[arg]` and doc attributes of its parameters.
+    fn of(method: &mut ImplItemFn) -> syn::Result<Self> {
+        let sig = &mut method.sig;
+        if !sig.generics.params.is_empty() {
+            return Err(syn::Error::new(
+                sig.generics.span(),
+                "this method cannot be generic",
+            ));
+        }
+        let mut shape = Shape {
+            fn_name: sig.ident.clone(),
+            has_self: false,
+            is_async: sig.asyncness.is_some(),
+            is_result: returns_result(&sig.output),
+            params: Vec::new(),
+        };
+        for input in &mut sig.inputs {
+            let typed = match input {
+                FnArg::Receiver(r) if r.reference.is_some() && r.mutability.is_none() => {
+                    shape.has_self = true;
+                    continue;
+                }
+                FnArg::Receiver(r) => {
+                    return Err(syn::Error::new(
+                        r.span(),
+                        "this method takes `&self` (calls run concurrently)",
+                    ));
+                }
+                FnArg::Typed(t) => t,
+            };
+            let Pat::Ident(pat) = &*typed.pat else {
+                return Err(syn::Error::new(
+                    typed.pat.span(),
+                    "parameters must be plain names",
+                ));
+            };
+            let mut arg = ArgArgs::default();
+            for attr in typed.attrs.iter().filter(|a| a.path().is_ident("arg")) {
+                ArgArgs::from_attr(attr, &mut arg)?;
+            }
+            if let Some(default) = &arg.default {
+                return Err(syn::Error::new(
+                    default.span(),
+                    "`default` is for tool arguments; use an `Option` parameter",
+                ));
+            }
+            let description = arg
+                .description
+                .map_or_else(|| doc_comment(&typed.attrs), |d| d.value());
+            typed
+                .attrs
+                .retain(|a| !a.path().is_ident("arg") && !a.path().is_ident("doc"));
+            shape.params.push(Param {
+                name: arg
+                    .rename
+                    .map_or_else(|| pat.ident.to_string(), |r| r.value()),
+                ident: pat.ident.clone(),
+                optional: option_of(&typed.ty),
+                ty: (*typed.ty).clone(),
+                description,
+                span: typed.span(),
+            });
+        }
+        Ok(shape)
+    }
+
+    /// `contributions.KIND(decl, Code::sync(...))`: the code reads the parameters (`lets`),
+    /// calls the method and answers with its value.
+    fn register(
+        &self,
+        kind: &str,
+        decl: &Map<String, Value>,
+        request: TokenStream,
+        lets: Vec<TokenStream>,
+    ) -> TokenStream {
+        let kind = Ident::new(kind, Span::call_site());
+        let decl = Value::Object(decl.clone()).to_string();
+        let fn_name = &self.fn_name;
+        let args = self.params.iter().map(|p| &p.ident);
+        let receiver = if self.has_self {
+            quote!(this.)
+        } else {
+            quote!(Self::)
+        };
+        let mut call = quote!(#receiver #fn_name(#(#args),*));
+        if self.is_async {
+            call = quote!(#call.await);
+        }
+        if self.is_result {
+            call = quote!(::core::result::Result::map_err(#call, ::plugin_api::ToolError::from)?);
+        }
+        let body = quote!(#(#lets)* request.answer(#call));
+        let p = quote!(::plugin_api::__private);
+        let code = if self.is_async {
+            quote! {
+                #p::Code::asynchronous(move |request: #request| {
+                    let this = ::std::sync::Arc::clone(&this);
+                    async move { #body }
+                })
+            }
+        } else {
+            quote!(#p::Code::sync(move |request: #request| { #body }))
+        };
+        quote! {{
+            #[allow(unused_variables)]
+            let this = ::std::sync::Arc::clone(self);
+            contributions.#kind(#decl, #code);
+        }}
+    }
+}
+
+/// `T` when `ty` is spelled `Option<T>`.
+fn option_of(ty: &Type) -> Option<Type> {
+    let Type::Path(path) = ty else {
+        return None;
+    };
+    let last = path.path.segments.last()?;
+    if last.ident != "Option" {
+        return None;
+    }
+    let syn::PathArguments::AngleBracketed(args) = &last.arguments else {
+        return None;
+    };
+    match args.args.first()? {
+        syn::GenericArgument::Type(inner) if args.args.len() == 1 => Some(inner.clone()),
+        _ => None,
+    }
+}

@@ -1,0 +1,350 @@
+//! Resources, resource templates, prompts and completions from a plugin, end to end: the real
+//! host binary serving `fixture-library` (toolset `library`, off by default, no tools) to rmcp's
+//! own client over streamable HTTP.
+
+use e2e::{HostProcess, PluginDir, library_file_name};
+use rmcp::{
+    RoleClient, ServiceError, ServiceExt,
+    model::{
+        ClientConfig, CompletionContext, ErrorCode, GetPromptRequestParams,
+        ReadResourceRequestParams, SubscribeRequestParams, UnsubscribeRequestParams,
+    },
+    service::RunningService,
+    transport::StreamableHttpClientTransport,
+};
+use serde_json::{Value, json};
+
+type Client = RunningService<RoleClient, ClientConfig>;
+
+const LIBRARY: &str = "fixture-library";
+
+async fn connect(url: &str) -> Client {
+    ClientConfig::default()
+        .serve(StreamableHttpClientTransport::from_uri(url))
+        .await
+        .unwrap_or_else(|e| panic!("cannot connect to {url}: {e}"))
+}
+
+/// A host serving `crates`, and a client of `/mcp?QUERY`.
+async fn serve(crates: &[&str], query: &str) -> (PluginDir, HostProcess, Client) {
+    let dir = PluginDir::with(crates);
+    let host = HostProcess::serve(&dir, &[]);
+    let client = connect(&format!("{}/mcp{query}", host.base_url())).await;
+    (dir, host, client)
+}
+
+fn wire(value: impl serde::Serialize) -> Value {
+    serde_json::to_value(value).unwrap()
+}
+
+async fn read(client: &Client, uri: &str) -> Result<Value, ServiceError> {
+    let result = client
+        .read_resource(ReadResourceRequestParams::new(uri))
+        .await?;
+    Ok(wire(result.contents))
+}
+
+async fn prompt(client: &Client, name: &str, arguments: Value) -> Result<Value, ServiceError> {
+    let mut request = GetPromptRequestParams::new(name);
+    if let Value::Object(arguments) = arguments {
+        request.arguments = Some(arguments);
+    }
+    let mut result = wire(client.get_prompt(request).await?);
+    result.as_object_mut().unwrap().remove("resultType");
+    Ok(result)
+}
+
+/// The code and message of a JSON-RPC error, and its data.
+fn mcp_error<T: std::fmt::Debug>(outcome: Result<T, ServiceError>) -> (i32, String, Value) {
+    match outcome {
+        Err(ServiceError::McpError(error)) => (
+            error.code.0,
+            error.message.into_owned(),
+            error.data.unwrap_or(Value::Null),
+        ),
+        other => panic!("expected a JSON-RPC error, got {other:?}"),
+    }
+}
+
+fn uris(resources: Vec<rmcp::model::Resource>) -> Vec<String> {
+    resources.into_iter().map(|r| r.uri).collect()
+}
+
+/// The names of the library files the host has mapped.
+fn opened(host: &HostProcess, dir: &PluginDir) -> Vec<String> {
+    host.mapped_plugin_libraries(dir)
+        .iter()
+        .map(|p| p.file_name().unwrap().to_string_lossy().into_owned())
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn resources_and_prompts_are_served_only_under_urls_that_select_their_toolset() {
+    let dir = PluginDir::with(&["sandboxes", LIBRARY]);
+    let host = HostProcess::serve(&dir, &[]);
+    let base = host.base_url();
+
+    let plain = connect(&format!("{base}/mcp")).await;
+    assert!(plain.list_all_resources().await.unwrap().is_empty());
+    assert!(
+        plain
+            .list_all_resource_templates()
+            .await
+            .unwrap()
+            .is_empty()
+    );
+    assert!(plain.list_all_prompts().await.unwrap().is_empty());
+    let capabilities = plain.peer_info().unwrap().capabilities.clone();
+    assert!(capabilities.resources.is_none() && capabilities.prompts.is_none());
+    assert!(capabilities.completions.is_none());
+    let (code, _, data) = mcp_error(read(&plain, "library://catalogue").await);
+    assert_eq!(code, ErrorCode::RESOURCE_NOT_FOUND.0);
+    assert_eq!(data, json!({"uri": "library://catalogue"}));
+    let (code, message, _) = mcp_error(prompt(&plain, "good_morning", json!({})).await);
+    assert_eq!(code, ErrorCode::INVALID_PARAMS.0);
+    assert_eq!(message, "Unknown prompt: good_morning");
+
+    for query in ["?library", "?toolsets=library", "?only=library"] {
+        let client = connect(&format!("{base}/mcp{query}")).await;
+        assert_eq!(
+            uris(client.list_all_resources().await.unwrap()),
+            [
+                "library://catalogue",
+                "library://cover.png",
+                "library://panics"
+            ],
+            "{query}"
+        );
+        let templates = client.list_all_resource_templates().await.unwrap();
+        assert_eq!(
+            wire(&templates),
+            json!([{
+            "uriTemplate": "library://books/{id}", "name": "book",
+            "description": "One book, by its number.", "mimeType": "text/markdown"}])
+        );
+        let prompts = client.list_all_prompts().await.unwrap();
+        assert_eq!(
+            wire(&prompts[0]),
+            json!({"name": "review", "title": "Review a book",
+                   "description": "Ask for a review of a book.", "arguments": [
+                       {"name": "id", "description": "The book's number.", "required": true},
+                       {"name": "style", "description": "How to write it (default: briefly).",
+                        "required": false}]})
+        );
+        assert_eq!(prompts[1].name, "good_morning");
+        let capabilities = wire(&client.peer_info().unwrap().capabilities);
+        assert_eq!(
+            capabilities["resources"],
+            json!({"subscribe": true}),
+            "{query}"
+        );
+        assert_eq!(capabilities["prompts"], json!({}));
+        assert_eq!(capabilities["completions"], json!({}));
+    }
+
+    let toolsets: Value = reqwest::get(format!("{base}/toolsets?library"))
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(
+        toolsets["resources"],
+        json!([
+            "library://catalogue",
+            "library://cover.png",
+            "library://panics"
+        ])
+    );
+    assert_eq!(
+        toolsets["resource_templates"],
+        json!(["library://books/{id}"])
+    );
+    assert_eq!(toolsets["prompts"], json!(["good_morning", "review"]));
+    let toolsets: Value = reqwest::get(format!("{base}/toolsets"))
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(toolsets["resources"], json!([]));
+    assert_eq!(toolsets["prompts"], json!([]));
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn listing_opens_no_library_and_reading_opens_it() {
+    let (dir, host, client) = serve(&["sandboxes", LIBRARY], "?library").await;
+    let library = library_file_name("fixture_library");
+    let sandboxes = library_file_name("sandboxes");
+    client.list_all_tools().await.unwrap();
+    client.list_all_resources().await.unwrap();
+    client.list_all_resource_templates().await.unwrap();
+    client.list_all_prompts().await.unwrap();
+    // Answered by the host from the manifest: a missing argument, an argument nobody completes.
+    let (code, ..) = mcp_error(prompt(&client, "review", json!({})).await);
+    assert_eq!(code, ErrorCode::INVALID_PARAMS.0);
+    let values = client
+        .complete_prompt_simple("review", "style", "b")
+        .await
+        .unwrap();
+    assert!(values.is_empty());
+    assert_eq!(
+        opened(&host, &dir),
+        std::slice::from_ref(&sandboxes),
+        "after listing"
+    );
+
+    read(&client, "library://catalogue").await.unwrap();
+    let mut expected = vec![library, sandboxes];
+    expected.sort();
+    assert_eq!(opened(&host, &dir), expected, "after a read");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_prompt_opens_the_library_too() {
+    let (dir, host, client) = serve(&[LIBRARY], "?library").await;
+    assert!(opened(&host, &dir).is_empty());
+    prompt(&client, "good_morning", json!({})).await.unwrap();
+    assert_eq!(opened(&host, &dir), [library_file_name("fixture_library")]);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn text_binary_and_template_resources_are_read() {
+    let (_dir, _host, client) = serve(&[LIBRARY], "?only=library").await;
+    assert_eq!(
+        read(&client, "library://catalogue").await.unwrap(),
+        json!([{"uri": "library://catalogue", "mimeType": "text/plain",
+                "text": "1: Dune\n2: Emma\n12: Ulysses"}])
+    );
+    // COVER, in base64.
+    assert_eq!(
+        read(&client, "library://cover.png").await.unwrap(),
+        json!([{"uri": "library://cover.png", "mimeType": "image/png", "blob": "iVBORwD/"}])
+    );
+    assert_eq!(
+        read(&client, "library://books/12").await.unwrap(),
+        json!([{"uri": "library://books/12", "mimeType": "text/markdown", "text": "# Ulysses"}])
+    );
+
+    // A template's variable naming nothing, a URI nothing serves: "Resource not found".
+    let (code, message, data) = mcp_error(read(&client, "library://books/99").await);
+    assert_eq!(code, ErrorCode::RESOURCE_NOT_FOUND.0);
+    assert_eq!(message, "no book 99 in the library");
+    assert_eq!(data, json!({"uri": "library://books/99"}));
+    let (code, message, data) = mcp_error(read(&client, "library://books/1/2").await);
+    assert_eq!(code, ErrorCode::RESOURCE_NOT_FOUND.0);
+    assert_eq!(message, "Resource not found");
+    assert_eq!(data, json!({"uri": "library://books/1/2"}));
+
+    // A panic is an internal error naming the resource; the next read works.
+    let (code, message, _) = mcp_error(read(&client, "library://panics").await);
+    assert_eq!(code, ErrorCode::INTERNAL_ERROR.0);
+    assert_eq!(
+        message,
+        "resource library://panics panicked: the shelf collapsed"
+    );
+    read(&client, "library://books/1").await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn prompts_are_got_with_and_without_arguments() {
+    let (_dir, _host, client) = serve(&[LIBRARY], "?library").await;
+    let embedded = json!({"role": "user", "content": {"type": "resource", "resource": {
+        "uri": "library://books/2", "mimeType": "text/markdown", "text": "book 2"}}});
+    assert_eq!(
+        prompt(&client, "review", json!({"id": "2"})).await.unwrap(),
+        json!({"description": "Ask for a review of a book.", "messages": [
+            embedded,
+            {"role": "user", "content": {"type": "text", "text": "Review book 2, briefly."}}]})
+    );
+    let styled = prompt(&client, "review", json!({"id": "2", "style": "in verse"}))
+        .await
+        .unwrap();
+    assert_eq!(
+        styled["messages"][1]["content"]["text"],
+        "Review book 2, in verse."
+    );
+    assert_eq!(
+        prompt(&client, "good_morning", json!({})).await.unwrap()["messages"],
+        json!([
+            {"role": "user", "content": {"type": "image", "data": "iVBORw0KGgo=",
+                                         "mimeType": "image/png"}},
+            {"role": "assistant", "content": {"type": "text",
+                                              "text": "Good morning! What shall we read?"}}
+        ])
+    );
+
+    let (code, message, _) = mcp_error(prompt(&client, "review", json!({"style": "x"})).await);
+    assert_eq!(code, ErrorCode::INVALID_PARAMS.0);
+    assert_eq!(message, "missing required argument `id` of prompt review");
+    let (code, message, _) = mcp_error(prompt(&client, "nope", json!({})).await);
+    assert_eq!(code, ErrorCode::INVALID_PARAMS.0);
+    assert_eq!(message, "Unknown prompt: nope");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn completions_are_filtered_by_prefix_and_see_the_other_arguments() {
+    let (_dir, _host, client) = serve(&[LIBRARY], "?library").await;
+    let prompt_values = async |argument: &str, value: &str| {
+        client
+            .complete_prompt_simple("review", argument, value)
+            .await
+            .unwrap()
+    };
+    assert_eq!(prompt_values("id", "1").await, ["1", "12"]);
+    assert_eq!(prompt_values("id", "").await, ["1", "2", "12"]);
+    assert!(prompt_values("id", "9").await.is_empty());
+    assert!(prompt_values("style", "").await.is_empty());
+
+    let template = "library://books/{id}";
+    let info = client
+        .complete_resource_argument(template, "id", "2", None)
+        .await
+        .unwrap();
+    assert_eq!(
+        wire(&info),
+        json!({"values": ["2"], "total": 1, "hasMore": false})
+    );
+    let context = CompletionContext::with_arguments(
+        [("shelf".to_owned(), "empty".to_owned())]
+            .into_iter()
+            .collect(),
+    );
+    let info = client
+        .complete_resource_argument(template, "id", "", Some(context))
+        .await
+        .unwrap();
+    assert_eq!(info.values, ["none"]);
+
+    let (code, ..) = mcp_error(client.complete_prompt_simple("nope", "id", "").await);
+    assert_eq!(code, ErrorCode::INVALID_PARAMS.0);
+    let (code, ..) = mcp_error(
+        client
+            .complete_resource_simple("library://nothing/{id}", "id", "")
+            .await,
+    );
+    assert_eq!(code, ErrorCode::INVALID_PARAMS.0);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+#[allow(deprecated)] // resources/subscribe is legacy-only: the client speaks 2025-11-25
+async fn subscribe_and_unsubscribe_succeed_for_resources_served_here() {
+    let (_dir, _host, client) = serve(&[LIBRARY], "?library").await;
+    for uri in ["library://catalogue", "library://books/2"] {
+        client
+            .subscribe(SubscribeRequestParams::new(uri))
+            .await
+            .unwrap_or_else(|e| panic!("subscribe {uri}: {e}"));
+        client
+            .unsubscribe(UnsubscribeRequestParams::new(uri))
+            .await
+            .unwrap_or_else(|e| panic!("unsubscribe {uri}: {e}"));
+    }
+    let (code, _, data) = mcp_error(
+        client
+            .subscribe(SubscribeRequestParams::new("library://elsewhere"))
+            .await,
+    );
+    assert_eq!(code, ErrorCode::RESOURCE_NOT_FOUND.0);
+    assert_eq!(data, json!({"uri": "library://elsewhere"}));
+}
