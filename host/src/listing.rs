@@ -207,45 +207,40 @@ impl Listing {
                 );
             }
             for t in &p.tools {
-                let title = quoted(t.title.as_deref());
-                let flags = if t.annotations.is_empty() {
-                    String::new()
-                } else {
-                    format!(" [{}]", t.annotations.join(", "))
+                let line = Line {
+                    kind: "tool",
+                    name: &t.name,
+                    title: t.title.as_deref(),
+                    toolset: &t.toolset,
+                    flags: &t.annotations.join(", "),
+                    description: &t.summary,
                 };
-                let _ = writeln!(
-                    out,
-                    "  tool {}{title} ({}){flags}: {}",
-                    t.name, t.toolset, t.summary
-                );
+                let _ = writeln!(out, "{line}");
                 for e in &t.extensions {
                     let _ = writeln!(out, "    extended by {}", describe(&e.plugin, e));
                 }
             }
             for r in &p.resources {
-                let mime = r
-                    .mime_type
-                    .as_deref()
-                    .map(|m| format!(" [{m}]"))
-                    .unwrap_or_default();
-                let _ = writeln!(
-                    out,
-                    "  resource {}{} ({}){mime}: {}",
-                    r.uri,
-                    quoted(r.title.as_deref()),
-                    r.toolset,
-                    first_line(&r.description)
-                );
+                let line = Line {
+                    kind: "resource",
+                    name: &r.uri,
+                    title: r.title.as_deref(),
+                    toolset: &r.toolset,
+                    flags: r.mime_type.as_deref().unwrap_or_default(),
+                    description: &r.description,
+                };
+                let _ = writeln!(out, "{line}");
             }
             for t in &p.resource_templates {
-                let _ = writeln!(
-                    out,
-                    "  resource template {}{} ({}): {}",
-                    t.uri_template,
-                    quoted(t.title.as_deref()),
-                    t.toolset,
-                    first_line(&t.description)
-                );
+                let line = Line {
+                    kind: "resource template",
+                    name: &t.uri_template,
+                    title: t.title.as_deref(),
+                    toolset: &t.toolset,
+                    flags: t.mime_type.as_deref().unwrap_or_default(),
+                    description: &t.description,
+                };
+                let _ = writeln!(out, "{line}");
             }
             for prompt in &p.prompts {
                 let arguments: Vec<String> = prompt
@@ -253,15 +248,15 @@ impl Listing {
                     .iter()
                     .map(|a| format!("{}{}", a.name, if a.required { "" } else { "?" }))
                     .collect();
-                let _ = writeln!(
-                    out,
-                    "  prompt {}({}){} ({}): {}",
-                    prompt.name,
-                    arguments.join(", "),
-                    quoted(prompt.title.as_deref()),
-                    prompt.toolset,
-                    first_line(&prompt.description)
-                );
+                let line = Line {
+                    kind: "prompt",
+                    name: &format!("{}({})", prompt.name, arguments.join(", ")),
+                    title: prompt.title.as_deref(),
+                    toolset: &prompt.toolset,
+                    flags: "",
+                    description: &prompt.description,
+                };
+                let _ = writeln!(out, "{line}");
             }
             for c in &p.completions {
                 let _ = writeln!(out, "  completes {} argument `{}`", c.reference, c.argument);
@@ -312,13 +307,30 @@ impl Listing {
     }
 }
 
-/// ` "title"`, or nothing.
-fn quoted(title: Option<&str>) -> String {
-    title.map(|t| format!(" \"{t}\"")).unwrap_or_default()
+/// One contribution in a text listing: `  KIND NAME "TITLE" (TOOLSET) [FLAGS]: SUMMARY`, the
+/// title and flags left out when empty, the summary the first line of the description.
+struct Line<'a> {
+    kind: &'a str,
+    name: &'a str,
+    title: Option<&'a str>,
+    toolset: &'a str,
+    flags: &'a str,
+    description: &'a str,
 }
 
-fn first_line(text: &str) -> &str {
-    text.lines().next().unwrap_or("").trim()
+impl std::fmt::Display for Line<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "  {} {}", self.kind, self.name)?;
+        if let Some(title) = self.title {
+            write!(f, " \"{title}\"")?;
+        }
+        write!(f, " ({})", self.toolset)?;
+        if !self.flags.is_empty() {
+            write!(f, " [{}]", self.flags)?;
+        }
+        let summary = self.description.lines().next().unwrap_or("").trim();
+        write!(f, ": {summary}")
+    }
 }
 
 /// `NAME (order N): wrap, description, ...`, for one extension in a text listing.

@@ -643,14 +643,20 @@ mod tests {
         assert_eq!(registry.conflicts().len(), 1);
         assert_eq!(registry.conflicts()[0].kept, "a");
         let both = ActiveSet::from_names(["a", "b"]);
-        let served: Vec<_> = registry
-            .served_tools(&both)
-            .iter()
-            .map(|t| (t.decl.name.as_str(), t.plugin.as_str()))
-            .collect();
-        assert_eq!(served, [("t", "a"), ("u", "a")]);
+        assert_eq!(
+            keyed(registry.served_tools(&both)),
+            [("t", "a"), ("u", "a")]
+        );
         let only_b = ActiveSet::from_names(["b"]);
         assert_eq!(registry.served_tools(&only_b)[0].plugin, "b");
+    }
+
+    /// Each entry's key (name, URI) and plugin.
+    fn keyed<D: Contribution>(entries: Vec<&Entry<D>>) -> Vec<(&str, &str)> {
+        entries
+            .into_iter()
+            .map(|e| (e.decl.key(), e.plugin.as_str()))
+            .collect()
     }
 
     /// A plugin `base` offering one tool, `t`.
@@ -822,18 +828,14 @@ mod tests {
             ]
         );
         let both = ActiveSet::from_names(["a", "b"]);
-        let uris: Vec<(&str, &str)> = registry
-            .served_resources(&both)
-            .iter()
-            .map(|r| (r.decl.uri.as_str(), r.plugin.as_str()))
-            .collect();
-        assert_eq!(uris, [("test://x", "a"), ("test://a", "a")]);
-        let prompts: Vec<(&str, &str)> = registry
-            .served_prompts(&both)
-            .iter()
-            .map(|p| (p.decl.name.as_str(), p.plugin.as_str()))
-            .collect();
-        assert_eq!(prompts, [("p", "a"), ("q", "b")]);
+        assert_eq!(
+            keyed(registry.served_resources(&both)),
+            [("test://x", "a"), ("test://a", "a")]
+        );
+        assert_eq!(
+            keyed(registry.served_prompts(&both)),
+            [("p", "a"), ("q", "b")]
+        );
         let only_b = ActiveSet::from_names(["b"]);
         assert_eq!(registry.served_resources(&only_b)[0].plugin, "b");
         assert_eq!(registry.served_resource_templates(&only_b)[0].plugin, "b");

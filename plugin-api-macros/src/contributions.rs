@@ -24,12 +24,77 @@ use crate::{
     uri_template::UriTemplate,
 };
 
-/// The method attributes this module handles.
-pub(crate) const ATTRIBUTES: [&str; 4] = ["resource", "resource_template", "prompt", "complete"];
+/// One of the four attributes: what it registers, and how.
+struct Kind {
+    /// The attribute.
+    name: &'static str,
+    /// The `plugin_api::__private::Contributions` method registering what it declares.
+    register: &'static str,
+    /// What it declares, in messages.
+    what: &'static str,
+    /// The request its code receives (a type of `plugin_api::__private`).
+    request: &'static str,
+    /// The fields the attribute takes.
+    fields: &'static [&'static str],
+}
 
-/// One parsed method: its declaration and the statement that registers it.
+const RESOURCE: Kind = Kind {
+    name: "resource",
+    register: "resource",
+    what: "resource",
+    request: "ResourceRequest",
+    fields: &[
+        "uri",
+        "name",
+        "title",
+        "description",
+        "mime_type",
+        "toolset",
+        "size",
+    ],
+};
+
+const TEMPLATE: Kind = Kind {
+    name: "resource_template",
+    register: "resource_template",
+    what: "resource template",
+    request: "ResourceRequest",
+    fields: &[
+        "uri_template",
+        "name",
+        "title",
+        "description",
+        "mime_type",
+        "toolset",
+    ],
+};
+
+const PROMPT: Kind = Kind {
+    name: "prompt",
+    register: "prompt",
+    what: "prompt",
+    request: "PromptRequest",
+    fields: &["name", "title", "description", "toolset"],
+};
+
+const COMPLETION: Kind = Kind {
+    name: "complete",
+    register: "completion",
+    what: "completion",
+    request: "CompletionRequest",
+    fields: &["prompt", "resource", "argument"],
+};
+
+/// The method attributes this module handles.
+pub(crate) const ATTRIBUTES: [&str; 4] =
+    [RESOURCE.name, TEMPLATE.name, PROMPT.name, COMPLETION.name];
+
+/// One parsed method: its declaration, what must be unique about it, and the statement that
+/// registers it.
 struct Parsed {
     decl: Map<String, Value>,
+    /// Its URI, template, name, or prompt and argument, quoted for messages.
+    key: String,
     span: Span,
     tokens: TokenStream,
 }
@@ -40,6 +105,34 @@ impl Parsed {
             .get(key)
             .and_then(Value::as_str)
             .unwrap_or_default()
+    }
+}
+
+impl Kind {
+    /// `decl`, registered by code that reads its parameters (`lets`) and calls the method;
+    /// an error if `list` already has one with this `key`.
+    fn parsed(
+        &self,
+        list: &[Parsed],
+        key: String,
+        decl: Map<String, Value>,
+        span: Span,
+        shape: &Shape,
+        lets: Vec<TokenStream>,
+    ) -> syn::Result<Parsed> {
+        if list.iter().any(|p| p.key == key) {
+            return Err(syn::Error::new(
+                span,
+                format!("{} {key} is declared twice", self.what),
+            ));
+        }
+        let tokens = shape.register(self, &decl, lets);
+        Ok(Parsed {
+            decl,
+            key,
+            span,
+            tokens,
+        })
     }
 }
 
@@ -67,17 +160,21 @@ impl Contributions {
             return Ok(false);
         };
         let attr = method.attrs.remove(pos);
-        let kind = attr.path().get_ident().map(ToString::to_string);
+        let kind = [&RESOURCE, &TEMPLATE, &PROMPT, &COMPLETION]
+            .into_iter()
+            .find(|k| attr.path().is_ident(k.name))
+            .unwrap_or(&COMPLETION);
         let mut fields = Fields::default();
         if !matches!(attr.meta, syn::Meta::Path(_)) {
             attr.parse_nested_meta(|meta| fields.parse(&meta))?;
         }
+        fields.only(kind.fields)?;
         let shape = Shape::of(method)?;
-        match kind.as_deref() {
-            Some("resource") => self.resource(own_toolset, fields, method, &shape),
-            Some("resource_template") => self.template(own_toolset, fields, method, &shape),
-            Some("prompt") => self.prompt(own_toolset, fields, method, &shape),
-            _ => self.completion(fields, method, &shape),
+        match kind.name {
+            "resource" => self.resource(own_toolset, &fields, method, &shape),
+            "resource_template" => self.template(own_toolset, &fields, method, &shape),
+            "prompt" => self.prompt(own_toolset, &fields, method, &shape),
+            _ => self.completion(&fields, method, &shape),
         }?;
         Ok(true)
     }
@@ -85,19 +182,10 @@ impl Contributions {
     fn resource(
         &mut self,
         own_toolset: &str,
-        fields: Fields,
+        fields: &Fields,
         method: &ImplItemFn,
         shape: &Shape,
     ) -> syn::Result<()> {
-        fields.only(&[
-            "uri",
-            "name",
-            "title",
-            "description",
-            "mime_type",
-            "toolset",
-            "size",
-        ])?;
         let uri = fields.required("uri", method)?;
         if let Some(param) = shape.params.first() {
             return Err(syn::Error::new(
@@ -110,38 +198,19 @@ impl Contributions {
         if let Some(size) = &fields.size {
             decl.insert("size".into(), size.base10_parse::<u64>()?.into());
         }
-        push_unique(
-            &mut self.resources,
-            "uri",
-            "resource",
-            decl,
-            method,
-            |decl| {
-                shape.register(
-                    "resource",
-                    decl,
-                    quote!(::plugin_api::__private::ResourceRequest),
-                    Vec::new(),
-                )
-            },
-        )
+        let key = format!("`{}`", uri.value());
+        let parsed = RESOURCE.parsed(&self.resources, key, decl, uri.span(), shape, Vec::new())?;
+        self.resources.push(parsed);
+        Ok(())
     }
 
     fn template(
         &mut self,
         own_toolset: &str,
-        fields: Fields,
+        fields: &Fields,
         method: &ImplItemFn,
         shape: &Shape,
     ) -> syn::Result<()> {
-        fields.only(&[
-            "uri_template",
-            "name",
-            "title",
-            "description",
-            "mime_type",
-            "toolset",
-        ])?;
         let text = fields.required("uri_template", method)?;
         let template = UriTemplate::parse(&text.value())
             .map_err(|e| syn::Error::new(text.span(), e.to_string()))?;
@@ -169,31 +238,19 @@ impl Contributions {
             serde_json::json!({"type": "ref/resource", "uri": text.value()}),
             variables,
         ));
-        push_unique(
-            &mut self.templates,
-            "uri_template",
-            "resource template",
-            decl,
-            method,
-            |decl| {
-                shape.register(
-                    "resource_template",
-                    decl,
-                    quote!(::plugin_api::__private::ResourceRequest),
-                    lets,
-                )
-            },
-        )
+        let key = format!("`{}`", text.value());
+        let parsed = TEMPLATE.parsed(&self.templates, key, decl, text.span(), shape, lets)?;
+        self.templates.push(parsed);
+        Ok(())
     }
 
     fn prompt(
         &mut self,
         own_toolset: &str,
-        fields: Fields,
+        fields: &Fields,
         method: &ImplItemFn,
         shape: &Shape,
     ) -> syn::Result<()> {
-        fields.only(&["name", "title", "description", "toolset"])?;
         let mut decl = fields.shown(own_toolset, method);
         let arguments: Vec<Value> = shape
             .params
@@ -224,23 +281,19 @@ impl Contributions {
             serde_json::json!({"type": "ref/prompt", "name": decl["name"]}),
             shape.params.iter().map(|p| p.name.clone()).collect(),
         ));
-        push_unique(&mut self.prompts, "name", "prompt", decl, method, |decl| {
-            shape.register(
-                "prompt",
-                decl,
-                quote!(::plugin_api::__private::PromptRequest),
-                lets,
-            )
-        })
+        let key = format!("`{}`", decl["name"].as_str().unwrap_or_default());
+        let span = method.sig.ident.span();
+        let parsed = PROMPT.parsed(&self.prompts, key, decl, span, shape, lets)?;
+        self.prompts.push(parsed);
+        Ok(())
     }
 
     fn completion(
         &mut self,
-        fields: Fields,
+        fields: &Fields,
         method: &ImplItemFn,
         shape: &Shape,
     ) -> syn::Result<()> {
-        fields.only(&["prompt", "resource", "argument"])?;
         let argument = fields.required("argument", method)?;
         let reference = match (&fields.prompt, &fields.resource) {
             (Some(name), None) => serde_json::json!({"type": "ref/prompt", "name": name.value()}),
@@ -268,31 +321,17 @@ impl Contributions {
             let ident = &context.ident;
             lets.push(quote!(let #ident = ::core::clone::Clone::clone(&request.arguments);));
         }
+        let key = format!(
+            "of {} argument `{}`",
+            describe(&reference),
+            argument.value()
+        );
         let mut decl = Map::new();
         decl.insert("ref".into(), reference);
         decl.insert("argument".into(), argument.value().into());
-        let key = Value::Object(decl.clone());
-        if self
-            .completions
-            .iter()
-            .any(|c| Value::Object(c.decl.clone()) == key)
-        {
-            return Err(syn::Error::new(
-                argument.span(),
-                format!("argument `{}` is completed twice", argument.value()),
-            ));
-        }
-        let tokens = shape.register(
-            "completion",
-            &decl,
-            quote!(::plugin_api::__private::CompletionRequest),
-            lets,
-        );
-        self.completions.push(Parsed {
-            decl,
-            span: argument.span(),
-            tokens,
-        });
+        let span = argument.span();
+        let parsed = COMPLETION.parsed(&self.completions, key, decl, span, shape, lets)?;
+        self.completions.push(parsed);
         Ok(())
     }
 
@@ -382,30 +421,6 @@ impl Contributions {
             }
         })
     }
-}
-
-/// Adds a declaration unless its `key` is already used by one of `list`.
-fn push_unique(
-    list: &mut Vec<Parsed>,
-    key: &str,
-    kind: &str,
-    decl: Map<String, Value>,
-    method: &ImplItemFn,
-    register: impl FnOnce(&Map<String, Value>) -> TokenStream,
-) -> syn::Result<()> {
-    let span = method.sig.ident.span();
-    if list.iter().any(|p| p.decl.get(key) == decl.get(key)) {
-        return Err(syn::Error::new(
-            span,
-            format!(
-                "{kind} `{}` is declared twice",
-                decl[key].as_str().unwrap_or_default()
-            ),
-        ));
-    }
-    let tokens = register(&decl);
-    list.push(Parsed { decl, span, tokens });
-    Ok(())
 }
 
 /// `ref/prompt` or `ref/resource` JSON, in words.
@@ -651,12 +666,14 @@ impl Shape {
     /// calls the method and answers with its value.
     fn register(
         &self,
-        kind: &str,
+        kind: &Kind,
         decl: &Map<String, Value>,
-        request: TokenStream,
         lets: Vec<TokenStream>,
     ) -> TokenStream {
-        let kind = Ident::new(kind, Span::call_site());
+        let register = Ident::new(kind.register, Span::call_site());
+        let request = Ident::new(kind.request, Span::call_site());
+        let p = quote!(::plugin_api::__private);
+        let request = quote!(#p::#request);
         let decl = Value::Object(decl.clone()).to_string();
         let fn_name = &self.fn_name;
         let args = self.params.iter().map(|p| &p.ident);
@@ -673,7 +690,6 @@ impl Shape {
             call = quote!(::core::result::Result::map_err(#call, ::plugin_api::ToolError::from)?);
         }
         let body = quote!(#(#lets)* request.answer(#call));
-        let p = quote!(::plugin_api::__private);
         let code = if self.is_async {
             quote! {
                 #p::Code::asynchronous(move |request: #request| {
@@ -687,7 +703,7 @@ impl Shape {
         quote! {{
             #[allow(unused_variables)]
             let this = ::std::sync::Arc::clone(self);
-            contributions.#kind(#decl, #code);
+            contributions.#register(#decl, #code);
         }}
     }
 }

@@ -66,6 +66,13 @@ fn mcp_error<T: std::fmt::Debug>(outcome: Result<T, ServiceError>) -> (i32, Stri
     }
 }
 
+async fn get_json(url: &str) -> Value {
+    let response = reqwest::get(url)
+        .await
+        .unwrap_or_else(|e| panic!("GET {url}: {e}"));
+    response.json().await.unwrap()
+}
+
 fn uris(resources: Vec<rmcp::model::Resource>) -> Vec<String> {
     resources.into_iter().map(|r| r.uri).collect()
 }
@@ -142,12 +149,7 @@ async fn resources_and_prompts_are_served_only_under_urls_that_select_their_tool
         assert_eq!(capabilities["completions"], json!({}));
     }
 
-    let toolsets: Value = reqwest::get(format!("{base}/toolsets?library"))
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let toolsets = get_json(&format!("{base}/toolsets?library")).await;
     assert_eq!(
         toolsets["resources"],
         json!([
@@ -161,12 +163,7 @@ async fn resources_and_prompts_are_served_only_under_urls_that_select_their_tool
         json!(["library://books/{id}"])
     );
     assert_eq!(toolsets["prompts"], json!(["good_morning", "review"]));
-    let toolsets: Value = reqwest::get(format!("{base}/toolsets"))
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let toolsets = get_json(&format!("{base}/toolsets")).await;
     assert_eq!(toolsets["resources"], json!([]));
     assert_eq!(toolsets["prompts"], json!([]));
 }

@@ -24,7 +24,7 @@ use abi_stable::{
 use async_ffi::FfiFuture;
 use plugin_api::{
     Manifest,
-    error::{ErrorKind, FfiError},
+    error::FfiError,
     ffi::{
         FfiOutput, HostContextBox, OutputKind, PluginInstanceBox, ToolHandler, ToolHandlerBox,
         detached_host,
@@ -94,7 +94,7 @@ pub struct ExtensionError {
     pub reason: String,
 }
 
-/// Why a tool call failed.
+/// Why a call into a plugin failed: a tool call, a resource read, a prompt, a completion.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
 pub enum CallError {
@@ -261,15 +261,7 @@ impl LoadedTool {
                     tool: self.decl.name.clone(),
                     reason: e.to_string(),
                 }),
-            Err(error) => {
-                let message: String = error.message.into();
-                Err(match error.kind {
-                    ErrorKind::InvalidArguments => CallError::InvalidArguments(message),
-                    ErrorKind::Panicked => CallError::Panicked(message),
-                    ErrorKind::Cancelled => CallError::Cancelled(message),
-                    _ => CallError::Tool(message),
-                })
-            }
+            Err(error) => Err(CallError::from(error)),
         }
     }
 }
