@@ -102,3 +102,62 @@ pub(super) fn check_contributions(
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    //! The activation check against a plugin instantiated in process.
+
+    use std::sync::Arc;
+
+    use plugin_api::{
+        __private::{Code, Contributions, PluginDefinition, ResourceRequest, instantiate},
+        Tool,
+    };
+
+    use super::*;
+
+    #[derive(Default)]
+    struct OneResource;
+
+    impl PluginDefinition for OneResource {
+        const OWN_TOOLSET: &'static str = "s";
+
+        fn create() -> Self {
+            Self
+        }
+
+        fn tools(self: &Arc<Self>) -> Vec<Tool> {
+            Vec::new()
+        }
+
+        fn contributions(self: &Arc<Self>) -> Contributions {
+            let mut c = Contributions::default();
+            c.resource(
+                r#"{"uri": "test://a", "name": "a", "toolset": "s"}"#,
+                Code::sync(|r: ResourceRequest| r.answer("a")),
+            );
+            c
+        }
+    }
+
+    fn manifest(resources: &str) -> Manifest {
+        Manifest::from_json(&format!(
+            r#"{{"plugin_api": "0.1.0", "name": "p", "version": "1",
+                 "toolsets": [{{"name": "s"}}], "resources": {resources}}}"#
+        ))
+        .unwrap()
+    }
+
+    #[test]
+    fn the_codes_resources_must_be_the_manifests() {
+        let instance = instantiate::<OneResource>().into_result().unwrap();
+        let same = manifest(r#"[{"uri": "test://a", "name": "a", "toolset": "s"}]"#);
+        assert_eq!(check_contributions(&same, &instance), Ok(()));
+        let other = manifest(r#"[{"uri": "test://b", "name": "b", "toolset": "s"}]"#);
+        assert_eq!(
+            check_contributions(&other, &instance),
+            Err("the resources in code differ from the manifest's".to_owned())
+        );
+        assert!(check_contributions(&manifest("[]"), &instance).is_err());
+    }
+}
