@@ -166,3 +166,55 @@ impl Wrapped {
         Self(Handler::asynchronous(f))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::{
+        sync::mpsc,
+        time::{Duration, Instant},
+    };
+
+    use abi_stable::{sabi_trait::TD_Opaque, std_types::RArc};
+
+    use super::*;
+    use crate::{
+        ffi::{HostContextBox, ToolHandler},
+        runtime::{CallFuture, spawn},
+    };
+
+    /// A tool that waits for its cancellation and says when it saw it.
+    struct Waits(mpsc::Sender<Instant>);
+
+    impl ToolHandler for Waits {
+        fn call(&self, _arguments: RString, context: HostContextBox) -> CallFuture {
+            let seen = self.0.clone();
+            let context = Context::new(context, Arc::from("inner"));
+            let waiting = context.clone();
+            spawn("inner".into(), context, async move {
+                waiting.cancelled().await;
+                seen.send(Instant::now()).unwrap();
+                Err(ToolError::new("cancelled"))
+            })
+        }
+    }
+
+    #[test]
+    fn the_original_is_cancelled_with_the_call_it_serves() {
+        let (seen, saw) = mpsc::channel();
+        let original = Original::new(
+            "inner".into(),
+            ToolHandlerBox::from_ptr(RArc::new(Waits(seen)), TD_Opaque),
+        );
+        let outer = spawn("outer".into(), Context::detached(), async move {
+            original.call(Value::Null).await?.into_output()
+        });
+        std::thread::sleep(Duration::from_millis(20));
+        let cancelled = Instant::now();
+        drop(outer);
+        let noticed = saw.recv_timeout(Duration::from_secs(1)).unwrap();
+        assert!(
+            noticed.duration_since(cancelled) < Duration::from_millis(500),
+            "not within the outer call's grace period"
+        );
+    }
+}

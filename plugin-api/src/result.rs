@@ -58,10 +58,7 @@ impl Content {
         mime_type: impl Into<String>,
         text: impl Into<String>,
     ) -> Self {
-        Self::of(
-            "resource",
-            json!({"resource": {"uri": uri.into(), "mimeType": mime_type.into(), "text": text.into()}}),
-        )
+        Self::embedded(uri.into(), mime_type.into(), "text", text.into())
     }
 
     /// An embedded binary resource: its `uri`, MIME type and base64 contents.
@@ -70,10 +67,15 @@ impl Content {
         mime_type: impl Into<String>,
         blob_base64: impl Into<String>,
     ) -> Self {
-        Self::of(
-            "resource",
-            json!({"resource": {"uri": uri.into(), "mimeType": mime_type.into(), "blob": blob_base64.into()}}),
-        )
+        Self::embedded(uri.into(), mime_type.into(), "blob", blob_base64.into())
+    }
+
+    fn embedded(uri: String, mime_type: String, key: &str, contents: String) -> Self {
+        let mut resource = Map::new();
+        resource.insert("uri".to_owned(), uri.into());
+        resource.insert("mimeType".to_owned(), mime_type.into());
+        resource.insert(key.to_owned(), contents.into());
+        Self::of("resource", json!({ "resource": resource }))
     }
 
     /// A link to a resource the client may read (`resource_link`): its `uri` and `name`.

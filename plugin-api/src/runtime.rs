@@ -125,3 +125,99 @@ fn finish(
     }
     .into_ffi()
 }
+
+#[cfg(test)]
+mod tests {
+    use std::{
+        sync::mpsc,
+        time::{Duration, Instant},
+    };
+
+    use super::*;
+    use crate::result::IntoToolOutput;
+
+    fn done() -> Result<FfiOutput, ToolError> {
+        "done".into_output()
+    }
+
+    /// Sends when dropped.
+    struct Dropped(mpsc::Sender<Instant>);
+
+    impl Drop for Dropped {
+        fn drop(&mut self) {
+            let _ = self.0.send(Instant::now());
+        }
+    }
+
+    #[test]
+    fn dropping_an_async_call_cancels_its_context_at_once() {
+        let context = Context::detached();
+        let (seen, saw) = mpsc::channel();
+        let call = spawn("t".into(), context, async move {
+            let context = Context::current().expect("the task's context");
+            context.cancelled().await;
+            seen.send(Instant::now()).unwrap();
+            done()
+        });
+        std::thread::sleep(Duration::from_millis(20));
+        let dropped = Instant::now();
+        drop(call);
+        let noticed = saw.recv_timeout(Duration::from_secs(1)).unwrap();
+        assert!(noticed.duration_since(dropped) < Duration::from_millis(500));
+    }
+
+    #[test]
+    fn an_async_call_that_ignores_cancellation_is_dropped_after_the_grace() {
+        let (sender, dropped_at) = mpsc::channel();
+        let call = spawn("t".into(), Context::detached(), async move {
+            let _flag = Dropped(sender);
+            tokio::time::sleep(Duration::from_secs(60)).await;
+            done()
+        });
+        std::thread::sleep(Duration::from_millis(20));
+        let cancelled = Instant::now();
+        drop(call);
+        let dropped = dropped_at.recv_timeout(CANCEL_GRACE * 3).unwrap();
+        let after = dropped.duration_since(cancelled);
+        assert!(
+            after >= CANCEL_GRACE - Duration::from_millis(50),
+            "{after:?}"
+        );
+        assert!(after < CANCEL_GRACE * 2, "{after:?}");
+    }
+
+    #[test]
+    fn a_sync_call_sees_its_context_on_its_thread_and_the_cancellation() {
+        let (seen, saw) = mpsc::channel();
+        let call = spawn_blocking("t".into(), Context::detached(), move || {
+            let context = Context::current().expect("the thread's context");
+            while !context.is_cancelled() {
+                std::thread::sleep(Duration::from_millis(1));
+            }
+            seen.send(()).unwrap();
+            done()
+        });
+        std::thread::sleep(Duration::from_millis(20));
+        drop(call);
+        saw.recv_timeout(Duration::from_secs(1)).unwrap();
+    }
+
+    #[test]
+    fn a_sync_tool_can_block_on_async_work() {
+        let output = runtime()
+            .block_on(spawn_blocking("t".into(), Context::detached(), || {
+                runtime().block_on(async { tokio::task::yield_now().await });
+                done()
+            }))
+            .unwrap();
+        assert_eq!(output.json.as_str(), r#""done""#);
+    }
+
+    #[test]
+    fn a_finished_call_answers_its_output() {
+        let output = runtime()
+            .block_on(spawn("t".into(), Context::detached(), async { done() }))
+            .unwrap();
+        assert_eq!(output.json.as_str(), r#""done""#);
+    }
+}

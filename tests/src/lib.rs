@@ -5,11 +5,12 @@
 //! built once per test process by [`ensure_built`]. Each test fills its own [`PluginDir`];
 //! [`run_host`] runs one-shot commands such as `list`, and [`HostProcess`] keeps a host running
 //! (killed on drop). [`maps`] reads `/proc/<pid>/maps`, which is how tests prove a library was,
-//! or was not, opened.
+//! or was not, opened. [`mcp`] has the small helpers MCP tests share.
 
 mod build;
 mod host;
 pub mod maps;
+pub mod mcp;
 mod plugin_dir;
 
 pub use build::{

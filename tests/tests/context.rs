@@ -16,14 +16,16 @@ use std::{
     time::{Duration, Instant},
 };
 
-use e2e::{HostProcess, PluginDir};
+use e2e::{
+    HostProcess, PluginDir,
+    mcp::{RawSession, call, call_tool, text},
+};
 use rmcp::{
     ClientHandler, ErrorData, RoleClient, ServiceExt,
     model::{
-        CallToolRequest, CallToolRequestParams, CallToolResult, ClientInfo, ClientRequest,
-        ContentBlock, CreateMessageRequestParams, CreateMessageResult, ElicitRequestParams,
-        ElicitResult, Implementation, LoggingLevel, LoggingMessageNotificationParam,
-        ProgressNotificationParam, SetLevelRequestParams,
+        CallToolRequest, CallToolResult, ClientInfo, ClientRequest, CreateMessageRequestParams,
+        CreateMessageResult, ElicitRequestParams, ElicitResult, Implementation, LoggingLevel,
+        LoggingMessageNotificationParam, ProgressNotificationParam, SetLevelRequestParams,
     },
     service::{NotificationContext, PeerRequestOptions, RequestContext, RunningService},
     transport::StreamableHttpClientTransport,
@@ -152,32 +154,6 @@ async fn connect(url: &str, recorder: Recorder) -> Client {
         .unwrap_or_else(|e| panic!("cannot connect to {url}: {e}"))
 }
 
-fn call(name: &str, arguments: Value) -> CallToolRequestParams {
-    let Value::Object(arguments) = arguments else {
-        panic!("arguments must be an object")
-    };
-    CallToolRequestParams::new(name.to_owned()).with_arguments(arguments)
-}
-
-async fn call_tool(client: &Client, name: &str, arguments: Value) -> CallToolResult {
-    client
-        .call_tool(call(name, arguments))
-        .await
-        .unwrap_or_else(|e| panic!("tools/call {name}: {e}"))
-}
-
-fn text(result: &CallToolResult) -> String {
-    result
-        .content
-        .iter()
-        .filter_map(|c| match c {
-            ContentBlock::Text(t) => Some(t.text.clone()),
-            _ => None,
-        })
-        .collect::<Vec<_>>()
-        .join("\n")
-}
-
 /// Waits until `done` holds, checking every 5 ms; how long it took. Panics after [`PATIENCE`].
 async fn until(what: &str, mut done: impl AsyncFnMut() -> bool) -> Duration {
     let started = Instant::now();
@@ -191,8 +167,21 @@ async fn until(what: &str, mut done: impl AsyncFnMut() -> bool) -> Duration {
     started.elapsed()
 }
 
-fn context_plugin() -> PluginDir {
+fn plugins() -> PluginDir {
     PluginDir::with(&["fixture-context", "benchmarks"])
+}
+
+/// A host serving `fixture-context` and `benchmarks` (with `host_args`), and a client of
+/// `/mcp?QUERY` with this handler; the folder is held for the test's length.
+async fn start(
+    query: &str,
+    host_args: &[&str],
+    recorder: Recorder,
+) -> (PluginDir, HostProcess, Client) {
+    let dir = plugins();
+    let host = HostProcess::serve(&dir, host_args);
+    let client = connect(&format!("{}/mcp?{query}", host.base_url()), recorder).await;
+    (dir, host, client)
 }
 
 fn levels(logs: &[LoggingMessageNotificationParam]) -> Vec<String> {
@@ -209,14 +198,8 @@ fn levels(logs: &[LoggingMessageNotificationParam]) -> Vec<String> {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn log_messages_arrive_filtered_by_the_sessions_level() {
-    let dir = context_plugin();
-    let host = HostProcess::serve(&dir, &[]);
     let recorder = Recorder::default();
-    let client = connect(
-        &format!("{}/mcp?context", host.base_url()),
-        recorder.clone(),
-    )
-    .await;
+    let (_dir, _host, client) = start("context", &[], recorder.clone()).await;
     let info = client.peer_info().expect("server info");
     assert!(info.capabilities.logging.is_some(), "logging is declared");
 
@@ -266,14 +249,8 @@ async fn log_messages_arrive_filtered_by_the_sessions_level() {
 /// is not the wire's: this test checks what arrives, the raw one below checks the order.
 #[tokio::test(flavor = "multi_thread")]
 async fn every_progress_report_reaches_the_client() {
-    let dir = context_plugin();
-    let host = HostProcess::serve(&dir, &[]);
     let recorder = Recorder::default();
-    let client = connect(
-        &format!("{}/mcp?context", host.base_url()),
-        recorder.clone(),
-    )
-    .await;
+    let (_dir, _host, client) = start("context", &[], recorder.clone()).await;
     // rmcp's client sends a progress token with every request.
     let result = call_tool(&client, "steps", json!({"n": 200})).await;
     assert_eq!(text(&result), "200 steps");
@@ -294,66 +271,18 @@ async fn every_progress_report_reaches_the_client() {
     }
 }
 
-/// The JSON-RPC messages of an SSE or JSON response body.
-fn messages(body: &str) -> Vec<Value> {
-    if let Ok(value) = serde_json::from_str::<Value>(body) {
-        return vec![value];
-    }
-    body.lines()
-        .filter_map(|l| l.strip_prefix("data:"))
-        .filter_map(|d| serde_json::from_str(d.trim()).ok())
-        .collect()
-}
-
-/// Posts JSON-RPC `body` to `url` in session `session` (if any); the response's session id and
-/// messages.
-async fn post(url: &str, session: Option<&str>, body: Value) -> (Option<String>, Vec<Value>) {
-    let mut request = reqwest::Client::new()
-        .post(url)
-        .header("content-type", "application/json")
-        .header("accept", "application/json, text/event-stream")
-        .body(body.to_string());
-    if let Some(session) = session {
-        request = request
-            .header("mcp-session-id", session)
-            .header("mcp-protocol-version", "2025-06-18");
-    }
-    let response = request.send().await.expect("the POST is answered");
-    let id = response
-        .headers()
-        .get("mcp-session-id")
-        .map(|v| v.to_str().unwrap().to_owned());
-    (id, messages(&response.text().await.unwrap()))
-}
-
 #[tokio::test(flavor = "multi_thread")]
 async fn progress_arrives_in_order_only_for_a_progress_token_and_before_the_result() {
-    let dir = context_plugin();
+    let dir = plugins();
     let host = HostProcess::serve(&dir, &[]);
-    let url = format!("{}/mcp?context", host.base_url());
-    let (session, _) = post(
-        &url,
-        None,
-        json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-            "protocolVersion": "2025-06-18", "capabilities": {},
-            "clientInfo": {"name": "raw", "version": "1"}}}),
-    )
-    .await;
-    let session = session.expect("a session id");
-    post(
-        &url,
-        Some(&session),
-        json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
-    )
-    .await;
-
-    let (_, without) = post(
-        &url,
-        Some(&session),
-        json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
-               "params": {"name": "steps", "arguments": {"n": 5}}}),
-    )
-    .await;
+    let session = RawSession::open(&format!("{}/mcp?context", host.base_url())).await;
+    let (_, without) = session
+        .exchange(
+            2,
+            "tools/call",
+            json!({"name": "steps", "arguments": {"n": 5}}),
+        )
+        .await;
     assert!(
         without
             .iter()
@@ -365,13 +294,13 @@ async fn progress_arrives_in_order_only_for_a_progress_token_and_before_the_resu
         "5 steps"
     );
 
-    let (_, with) = post(
-        &url,
-        Some(&session),
-        json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call",
-               "params": {"name": "steps", "arguments": {"n": 100}, "_meta": {"progressToken": "p-1"}}}),
-    )
-    .await;
+    let (_, with) = session
+        .exchange(
+            3,
+            "tools/call",
+            json!({"name": "steps", "arguments": {"n": 100}, "_meta": {"progressToken": "p-1"}}),
+        )
+        .await;
     let reports: Vec<&Value> = with
         .iter()
         .filter(|m| m["method"] == "notifications/progress")
@@ -422,13 +351,7 @@ async fn seen(client: &Client) -> Vec<String> {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_cancelled_call_stops_at_once_and_the_plugin_sees_it() {
-    let dir = context_plugin();
-    let mut host = HostProcess::serve(&dir, &[]);
-    let client = connect(
-        &format!("{}/mcp?context&benchmarks", host.base_url()),
-        Recorder::default(),
-    )
-    .await;
+    let (_dir, mut host, client) = start("context&benchmarks", &[], Recorder::default()).await;
     // Open both plugins first, so the timings are of cancellation only.
     call_tool(&client, "sleep", json!({"ms": 1})).await;
     assert!(seen(&client).await.is_empty());
@@ -482,13 +405,7 @@ async fn a_cancelled_call_stops_at_once_and_the_plugin_sees_it() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn sampling_and_elicitation_round_trip_with_a_capable_client() {
-    let dir = context_plugin();
-    let host = HostProcess::serve(&dir, &[]);
-    let client = connect(
-        &format!("{}/mcp?context", host.base_url()),
-        Recorder::capable(),
-    )
-    .await;
+    let (_dir, _host, client) = start("context", &[], Recorder::capable()).await;
 
     let sampled = call_tool(&client, "sample", json!({"prompt": "hello"})).await;
     assert_eq!(sampled.is_error, Some(false), "{sampled:?}");
@@ -511,13 +428,7 @@ async fn sampling_and_elicitation_round_trip_with_a_capable_client() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn sampling_and_elicitation_fail_clearly_without_the_capability() {
-    let dir = context_plugin();
-    let host = HostProcess::serve(&dir, &[]);
-    let client = connect(
-        &format!("{}/mcp?context", host.base_url()),
-        Recorder::default(),
-    )
-    .await;
+    let (_dir, _host, client) = start("context", &[], Recorder::default()).await;
     for (tool, arguments, says) in [
         (
             "sample",
@@ -549,13 +460,7 @@ async fn sampling_and_elicitation_fail_clearly_without_the_capability() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_stateless_server_refuses_client_requests_at_once() {
-    let dir = context_plugin();
-    let host = HostProcess::serve(&dir, &["--stateless"]);
-    let client = connect(
-        &format!("{}/mcp?context", host.base_url()),
-        Recorder::capable(),
-    )
-    .await;
+    let (_dir, _host, client) = start("context", &["--stateless"], Recorder::capable()).await;
     let started = Instant::now();
     let result = tokio::time::timeout(
         PATIENCE,
@@ -576,7 +481,7 @@ async fn a_stateless_server_refuses_client_requests_at_once() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_tool_reads_the_requests_active_toolsets() {
-    let dir = context_plugin();
+    let dir = plugins();
     let host = HostProcess::serve(&dir, &[]);
     for (query, active) in [
         ("only=context", json!(["context"])),
@@ -594,13 +499,7 @@ async fn a_tool_reads_the_requests_active_toolsets() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn results_built_by_the_tool_are_served_as_built() {
-    let dir = context_plugin();
-    let host = HostProcess::serve(&dir, &[]);
-    let client = connect(
-        &format!("{}/mcp?context", host.base_url()),
-        Recorder::default(),
-    )
-    .await;
+    let (_dir, _host, client) = start("context", &[], Recorder::default()).await;
     let kinds = |result: &CallToolResult| -> Vec<String> {
         serde_json::to_value(&result.content)
             .unwrap()
@@ -659,14 +558,8 @@ async fn results_built_by_the_tool_are_served_as_built() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_wrapper_passes_its_context_to_the_tool_it_wraps() {
-    let dir = context_plugin();
-    let host = HostProcess::serve(&dir, &[]);
     let recorder = Recorder::default();
-    let client = connect(
-        &format!("{}/mcp?context", host.base_url()),
-        recorder.clone(),
-    )
-    .await;
+    let (_dir, _host, client) = start("context", &[], recorder.clone()).await;
     let result = call_tool(&client, "relay", json!({})).await;
     assert_eq!(text(&result), "relayed");
     until("both log messages", async || recorder.logs().len() >= 2).await;

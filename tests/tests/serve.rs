@@ -3,13 +3,13 @@
 
 use std::time::{Duration, Instant};
 
-use e2e::{HostProcess, PluginDir, library_file_name};
+use e2e::{
+    HostProcess, PluginDir, library_file_name,
+    mcp::{RawSession, call, post, text},
+};
 use rmcp::{
     ClientLifecycleMode, ClientServiceExt, RoleClient, ServiceError, ServiceExt,
-    model::{
-        CallToolRequestParams, CallToolResult, ClientConfig, ContentBlock, ErrorCode,
-        ProtocolVersion,
-    },
+    model::{ClientConfig, ErrorCode, ProtocolVersion},
     service::RunningService,
     transport::StreamableHttpClientTransport,
 };
@@ -45,25 +45,6 @@ async fn tool_names(client: &Client) -> Vec<String> {
         .collect()
 }
 
-fn call(name: &str, arguments: Value) -> CallToolRequestParams {
-    let Value::Object(arguments) = arguments else {
-        panic!("arguments must be an object")
-    };
-    CallToolRequestParams::new(name.to_owned()).with_arguments(arguments)
-}
-
-fn text(result: &CallToolResult) -> String {
-    result
-        .content
-        .iter()
-        .filter_map(|c| match c {
-            ContentBlock::Text(t) => Some(t.text.clone()),
-            _ => None,
-        })
-        .collect::<Vec<_>>()
-        .join("\n")
-}
-
 /// `GET base/path` as JSON, with its status.
 async fn get_json(url: &str) -> (u16, Value) {
     let response = reqwest::get(url)
@@ -90,101 +71,6 @@ fn sorted(names: &[&str]) -> Vec<String> {
 
 fn both_plugins() -> PluginDir {
     PluginDir::with(&["sandboxes", "benchmarks"])
-}
-
-/// The JSON-RPC messages of an SSE or JSON response body.
-fn messages(body: &str) -> Vec<Value> {
-    if let Ok(value) = serde_json::from_str::<Value>(body) {
-        return vec![value];
-    }
-    body.lines()
-        .filter_map(|l| l.strip_prefix("data:"))
-        .filter_map(|d| serde_json::from_str(d.trim()).ok())
-        .collect()
-}
-
-/// A hand-driven MCP session over plain HTTP, so the test sees the session id it holds.
-struct RawSession {
-    http: reqwest::Client,
-    url: String,
-    id: String,
-}
-
-impl RawSession {
-    async fn open(url: &str) -> Self {
-        let http = reqwest::Client::new();
-        let response = post(
-            &http,
-            url,
-            None,
-            json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-                "protocolVersion": "2025-06-18", "capabilities": {},
-                "clientInfo": {"name": "raw", "version": "1"}}}),
-        )
-        .await;
-        assert_eq!(response.status(), 200);
-        let id = response
-            .headers()
-            .get("mcp-session-id")
-            .expect("a stateful server gives a session id")
-            .to_str()
-            .unwrap()
-            .to_owned();
-        let session = Self {
-            http,
-            url: url.to_owned(),
-            id,
-        };
-        let initialized = post(
-            &session.http,
-            url,
-            Some(&session.id),
-            json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
-        )
-        .await;
-        assert_eq!(initialized.status(), 202);
-        session
-    }
-
-    /// Sends a request in this session; the HTTP status and the JSON-RPC answer.
-    async fn request(&self, id: u64, method: &str, params: Value) -> (u16, Value) {
-        let response = post(
-            &self.http,
-            &self.url,
-            Some(&self.id),
-            json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}),
-        )
-        .await;
-        let status = response.status().as_u16();
-        let body = response.text().await.unwrap();
-        let answer = messages(&body)
-            .into_iter()
-            .find(|m| m["id"] == id)
-            .unwrap_or(Value::String(body));
-        (status, answer)
-    }
-}
-
-async fn post(
-    http: &reqwest::Client,
-    url: &str,
-    session: Option<&str>,
-    body: Value,
-) -> reqwest::Response {
-    let mut request = http
-        .post(url)
-        .header("content-type", "application/json")
-        .header("accept", "application/json, text/event-stream")
-        .body(body.to_string());
-    if let Some(session) = session {
-        request = request
-            .header("mcp-session-id", session)
-            .header("mcp-protocol-version", "2025-06-18");
-    }
-    request
-        .send()
-        .await
-        .unwrap_or_else(|e| panic!("POST {url}: {e}"))
 }
 
 /// A query, and the active toolsets, served tools and unknown names it gives.

@@ -63,6 +63,10 @@ use crate::selection::ActiveSet;
 /// client asks for it.
 pub(crate) const DEFAULT_LOG_LEVEL: LogLevel = LogLevel::Info;
 
+/// Why a request outside a session cannot reach the client.
+const NO_SESSION: &str = "this request is not part of a session (the server runs --stateless, or \
+     the client speaks a protocol without sessions), so the server cannot send it requests";
+
 /// A session's logging level, shared by its handler and every call's context.
 #[derive(Debug, Clone)]
 pub(crate) struct SessionLevel(Arc<AtomicU8>);
@@ -147,10 +151,7 @@ impl CallContext {
             progress_token: request.meta.get_progress_token(),
             active: active.iter().cloned().collect(),
             capabilities: Arc::new(request.client_capabilities()),
-            no_requests: (!in_session).then_some(
-                "this request is not part of a session (the server runs --stateless, or the \
-                 client speaks a protocol without sessions), so the server cannot send it requests",
-            ),
+            no_requests: (!in_session).then_some(NO_SESSION),
         };
         (context, receiver)
     }
@@ -348,7 +349,47 @@ async fn ask(
 
 #[cfg(test)]
 mod tests {
+    //! The context as a plugin sees it: every call is polled with `futures`' executor, no tokio
+    //! runtime anywhere, as a plugin's threads would.
+
+    use futures::executor::block_on;
+    use rmcp::model::NumberOrString;
+    use serde_json::json;
+
     use super::*;
+
+    /// A context in a session (or not), with these client capabilities and, if `token`, a
+    /// progress token; and the receiving end of its events.
+    fn context(
+        in_session: bool,
+        capabilities: Value,
+        token: bool,
+    ) -> (HostContextBox, mpsc::UnboundedReceiver<Event>) {
+        let (events, receiver) = mpsc::unbounded_channel();
+        let context = CallContext {
+            events,
+            level: SessionLevel::default(),
+            progress_token: token.then(|| ProgressToken(NumberOrString::String("t".into()))),
+            active: Arc::from(vec!["a".to_owned(), "b".to_owned()]),
+            capabilities: Arc::new(serde_json::from_value(capabilities).ok()),
+            no_requests: (!in_session).then_some(NO_SESSION),
+        };
+        (
+            HostContextBox::from_ptr(RArc::new(context), TD_Opaque),
+            receiver,
+        )
+    }
+
+    fn request_error(context: &HostContextBox, method: &str, params: Value) -> String {
+        match block_on(context.request(method.into(), params.to_string().into())) {
+            RResult::RErr(error) => error.message.into_string(),
+            RResult::ROk(answer) => panic!("{method} was answered: {answer}"),
+        }
+    }
+
+    fn sampling_params() -> Value {
+        json!({"messages": [{"role": "user", "content": {"type": "text", "text": "hi"}}], "maxTokens": 5})
+    }
 
     #[test]
     fn levels_map_in_order() {
@@ -370,5 +411,113 @@ mod tests {
         assert!(!level.lets_through(LogLevel::Notice.to_u8()));
         assert!(level.lets_through(LogLevel::Warning.to_u8()));
         assert!(level.lets_through(LogLevel::Emergency.to_u8()));
+    }
+
+    #[test]
+    fn a_request_the_client_cannot_take_fails_at_once_naming_why() {
+        let (plain, _events) = context(true, json!({}), false);
+        assert_eq!(
+            request_error(&plain, "sampling/createMessage", sampling_params()),
+            "cannot send sampling/createMessage: the client did not declare the `sampling` capability"
+        );
+        assert_eq!(
+            request_error(&plain, "elicitation/create", json!({})),
+            "cannot send elicitation/create: the client did not declare the `elicitation` capability"
+        );
+        assert_eq!(
+            request_error(&plain, "roots/list", json!({})),
+            "cannot send roots/list: the client did not declare the `roots` capability"
+        );
+        assert!(
+            request_error(&plain, "ping", json!({}))
+                .starts_with("the server does not send `ping` to clients")
+        );
+        let (stateless, _events) = context(false, json!({"sampling": {}}), false);
+        assert_eq!(
+            request_error(&stateless, "sampling/createMessage", sampling_params()),
+            format!("cannot send sampling/createMessage to the client: {NO_SESSION}")
+        );
+        let (capable, _events) = context(true, json!({"sampling": {}}), false);
+        assert!(
+            request_error(&capable, "sampling/createMessage", json!({"maxTokens": 5}))
+                .starts_with("invalid params for sampling/createMessage: missing field `messages`")
+        );
+    }
+
+    #[test]
+    fn a_request_goes_through_the_channel_and_its_answer_comes_back() {
+        let (capable, mut events) = context(true, json!({"elicitation": {}}), false);
+        let asked = capable.request(
+            "elicitation/create".into(),
+            json!({"message": "name?", "requestedSchema": {"type": "object", "properties": {}}})
+                .to_string()
+                .into(),
+        );
+        let Ok(Event::Request { method, reply, .. }) = events.try_recv() else {
+            panic!("no request was queued")
+        };
+        assert_eq!(method, "elicitation/create");
+        reply
+            .send(Ok(r#"{"action":"decline"}"#.to_owned()))
+            .unwrap();
+        assert_eq!(block_on(asked).unwrap().as_str(), r#"{"action":"decline"}"#);
+        // A request left unanswered when the call ends fails, it does not hang.
+        let abandoned = capable.request(
+            "elicitation/create".into(),
+            "{\"message\":\"x\",\"requestedSchema\":{\"type\":\"object\",\"properties\":{}}}"
+                .into(),
+        );
+        drop(events);
+        let RResult::RErr(error) = block_on(abandoned) else {
+            panic!("answered")
+        };
+        assert!(
+            error.message.contains("the tool call has ended"),
+            "{}",
+            error.message
+        );
+    }
+
+    #[test]
+    fn logs_below_the_level_and_progress_without_a_token_are_dropped() {
+        let (without_token, mut events) = context(true, json!({}), false);
+        without_token.log(0, ROption::RNone, "\"debug\"".into());
+        without_token.progress(1.0, ROption::RNone, ROption::RNone);
+        assert!(events.try_recv().is_err(), "nothing is sent");
+        without_token.log(4, ROption::RSome("p".into()), r#"{"n":1}"#.into());
+        let Ok(Event::Log(message)) = events.try_recv() else {
+            panic!("an error-level message is sent")
+        };
+        assert_eq!(
+            serde_json::to_value(&message).unwrap(),
+            json!({"level": "error", "logger": "p", "data": {"n": 1}})
+        );
+
+        let (with_token, mut events) = context(true, json!({}), true);
+        with_token.progress(2.0, ROption::RSome(4.0), ROption::RSome("half".into()));
+        let Ok(Event::Progress(report)) = events.try_recv() else {
+            panic!("progress is sent")
+        };
+        assert_eq!(
+            serde_json::to_value(&report).unwrap(),
+            json!({"progressToken": "t", "progress": 2.0, "total": 4.0, "message": "half"})
+        );
+    }
+
+    #[test]
+    fn the_active_toolsets_and_capabilities_are_the_requests() {
+        let (context, _events) = context(true, json!({"sampling": {}}), false);
+        assert_eq!(
+            context
+                .active_toolsets()
+                .into_iter()
+                .map(String::from)
+                .collect::<Vec<_>>(),
+            ["a", "b"]
+        );
+        assert_eq!(
+            serde_json::from_str::<Value>(&context.client_capabilities()).unwrap(),
+            json!({"sampling": {}})
+        );
     }
 }

@@ -1,0 +1,162 @@
+//! Small helpers for tests that talk MCP: building a `tools/call`, calling it, reading a
+//! result's text; and, for tests that need to see the HTTP side, a hand-driven session
+//! ([`RawSession`]) and the JSON-RPC messages of a raw answer.
+
+use rmcp::{
+    RoleClient,
+    model::{CallToolRequestParams, CallToolResult, ContentBlock},
+    service::Peer,
+};
+use serde_json::{Value, json};
+
+/// The params of a `tools/call` of `name` with `arguments` (a JSON object).
+///
+/// # Panics
+///
+/// If `arguments` is not an object.
+pub fn call(name: &str, arguments: Value) -> CallToolRequestParams {
+    let Value::Object(arguments) = arguments else {
+        panic!("arguments must be an object")
+    };
+    CallToolRequestParams::new(name.to_owned()).with_arguments(arguments)
+}
+
+/// Calls `name` through `client` and returns its result, whatever it is.
+///
+/// # Panics
+///
+/// If the request itself fails (a JSON-RPC error, a closed transport).
+pub async fn call_tool(client: &Peer<RoleClient>, name: &str, arguments: Value) -> CallToolResult {
+    client
+        .call_tool(call(name, arguments))
+        .await
+        .unwrap_or_else(|e| panic!("tools/call {name}: {e}"))
+}
+
+/// The text blocks of a result, joined by newlines.
+pub fn text(result: &CallToolResult) -> String {
+    result
+        .content
+        .iter()
+        .filter_map(|c| match c {
+            ContentBlock::Text(t) => Some(t.text.clone()),
+            _ => None,
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// The JSON-RPC messages of an HTTP answer's body: one JSON message, or the `data:` lines of
+/// an event stream.
+pub fn messages(body: &str) -> Vec<Value> {
+    if let Ok(value) = serde_json::from_str::<Value>(body) {
+        return vec![value];
+    }
+    body.lines()
+        .filter_map(|l| l.strip_prefix("data:"))
+        .filter_map(|d| serde_json::from_str(d.trim()).ok())
+        .collect()
+}
+
+/// A hand-driven MCP session over plain HTTP, so the test sees the session id it holds.
+#[derive(Debug)]
+pub struct RawSession {
+    /// The HTTP client it posts with.
+    pub http: reqwest::Client,
+    /// The MCP endpoint.
+    pub url: String,
+    /// The session id the server gave.
+    pub id: String,
+}
+
+impl RawSession {
+    /// Initialises a session at `url` (protocol 2025-06-18, no capabilities).
+    ///
+    /// # Panics
+    ///
+    /// If the server does not answer with a session.
+    pub async fn open(url: &str) -> Self {
+        let http = reqwest::Client::new();
+        let response = post(
+            &http,
+            url,
+            None,
+            json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+                "protocolVersion": "2025-06-18", "capabilities": {},
+                "clientInfo": {"name": "raw", "version": "1"}}}),
+        )
+        .await;
+        assert_eq!(response.status(), 200);
+        let id = response
+            .headers()
+            .get("mcp-session-id")
+            .expect("a stateful server gives a session id")
+            .to_str()
+            .unwrap()
+            .to_owned();
+        let session = Self {
+            http,
+            url: url.to_owned(),
+            id,
+        };
+        let initialized = post(
+            &session.http,
+            url,
+            Some(&session.id),
+            json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+        )
+        .await;
+        assert_eq!(initialized.status(), 202);
+        session
+    }
+
+    /// Sends a request in this session; the HTTP status and the JSON-RPC answer.
+    pub async fn request(&self, id: u64, method: &str, params: Value) -> (u16, Value) {
+        let (status, messages) = self.exchange(id, method, params).await;
+        let answer = messages.iter().find(|m| m["id"] == id).cloned();
+        (status, answer.unwrap_or(Value::Array(messages)))
+    }
+
+    /// Sends a request in this session; the HTTP status and every JSON-RPC message of the
+    /// answer, in order (notifications the server sent on the request's stream, then the
+    /// answer).
+    pub async fn exchange(&self, id: u64, method: &str, params: Value) -> (u16, Vec<Value>) {
+        let response = post(
+            &self.http,
+            &self.url,
+            Some(&self.id),
+            json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}),
+        )
+        .await;
+        let status = response.status().as_u16();
+        let body = response.text().await.unwrap_or_default();
+        (status, messages(&body))
+    }
+}
+
+/// Posts JSON-RPC `body` to `url`, in session `session` if given, as a 2025-06-18 client.
+///
+/// # Panics
+///
+/// If the request cannot be sent.
+pub async fn post(
+    http: &reqwest::Client,
+    url: &str,
+    session: Option<&str>,
+    body: Value,
+) -> reqwest::Response {
+    let mut request = http
+        .post(url)
+        .header("content-type", "application/json")
+        .header("accept", "application/json, text/event-stream")
+        .body(body.to_string());
+    if let Some(session) = session {
+        request = request
+            .header("mcp-session-id", session)
+            .header("mcp-protocol-version", "2025-06-18");
+    }
+    request
+        .send()
+        .await
+        .unwrap_or_else(|e| panic!("POST {url}: {e}"))
+}
