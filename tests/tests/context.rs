@@ -498,6 +498,32 @@ async fn a_tool_reads_the_requests_active_toolsets() {
 }
 
 #[tokio::test(flavor = "multi_thread")]
+async fn the_context_is_not_an_argument() {
+    let (_dir, _host, client) = start("context", &[], Recorder::default()).await;
+    let tools = client.list_all_tools().await.expect("tools/list answers");
+    let schema = |name: &str| {
+        let tool = tools.iter().find(|t| t.name == name).expect("listed");
+        serde_json::to_value(&tool.input_schema).unwrap()
+    };
+    assert_eq!(schema("steps")["required"], json!(["n"]));
+    assert_eq!(
+        schema("steps")["properties"]
+            .as_object()
+            .unwrap()
+            .keys()
+            .collect::<Vec<_>>(),
+        ["n"]
+    );
+    let none = schema("log_levels");
+    assert!(
+        none["properties"].as_object().is_none_or(|p| p.is_empty()),
+        "{none}"
+    );
+    let refused = call_tool(&client, "log_levels", json!({"ctx": 1})).await;
+    assert_eq!(refused.is_error, Some(true), "{refused:?}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
 async fn results_built_by_the_tool_are_served_as_built() {
     let (_dir, _host, client) = start("context", &[], Recorder::default()).await;
     let kinds = |result: &CallToolResult| -> Vec<String> {
