@@ -1,7 +1,6 @@
 //! `conformance`: every tool, resource, prompt and completion the server scenarios of the
 //! official MCP conformance suite (`@modelcontextprotocol/conformance`, pinned at 0.1.16) call,
-//! with the names, arguments and answers each scenario checks. (Resources, prompts and
-//! completions follow when plugins can declare them.)
+//! with the names, arguments and answers each scenario checks.
 //!
 //! Off by default: `cargo xtask conformance` serves it alone, at `/mcp?only=conformance`, and
 //! runs the suite against it. The scenarios' own texts (in the package's `dist/index.js`) are
@@ -9,10 +8,13 @@
 //! every plugin (initialize, ping, `logging/setLevel`, subscriptions, Host/Origin checks, SSE
 //! streams) is not here.
 
-use std::time::Duration;
+use std::{collections::HashMap, time::Duration};
 
 use base64::{Engine, engine::general_purpose::STANDARD};
-use plugin_api::{Content, Context, Tool, ToolError, ToolResult, Value, json, plugin};
+use plugin_api::{
+    Content, Context, PromptMessage, ResourceContents, Tool, ToolError, ToolResult, Value, json,
+    plugin,
+};
 
 /// A 1x1 red PNG, the image of every scenario that wants one.
 const RED_PIXEL_PNG: &[u8] = &[
@@ -259,6 +261,122 @@ impl Conformance {
     fn written_schemas(&self) -> Vec<Tool> {
         vec![json_schema_2020_12_tool()]
     }
+
+    /// A static text resource (scenario `resources-read-text`).
+    #[resource(
+        uri = "test://static-text",
+        title = "Static text",
+        mime_type = "text/plain"
+    )]
+    fn static_text(&self) -> String {
+        "This is the content of the static text resource.".to_owned()
+    }
+
+    /// A static binary resource: a PNG image (scenario `resources-read-binary`).
+    #[resource(
+        uri = "test://static-binary",
+        title = "Static binary",
+        mime_type = "image/png"
+    )]
+    fn static_binary(&self) -> Vec<u8> {
+        RED_PIXEL_PNG.to_vec()
+    }
+
+    /// A resource clients subscribe to (scenarios `resources-subscribe`, `resources-unsubscribe`).
+    #[resource(
+        uri = "test://watched-resource",
+        title = "Watched resource",
+        mime_type = "text/plain"
+    )]
+    fn watched_resource(&self) -> String {
+        "This resource is watched for updates.".to_owned()
+    }
+
+    /// Data for an id, read from the URI (scenario `resources-templates-read`).
+    #[resource_template(
+        uri_template = "test://template/{id}/data",
+        title = "Data by id",
+        mime_type = "application/json"
+    )]
+    fn template_data(&self, id: String) -> String {
+        // In the scenario's own key order (a `json!` object would sort its keys).
+        let data = format!("Data for ID: {id}");
+        format!(
+            r#"{{"id":{},"templateTest":true,"data":{}}}"#,
+            json!(id),
+            json!(data)
+        )
+    }
+
+    /// A prompt without arguments (scenario `prompts-get-simple`).
+    #[prompt(title = "Simple prompt")]
+    fn test_simple_prompt(&self) -> String {
+        "This is a simple prompt for testing.".to_owned()
+    }
+
+    /// A prompt with two arguments, written into its text (scenario `prompts-get-with-args`).
+    #[prompt(title = "Prompt with arguments")]
+    fn test_prompt_with_arguments(
+        &self,
+        /// First test argument.
+        arg1: String,
+        /// Second test argument.
+        arg2: String,
+    ) -> String {
+        format!("Prompt with arguments: arg1='{arg1}', arg2='{arg2}'")
+    }
+
+    /// A prompt embedding the resource it is given (scenario `prompts-get-embedded-resource`).
+    #[prompt(title = "Prompt with an embedded resource")]
+    fn test_prompt_with_embedded_resource(
+        &self,
+        /// URI of the resource to embed.
+        #[arg(rename = "resourceUri")]
+        resource_uri: String,
+    ) -> Vec<PromptMessage> {
+        vec![
+            PromptMessage::user(
+                ResourceContents::text(resource_uri, "Embedded resource content for testing.")
+                    .with_mime_type("text/plain"),
+            ),
+            PromptMessage::user("Please process the embedded resource above."),
+        ]
+    }
+
+    /// A prompt with an image (scenario `prompts-get-with-image`).
+    #[prompt(title = "Prompt with an image")]
+    fn test_prompt_with_image(&self) -> Vec<PromptMessage> {
+        vec![
+            PromptMessage::user(png()),
+            PromptMessage::user("Please analyze the image above."),
+        ]
+    }
+
+    /// Values for `arg1` of `test_prompt_with_arguments` that start with what was typed
+    /// (scenario `completion-complete`).
+    #[complete(prompt = "test_prompt_with_arguments", argument = "arg1")]
+    fn complete_arg1(&self, value: String) -> Vec<String> {
+        starting_with(&["paris", "park", "party", "test", "testValue1"], &value)
+    }
+
+    /// Values for `arg2` of `test_prompt_with_arguments`, knowing `arg1`.
+    #[complete(prompt = "test_prompt_with_arguments", argument = "arg2")]
+    fn complete_arg2(&self, value: String, given: HashMap<String, String>) -> Vec<String> {
+        let arg1 = given.get("arg1").map_or("", String::as_str);
+        let candidates = [
+            format!("{arg1}-1"),
+            format!("{arg1}-2"),
+            "testValue2".to_owned(),
+        ];
+        let candidates: Vec<&str> = candidates.iter().map(String::as_str).collect();
+        starting_with(&candidates, &value)
+    }
+
+    /// Ids for `test://template/{id}/data`.
+    #[complete(resource = "test://template/{id}/data", argument = "id")]
+    fn complete_id(&self, value: String) -> Vec<String> {
+        starting_with(&["1", "2", "3", "123"], &value)
+    }
 }
 
 /// The red pixel as an image block.
@@ -271,6 +389,15 @@ fn elicited(answer: &Value) -> String {
     let action = answer["action"].as_str().unwrap_or("unknown");
     let content = answer.get("content").cloned().unwrap_or(Value::Null);
     format!("action={action}, content={content}")
+}
+
+/// The candidates that start with `prefix`, in order.
+fn starting_with(candidates: &[&str], prefix: &str) -> Vec<String> {
+    candidates
+        .iter()
+        .filter(|c| c.starts_with(prefix))
+        .map(|c| (*c).to_owned())
+        .collect()
 }
 
 /// `json_schema_2020_12_tool` (scenario `json-schema-2020-12`): its input schema uses
@@ -320,6 +447,26 @@ mod tests {
             u32::from_le_bytes(SILENCE_WAV[4..8].try_into().unwrap()) as usize,
             SILENCE_WAV.len() - 8
         );
+    }
+
+    #[test]
+    fn completions_keep_the_candidates_starting_with_the_value() {
+        assert_eq!(
+            starting_with(&["paris", "park", "test"], "par"),
+            ["paris", "park"]
+        );
+        assert!(starting_with(&["paris"], "x").is_empty());
+    }
+
+    #[test]
+    fn template_data_is_json_naming_the_id() {
+        let text = Conformance.template_data("1\"2".to_owned());
+        assert_eq!(
+            text,
+            r#"{"id":"1\"2","templateTest":true,"data":"Data for ID: 1\"2"}"#
+        );
+        let parsed: Value = text.parse().unwrap();
+        assert_eq!(parsed["id"], "1\"2");
     }
 
     #[test]
