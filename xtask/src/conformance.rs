@@ -16,7 +16,8 @@
 //!    every server scenario, the *active* ones (the suite's default selection) and the
 //!    *pending* ones (`json-schema-2020-12`, `server-sse-polling`), unless `--suite` or
 //!    `--scenario` says otherwise. Its output goes to `target/conformance/suite.log`
-//!    (`--verbose` shows it), its per-scenario `checks.json` under `target/conformance/results/`.
+//!    (`--verbose` shows it instead), its per-scenario `checks.json` under
+//!    `target/conformance/results/`.
 //! 5. **Judge.** One line per scenario: `pass`, `warn` or `FAIL` with the checks that did not
 //!    succeed. A scenario with a failed or warning check is *failing*, as the suite's own
 //!    `--expected-failures` counts it. The command fails when a failing scenario is not in
@@ -67,7 +68,7 @@ pub(crate) struct Args {
     /// scenarios and the pending ones), `active` (the suite's own default) or `pending`.
     #[arg(long, default_value = "all", value_name = "SUITE")]
     pub(crate) suite: String,
-    /// Show the suite's own output (it is always written to target/conformance/suite.log).
+    /// Show the suite's own output instead of writing it to target/conformance/suite.log.
     #[arg(long)]
     pub(crate) verbose: bool,
 }
@@ -119,12 +120,17 @@ pub(crate) fn run(args: &Args) -> Result<()> {
     drop(host);
 
     let results = read_results(&results_dir)?;
-    ensure!(
-        !results.is_empty(),
-        "the suite wrote no results under {} (see {})",
-        results_dir.display(),
-        log.display()
-    );
+    if results.is_empty() {
+        let output = read_lossy(&log).unwrap_or_default();
+        let tail: Vec<&str> = output.lines().rev().take(20).collect();
+        let tail: Vec<&str> = tail.into_iter().rev().collect();
+        bail!(
+            "the suite wrote no results under {}; the end of {}:\n{}",
+            results_dir.display(),
+            log.display(),
+            tail.join("\n")
+        );
+    }
     let whole_suite = args.scenarios.is_empty() && args.suite == "all";
     let verdict = Verdict::new(&results, &baseline, whole_suite);
     eprintln!(
@@ -135,7 +141,16 @@ pub(crate) fn run(args: &Args) -> Result<()> {
     for line in verdict.lines(&results, &baseline) {
         eprintln!("{line}");
     }
-    verdict.into_result()
+    let judged = verdict.into_result();
+    if judged.is_err() {
+        eprintln!(
+            "each scenario's checks: {}\nthe suite's output: {}\nthe server's log: {}",
+            results_dir.display(),
+            log.display(),
+            work.join("host.log").display()
+        );
+    }
+    judged
 }
 
 /// The installed suite and Node binary.
