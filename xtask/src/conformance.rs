@@ -108,7 +108,10 @@ pub(crate) fn run(args: &Args) -> Result<()> {
     let log = work.join("suite.log");
     fs::File::create(&log).with_context(|| format!("creating {}", log.display()))?;
     if args.scenarios.is_empty() {
-        eprintln!("\n==> running the {} server scenarios", args.suite);
+        eprintln!(
+            "\n==> running the server scenarios (suite `{}`)",
+            args.suite
+        );
         tools.run_suite(&url, &["--suite", &args.suite], &results_dir, &log, args)?;
     } else {
         for scenario in &args.scenarios {
@@ -700,6 +703,15 @@ mod tests {
         assert!(Baseline::parse("a b # two names\n").is_err());
         assert!(Baseline::parse("a # x\na # y\n").is_err());
         assert_eq!(Baseline::parse("").unwrap(), Baseline::default());
+    }
+
+    #[test]
+    fn the_checked_in_baseline_parses() {
+        let path = project_root().join(BASELINE);
+        let text = fs::read_to_string(&path).unwrap();
+        if let Err(error) = Baseline::parse(&text) {
+            panic!("{}: {error:#}", path.display());
+        }
     }
 
     #[test]
