@@ -2,9 +2,9 @@
 //! of the benchmarks (issue 6) with its ratio and target.
 //!
 //! The full run release-builds the host, the `benchmarks` plugin, the `bench-many-tools`
-//! fixture and the `bench` crate (its baselines and `reactor-bench`), runs the criterion
-//! benchmark of the ABI crossing (`cargo bench -p bench --bench abi`), then runs
-//! `reactor-bench run`, which measures the rest and prints the report, also written as
+//! fixture and the `bench` crate (its baselines, `reactor-bench` and the criterion benchmark),
+//! runs the criterion benchmark of the ABI crossing (`cargo bench -p bench --bench abi`), then
+//! runs `reactor-bench run`, which measures the rest and prints the report, also written as
 //! Markdown to `target/bench-report.md` unless `--markdown` says where. `--quick` builds the
 //! same crates in the debug profile (usually already built, never a release build), skips
 //! criterion, and runs each measurement once with tiny counts: a smoke test, not a figure.
@@ -36,11 +36,14 @@ pub(crate) fn run(args: &Args) -> Result<()> {
     let profile = if args.quick { "debug" } else { "release" };
     let mut build = cargo();
     build.arg("build");
-    if !args.quick {
-        build.arg("--release");
-    }
     for krate in CRATES {
         build.args(["-p", krate]);
+    }
+    if !args.quick {
+        // The criterion benchmark is built here too, in the same profile: its dev-dependencies
+        // then shape the features of this one build, and `cargo bench` below compiles nothing
+        // again (a separate `bench`-profile build would compile the host a second time).
+        build.args(["--release", "--lib", "--bins", "--bench", "abi"]);
     }
     run_command(&mut build)?;
     let artifacts = target_dir().join(profile);
@@ -56,7 +59,15 @@ pub(crate) fn run(args: &Args) -> Result<()> {
         let _ = fs::remove_dir_all(criterion.join("abi"));
         run_command(
             cargo()
-                .args(["bench", "-p", "bench", "--bench", "abi"])
+                .args([
+                    "bench",
+                    "--profile",
+                    "release",
+                    "-p",
+                    "bench",
+                    "--bench",
+                    "abi",
+                ])
                 .env("CRITERION_HOME", &criterion)
                 .env(
                     "REACTOR_BENCH_PLUGIN",
