@@ -1,0 +1,450 @@
+//! The registry: manifests become ordered contributions (toolsets, tools, tool extensions,
+//! resources, resource templates, prompts and completions, each under its plugin), with every
+//! conflict recorded rather than silently resolved.
+//!
+//! Toolsets, tools, resources, resource templates and prompts are in load order (plugin
+//! file-name order), then declaration order. A tool name, resource URI, URI template or prompt
+//! name offered by two plugins is served from the first one in that order among the active
+//! toolsets; the conflict is listed. A toolset declared by two plugins keeps the first
+//! declaration and holds the contributions of both. Reading a URI tries the served resources
+//! (exact URI) before the served templates ([`Registry::resource_owner`]); a completion goes to
+//! the plugin of the prompt or template it refers to ([`Registry::completion_owner`]).
+//!
+//! Extensions ([`Extensions`]) are **not** in load order. The extensions of one tool apply in
+//! this order, the same on every machine whatever the file names or the order files were
+//! copied in:
+//!
+//! 1. `order`, lowest first (default 0);
+//! 2. then the extending plugin's name;
+//! 3. then the extension's index in that plugin's `extends` (declaration order).
+//!
+//! The last applied is the outermost wrapper: its code runs first when the tool is called, and
+//! the original tool runs last. An extension of a tool that no discovered plugin declares is
+//! *pending*: stored, listed, never applied. A plugin that builds tools at run time may still
+//! offer such a tool once it is opened, and then the extension does apply; nothing short of
+//! opening it can tell, so listings call those extensions pending too.
+
+use std::collections::BTreeMap;
+
+use plugin_api::{
+    manifest::{
+        CompletionDecl, CompletionRef, PromptDecl, ResourceDecl, ResourceTemplateDecl, ToolDecl,
+        ToolsetDecl,
+    },
+    uri_template::UriTemplate,
+};
+use serde::Serialize;
+
+mod extensions;
+
+pub use extensions::{
+    Contributions, ExtensionEntry, ExtensionSummary, Extensions, TargetedExtension,
+    ToolContributions,
+};
+
+use crate::{discovery::DiscoveredPlugin, selection::ActiveSet};
+
+/// Every contribution of the discovered plugins.
+#[derive(Debug, Clone, Default)]
+pub struct Registry {
+    plugins: Vec<DiscoveredPlugin>,
+    toolsets: BTreeMap<String, ToolsetEntry>,
+    tools: Vec<ToolEntry>,
+    extensions: Extensions,
+    conflicts: Vec<Conflict>,
+    resources: Vec<ResourceEntry>,
+    resource_templates: Vec<ResourceTemplateEntry>,
+    /// Each template of `resource_templates`, parsed (`None` when it cannot be: never matched).
+    parsed_templates: Vec<Option<UriTemplate>>,
+    prompts: Vec<PromptEntry>,
+    completions: Vec<CompletionEntry>,
+}
+
+/// A toolset and the plugin that declared it first.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ToolsetEntry {
+    /// The declaration.
+    #[serde(flatten)]
+    pub decl: ToolsetDecl,
+    /// The plugin that declared it.
+    pub plugin: String,
+}
+
+/// A contribution (a tool, resource, resource template, prompt or completion) and the plugin
+/// that offers it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Entry<D> {
+    /// The declaration.
+    #[serde(flatten)]
+    pub decl: D,
+    /// The plugin offering it.
+    pub plugin: String,
+}
+
+/// A tool and the plugin that offers it.
+pub type ToolEntry = Entry<ToolDecl>;
+/// A resource and the plugin that offers it.
+pub type ResourceEntry = Entry<ResourceDecl>;
+/// A resource template and the plugin that offers it.
+pub type ResourceTemplateEntry = Entry<ResourceTemplateDecl>;
+/// A prompt and the plugin that offers it.
+pub type PromptEntry = Entry<PromptDecl>;
+/// A completion and the plugin that offers it.
+pub type CompletionEntry = Entry<CompletionDecl>;
+
+/// What the registry needs of a declaration served by name in a toolset.
+pub trait Contribution {
+    /// What it is, for conflicts: `tool`, `resource`, `resource template` or `prompt`.
+    const KIND: &'static str;
+    /// What names it uniquely among those a URL is served: name, URI or URI template.
+    fn key(&self) -> &str;
+    /// Its toolset.
+    fn toolset(&self) -> &str;
+}
+
+macro_rules! contribution {
+    ($decl:ty, $kind:literal, $key:ident) => {
+        impl Contribution for $decl {
+            const KIND: &'static str = $kind;
+            fn key(&self) -> &str {
+                &self.$key
+            }
+            fn toolset(&self) -> &str {
+                &self.toolset
+            }
+        }
+    };
+}
+
+contribution!(ToolDecl, "tool", name);
+contribution!(ResourceDecl, "resource", uri);
+contribution!(ResourceTemplateDecl, "resource template", uri_template);
+contribution!(PromptDecl, "prompt", name);
+
+/// Appends `plugin`'s `decls` to `entries`, recording a conflict for each key already there.
+fn collect<D: Contribution + Clone>(
+    entries: &mut Vec<Entry<D>>,
+    conflicts: &mut Vec<Conflict>,
+    plugin: &str,
+    decls: &[D],
+) {
+    for decl in decls {
+        if let Some(first) = entries.iter().find(|e| e.decl.key() == decl.key()) {
+            conflicts.push(Conflict {
+                kind: D::KIND,
+                name: decl.key().to_owned(),
+                kept: first.plugin.clone(),
+                shadowed: plugin.to_owned(),
+            });
+        }
+        entries.push(Entry {
+            decl: decl.clone(),
+            plugin: plugin.to_owned(),
+        });
+    }
+}
+
+/// The entries served for `active`, in order, the first of each key only.
+fn served<'a, D: Contribution>(entries: &'a [Entry<D>], active: &ActiveSet) -> Vec<&'a Entry<D>> {
+    let mut served: Vec<&Entry<D>> = Vec::new();
+    for entry in entries.iter().filter(|e| active.contains(e.decl.toolset())) {
+        if !served.iter().any(|s| s.decl.key() == entry.decl.key()) {
+            served.push(entry);
+        }
+    }
+    served
+}
+
+/// Where a resource read goes: the plugin whose served resource or template the URI names.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum ResourceOwner<'a> {
+    /// A static resource with that URI.
+    Resource(&'a ResourceEntry),
+    /// A template the URI fits.
+    Template(&'a ResourceTemplateEntry),
+}
+
+impl ResourceOwner<'_> {
+    /// The plugin offering it.
+    pub fn plugin(&self) -> &str {
+        match self {
+            Self::Resource(e) => &e.plugin,
+            Self::Template(e) => &e.plugin,
+        }
+    }
+}
+
+/// Where a completion goes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CompletionOwner<'a> {
+    /// No prompt or template served here has that name or URI template.
+    Unknown,
+    /// The plugin offering the prompt or template does not complete that argument: no values.
+    Nobody,
+    /// This plugin completes it.
+    Plugin(&'a str),
+}
+
+/// Two plugins offering the same name.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Conflict {
+    /// `tool`, `toolset`, `resource`, `resource template` or `prompt`.
+    pub kind: &'static str,
+    /// The contested name.
+    pub name: String,
+    /// The plugin whose contribution wins (first in load order).
+    pub kept: String,
+    /// The plugin whose contribution loses where both are active.
+    pub shadowed: String,
+}
+
+impl Registry {
+    /// Builds the registry from discovered plugins, in their order.
+    pub fn new(plugins: Vec<DiscoveredPlugin>) -> Self {
+        let mut registry = Self::default();
+        for plugin in &plugins {
+            let name = &plugin.manifest.name;
+            for toolset in &plugin.manifest.toolsets {
+                match registry.toolsets.get(&toolset.name) {
+                    Some(first) if first.decl != *toolset => registry.conflicts.push(Conflict {
+                        kind: "toolset",
+                        name: toolset.name.clone(),
+                        kept: first.plugin.clone(),
+                        shadowed: name.clone(),
+                    }),
+                    Some(_) => {}
+                    None => {
+                        registry.toolsets.insert(
+                            toolset.name.clone(),
+                            ToolsetEntry {
+                                decl: toolset.clone(),
+                                plugin: name.clone(),
+                            },
+                        );
+                    }
+                }
+            }
+            let m = &plugin.manifest;
+            let conflicts = &mut registry.conflicts;
+            collect(&mut registry.tools, conflicts, name, &m.tools);
+            collect(&mut registry.resources, conflicts, name, &m.resources);
+            collect(
+                &mut registry.resource_templates,
+                conflicts,
+                name,
+                &m.resource_templates,
+            );
+            collect(&mut registry.prompts, conflicts, name, &m.prompts);
+            registry
+                .completions
+                .extend(m.completions.iter().map(|c| Entry {
+                    decl: c.clone(),
+                    plugin: name.clone(),
+                }));
+        }
+        registry.parsed_templates = registry
+            .resource_templates
+            .iter()
+            .map(|t| {
+                UriTemplate::parse(&t.decl.uri_template)
+                    .inspect_err(|e| {
+                        tracing::warn!("plugin `{}`: {e}; it is never matched", t.plugin)
+                    })
+                    .ok()
+            })
+            .collect();
+        for conflict in &registry.conflicts {
+            tracing::warn!(
+                "{} `{}` is offered by plugins `{}` and `{}`: `{}` is served where both are active",
+                conflict.kind,
+                conflict.name,
+                conflict.kept,
+                conflict.shadowed,
+                conflict.kept
+            );
+        }
+        registry.extensions = Extensions::new(&plugins);
+        registry.plugins = plugins;
+        registry
+    }
+
+    /// The plugins, in load order.
+    pub fn plugins(&self) -> &[DiscoveredPlugin] {
+        &self.plugins
+    }
+
+    /// The plugin called `name`.
+    pub fn plugin(&self, name: &str) -> Option<&DiscoveredPlugin> {
+        self.plugins.iter().find(|p| p.manifest.name == name)
+    }
+
+    /// Every toolset, sorted by name.
+    pub fn toolsets(&self) -> impl Iterator<Item = &ToolsetEntry> {
+        self.toolsets.values()
+    }
+
+    /// The toolset called `name`.
+    pub fn toolset(&self, name: &str) -> Option<&ToolsetEntry> {
+        self.toolsets.get(name)
+    }
+
+    /// Every statically declared tool, in load then declaration order (shadowed ones too).
+    pub fn tools(&self) -> &[ToolEntry] {
+        &self.tools
+    }
+
+    /// Every extension, in applied order per tool.
+    pub fn extensions(&self) -> &Extensions {
+        &self.extensions
+    }
+
+    /// The extensions of `tool`, in the order they apply: the last is the outermost.
+    pub fn extensions_of(&self, tool: &str) -> Vec<&ExtensionEntry> {
+        self.extensions.of(tool)
+    }
+
+    /// The extensions whose target no discovered plugin declares (see the module docs).
+    pub fn pending(&self) -> Vec<&ExtensionEntry> {
+        self.extensions.pending()
+    }
+
+    /// Every conflict, in the order found.
+    pub fn conflicts(&self) -> &[Conflict] {
+        &self.conflicts
+    }
+
+    /// The statically declared tools served for `active`, in load then declaration order, the
+    /// first of each name only.
+    pub fn served_tools(&self, active: &ActiveSet) -> Vec<&ToolEntry> {
+        served(&self.tools, active)
+    }
+
+    /// Every declared resource, in load then declaration order (shadowed ones too).
+    pub fn resources(&self) -> &[ResourceEntry] {
+        &self.resources
+    }
+
+    /// Every declared resource template, in load then declaration order (shadowed ones too).
+    pub fn resource_templates(&self) -> &[ResourceTemplateEntry] {
+        &self.resource_templates
+    }
+
+    /// Every declared prompt, in load then declaration order (shadowed ones too).
+    pub fn prompts(&self) -> &[PromptEntry] {
+        &self.prompts
+    }
+
+    /// Every declared completion, in load then declaration order.
+    pub fn completions(&self) -> &[CompletionEntry] {
+        &self.completions
+    }
+
+    /// The resources served for `active`, in order, the first of each URI only.
+    pub fn served_resources(&self, active: &ActiveSet) -> Vec<&ResourceEntry> {
+        served(&self.resources, active)
+    }
+
+    /// The resource templates served for `active`, in order, the first of each template only.
+    pub fn served_resource_templates(&self, active: &ActiveSet) -> Vec<&ResourceTemplateEntry> {
+        served(&self.resource_templates, active)
+    }
+
+    /// The prompts served for `active`, in order, the first of each name only.
+    pub fn served_prompts(&self, active: &ActiveSet) -> Vec<&PromptEntry> {
+        served(&self.prompts, active)
+    }
+
+    /// The prompt `name` as served for `active`.
+    pub fn served_prompt(&self, active: &ActiveSet, name: &str) -> Option<&PromptEntry> {
+        self.prompts
+            .iter()
+            .find(|p| p.decl.name == name && active.contains(&p.decl.toolset))
+    }
+
+    /// What serves a read of `uri` for `active`: the first served resource with that URI, else
+    /// the first served template `uri` fits; `None` when nothing does.
+    pub fn resource_owner(&self, active: &ActiveSet, uri: &str) -> Option<ResourceOwner<'_>> {
+        if let Some(resource) = self
+            .resources
+            .iter()
+            .find(|r| r.decl.uri == uri && active.contains(&r.decl.toolset))
+        {
+            return Some(ResourceOwner::Resource(resource));
+        }
+        self.resource_templates
+            .iter()
+            .zip(&self.parsed_templates)
+            .find(|(t, parsed)| {
+                active.contains(&t.decl.toolset)
+                    && parsed.as_ref().is_some_and(|p| p.matches(uri).is_some())
+            })
+            .map(|(t, _)| ResourceOwner::Template(t))
+    }
+
+    /// Who completes `argument` of `reference` for `active`: the plugin of the prompt or
+    /// template it refers to, if that plugin declares the completion.
+    pub fn completion_owner(
+        &self,
+        active: &ActiveSet,
+        reference: &CompletionRef,
+        argument: &str,
+    ) -> CompletionOwner<'_> {
+        let plugin = match reference {
+            CompletionRef::Prompt { name } => self.served_prompt(active, name).map(|p| &p.plugin),
+            CompletionRef::Resource { uri } => self
+                .resource_templates
+                .iter()
+                .find(|t| t.decl.uri_template == *uri && active.contains(&t.decl.toolset))
+                .map(|t| &t.plugin),
+        };
+        let Some(plugin) = plugin else {
+            return CompletionOwner::Unknown;
+        };
+        let completes = self.completions.iter().any(|c| {
+            c.plugin == *plugin && c.decl.reference == *reference && c.decl.argument == argument
+        });
+        if completes {
+            CompletionOwner::Plugin(plugin)
+        } else {
+            CompletionOwner::Nobody
+        }
+    }
+
+    /// The plugins that serving `active` opens, in load order: those declaring an active
+    /// toolset and those with an `on_toolset` event for one.
+    pub fn plugins_for(&self, active: &ActiveSet) -> Vec<&DiscoveredPlugin> {
+        self.plugins
+            .iter()
+            .filter(|p| active.iter().any(|t| p.manifest.activated_by(t)))
+            .collect()
+    }
+
+    /// The plugins a tool table for `active` opens: those of [`Registry::plugins_for`] that
+    /// may serve a tool there (one declared in an active toolset, tools built at run time, or an
+    /// `on_toolset` event naming an active toolset). A plugin that only offers resources and
+    /// prompts there is opened when one of them is first read or got.
+    pub fn tool_plugins_for(&self, active: &ActiveSet) -> Vec<&DiscoveredPlugin> {
+        self.plugins_for(active)
+            .into_iter()
+            .filter(|p| {
+                let m = &p.manifest;
+                m.dynamic_tools
+                    || m.tools.iter().any(|t| active.contains(&t.toolset))
+                    || m.activation.iter().any(|a| {
+                        matches!(a, plugin_api::manifest::Activation::OnToolset(t) if active.contains(t))
+                    })
+            })
+            .collect()
+    }
+
+    /// The plugins with an `on_startup` event.
+    pub fn startup_plugins(&self) -> Vec<&DiscoveredPlugin> {
+        self.plugins
+            .iter()
+            .filter(|p| p.manifest.on_startup())
+            .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests;
