@@ -1,9 +1,12 @@
 //! The `echo` tool as the baselines compile it in: the same body as the `benchmarks` plugin's
 //! `echo`, its arguments, its input schema, and the JSON-RPC answer the floor server writes.
 //!
-//! The plain rmcp server and the axum floor both use this module, so the three servers of the
-//! HTTP benchmark differ only in what sits between the socket and this function.
+//! The plain rmcp server and the axum floor both use this module, and [`serve`] them as the host
+//! serves, so the three servers of the HTTP benchmark differ only in what sits between the
+//! socket and this function.
 
+use anyhow::Result;
+use axum::{Router, serve::ListenerExt};
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
 
@@ -39,6 +42,18 @@ pub fn call_response(id: &Value, text: &str) -> Value {
         "id": id,
         "result": {"content": [{"type": "text", "text": text}], "isError": false}
     })
+}
+
+/// Serves `router` on the loopback `port` (0 picks one) until killed, as the host serves:
+/// `TCP_NODELAY` on accepted sockets, and `listening on http://ADDR/mcp` on stderr once bound.
+pub async fn serve(router: Router, port: u16) -> Result<()> {
+    let listener = tokio::net::TcpListener::bind(("127.0.0.1", port)).await?;
+    eprintln!("listening on http://{}/mcp", listener.local_addr()?);
+    let listener = listener.tap_io(|tcp| {
+        let _ = tcp.set_nodelay(true);
+    });
+    axum::serve(listener, router).await?;
+    Ok(())
 }
 
 #[cfg(test)]

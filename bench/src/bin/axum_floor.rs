@@ -20,7 +20,6 @@ use axum::{
     http::{StatusCode, header},
     response::{IntoResponse, Response},
     routing::post,
-    serve::ListenerExt,
 };
 use bench::echo::{self, EchoArgs};
 use clap::Parser;
@@ -129,11 +128,5 @@ async fn main() -> Result<()> {
             post(mcp).delete(|| async { StatusCode::OK.into_response() }),
         )
         .with_state(floor);
-    let listener = tokio::net::TcpListener::bind(("127.0.0.1", args.port)).await?;
-    eprintln!("listening on http://{}/mcp", listener.local_addr()?);
-    let listener = listener.tap_io(|tcp| {
-        let _ = tcp.set_nodelay(true);
-    });
-    axum::serve(listener, router).await?;
-    Ok(())
+    echo::serve(router, args.port).await
 }

@@ -9,7 +9,7 @@
 use std::sync::Arc;
 
 use anyhow::Result;
-use axum::{Router, serve::ListenerExt};
+use axum::Router;
 use bench::echo::{self, EchoArgs};
 use clap::Parser;
 use rmcp::{
@@ -96,11 +96,5 @@ async fn main() -> Result<()> {
         config,
     );
     let router = Router::new().route_service("/mcp", service);
-    let listener = tokio::net::TcpListener::bind(("127.0.0.1", args.port)).await?;
-    eprintln!("listening on http://{}/mcp", listener.local_addr()?);
-    let listener = listener.tap_io(|tcp| {
-        let _ = tcp.set_nodelay(true);
-    });
-    axum::serve(listener, router).await?;
-    Ok(())
+    echo::serve(router, args.port).await
 }

@@ -148,39 +148,40 @@ pub fn run(plan: &Plan, artifacts: &Artifacts) -> Result<Report> {
         header: machine(plan),
         ..Report::default()
     };
-    progress("2. ABI crossing (in process)");
-    abi_crossing::measure(plan, artifacts, &mut report).context("figure 2, the ABI crossing")?;
+    let name = "2, the ABI crossing (in process)";
+    progress(name);
+    abi_crossing::measure(plan, artifacts, &mut report)
+        .with_context(|| format!("figure {name}"))?;
     let runtime = tokio::runtime::Runtime::new()?;
     runtime.block_on(async {
-        progress("1. HTTP throughput and latency");
-        http::measure(plan, artifacts, &mut report)
-            .await
-            .context("figure 1, HTTP calls")?;
-        progress("3. discovery and start-up");
-        startup::measure(plan, artifacts, &mut report)
-            .await
-            .context("figure 3, discovery and start-up")?;
-        progress("4. lazy activation");
-        lazy::measure(plan, artifacts, &mut report)
-            .await
-            .context("figure 4, lazy activation")?;
-        progress("5. footprint");
-        footprint::measure(plan, artifacts, &mut report)
-            .await
-            .context("figure 5, footprint")?;
-        progress("6. tool table scale");
-        tool_table::measure(plan, artifacts, &mut report)
-            .await
-            .context("figure 6, tool table scale")?;
-        anyhow::Ok(())
+        let report = &mut report;
+        figure("1, HTTP calls", http::measure(plan, artifacts, report)).await?;
+        figure(
+            "3, discovery and start-up",
+            startup::measure(plan, artifacts, report),
+        )
+        .await?;
+        figure("4, lazy activation", lazy::measure(plan, artifacts, report)).await?;
+        figure("5, footprint", footprint::measure(plan, artifacts, report)).await?;
+        figure(
+            "6, tool table scale",
+            tool_table::measure(plan, artifacts, report),
+        )
+        .await
     })?;
     // The figures are numbered as in the issue; they were measured in another order.
     report.tables.sort_by_key(|t| t.title.clone());
     Ok(report)
 }
 
-fn progress(what: &str) {
-    eprintln!("bench: measuring {what}");
+/// Awaits one figure's measurement, saying so first, and names the figure in its error.
+async fn figure(name: &str, measurement: impl Future<Output = Result<()>>) -> Result<()> {
+    progress(name);
+    measurement.await.with_context(|| format!("figure {name}"))
+}
+
+fn progress(name: &str) {
+    eprintln!("bench: measuring figure {name}");
 }
 
 /// Lines describing the machine and the run.
