@@ -78,7 +78,7 @@ pub(super) async fn measure(plan: &Plan, artifacts: &Artifacts, report: &mut Rep
     ]);
     table.note(format!(
         "Medians over {} repeat(s), {count} and 1 plugin alternating. Per plugin, discovery \
-         costs {:.1} µs. The copies are the release `benchmarks` library ({}) renamed in its \
+         costs {:.1} µs. The copies are this build's `benchmarks` library ({}) renamed in its \
          manifest; the page cache is warm.",
         plan.repeats,
         discovery_ms * 1000.0 / count as f64,
