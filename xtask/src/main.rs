@@ -55,8 +55,8 @@ enum Task {
     NewPlugin(new_plugin::Args),
     /// Release-build the plugins, then run `reactor-mcp-server serve` with them.
     Serve(serve::Args),
-    /// Run every check CI runs: formatting, clippy, plugins, all tests.
-    Test,
+    /// Run every check CI runs: formatting, clippy, plugins, all tests, the conformance suite.
+    Test(test::Args),
     /// Measure what the plugin layer costs and print every figure with its ratio and target.
     Bench(bench::Args),
     /// Run the MCP conformance suite against the `conformance` plugin (needs npm once).
@@ -69,7 +69,7 @@ fn main() -> ExitCode {
         Task::BuildPlugins(args) => build_plugins::run(args),
         Task::NewPlugin(args) => new_plugin::run(args),
         Task::Serve(args) => serve::run(args),
-        Task::Test => test::run(),
+        Task::Test(args) => test::run(args),
         Task::Bench(args) => bench::run(args),
         Task::Conformance(args) => conformance::run(args),
     };

@@ -4,15 +4,24 @@
 //! target with warnings denied, `build-plugins` (debug, so the end-to-end tests find real
 //! plugins in `plugins/`), then every test of the workspace. The tests run under
 //! `cargo nextest` when it is installed (faster, one process per test), plus
-//! `cargo test --doc` since nextest skips doctests; with plain `cargo test` otherwise.
+//! `cargo test --doc` since nextest skips doctests; with plain `cargo test` otherwise. Last,
+//! the MCP conformance suite (`cargo xtask conformance`), unless `--skip-conformance`.
 
 use std::process::{Command, Stdio};
 
 use anyhow::{Context, Result};
 
-use crate::{build_plugins, cargo, run_command};
+use crate::{build_plugins, cargo, conformance, run_command};
 
-pub(crate) fn run() -> Result<()> {
+/// What `cargo xtask test` runs.
+#[derive(Debug, Default, clap::Args)]
+pub(crate) struct Args {
+    /// Leave out the MCP conformance suite (it needs npm to install Node 22 once).
+    #[arg(long)]
+    pub(crate) skip_conformance: bool,
+}
+
+pub(crate) fn run(args: &Args) -> Result<()> {
     step("formatting", "run `cargo fmt --all` to fix it", || {
         run_command(cargo().args(["fmt", "--all", "--", "--check"]))
     })?;
@@ -40,6 +49,15 @@ pub(crate) fn run() -> Result<()> {
         eprintln!("cargo-nextest is not installed; running the tests with cargo test");
         step("tests", "see the failures above", || {
             run_command(cargo().args(["test", "--workspace"]))
+        })?;
+    }
+    if !args.skip_conformance {
+        step("conformance", "see the scenario results above", || {
+            conformance::run(&conformance::Args {
+                scenarios: Vec::new(),
+                suite: "all".to_owned(),
+                verbose: false,
+            })
         })?;
     }
     eprintln!("\nall checks passed");
