@@ -286,6 +286,39 @@ impl Context {
             .unwrap_or_else(|_| Value::Object(Default::default()))
     }
 
+    /// Says that the resource `uri`, one this plugin serves, changed: every session subscribed
+    /// to it (`resources/subscribe`) gets `notifications/resources/updated` and can read it
+    /// again, whatever URL it connected with. Returns at once; works in a clone kept after the
+    /// call, and does nothing in a [`Context::detached`] one.
+    ///
+    /// ```
+    /// use std::sync::Mutex;
+    ///
+    /// use plugin_api::{Context, plugin};
+    ///
+    /// #[derive(Debug, Default)]
+    /// pub struct Notes(Mutex<String>);
+    ///
+    /// #[plugin(name = "notes")]
+    /// impl Notes {
+    ///     /// The note.
+    ///     #[resource(uri = "notes://note")]
+    ///     fn note(&self) -> String {
+    ///         self.0.lock().unwrap().clone()
+    ///     }
+    ///
+    ///     /// Replace the note.
+    ///     #[tool]
+    ///     fn write(&self, text: String, ctx: Context) {
+    ///         *self.0.lock().unwrap() = text;
+    ///         ctx.resource_updated("notes://note");
+    ///     }
+    /// }
+    /// ```
+    pub fn resource_updated(&self, uri: impl Into<String>) {
+        self.host.resource_updated(RString::from(uri.into()));
+    }
+
     /// The host's side, to hand on to another tool (what [`crate::Original`] does).
     pub(crate) fn host(&self) -> &HostContextBox {
         &self.host
@@ -383,6 +416,7 @@ mod tests {
         let ctx = Context::detached();
         ctx.info("goes nowhere");
         ctx.progress(1.0, None, None);
+        ctx.resource_updated("library://note");
         let error = runtime().block_on(ctx.sample(Value::Null)).unwrap_err();
         assert_eq!(
             error.message(),

@@ -6,10 +6,10 @@
 //! arguments. JSON crosses as `RString`; futures as `async_ffi::FfiFuture`, so the
 //! plugin's own async runtime never meets the host's. Handlers are `#[sabi_trait]` objects, so a
 //! handler from one plugin can be passed to another. Each call carries a [`HostContext`]: the
-//! host's services for that one request (log, progress, requests to the client), which the
-//! plugin calls from its own threads, so the host implements them without its reactor (channels
-//! only). Everything here is produced by the `#[plugin]` attribute and wrapped by
-//! [`crate::Context`]; authors never touch it.
+//! host's services for that one request (log, progress, requests to the client, resource
+//! updates), which the plugin calls from its own threads, so the host implements them without
+//! its reactor (channels only). Everything here is produced by the `#[plugin]` attribute and
+//! wrapped by [`crate::Context`]; authors never touch it.
 
 // `#[sabi_trait]` expands to impls inside generated modules, and to undocumented items.
 #![allow(non_local_definitions, missing_docs)]
@@ -161,8 +161,16 @@ pub trait HostContext: Clone + Send + Sync {
     fn active_toolsets(&self) -> RVec<RString>;
 
     /// The capabilities the client declared, as a JSON object (`{}` if unknown).
-    #[sabi(last_prefix_field)]
     fn client_capabilities(&self) -> RString;
+
+    /// Says that the resource `uri` changed: the host sends `notifications/resources/updated`
+    /// to every session subscribed to it (`resources/subscribe`), whichever request this
+    /// context came with. Returns at once; the sending happens on the host's side. Added
+    /// after the first release: on a host without it, the default does nothing.
+    #[sabi(last_prefix_field)]
+    fn resource_updated(&self, uri: RString) {
+        drop(uri);
+    }
 }
 
 /// A host context behind the ABI; cloning shares it.
