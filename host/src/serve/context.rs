@@ -55,6 +55,7 @@ use rmcp::{
 use serde_json::Value;
 use tokio::sync::mpsc;
 
+use super::subscriptions::Updates;
 use crate::selection::ActiveSet;
 
 /// The level below which log messages are dropped until the client sends `logging/setLevel`.
@@ -130,6 +131,8 @@ pub(crate) struct CallContext {
     capabilities: Arc<Option<ClientCapabilities>>,
     /// Why requests cannot reach the client, if they cannot.
     no_requests: Option<&'static str>,
+    /// Where "this resource changed" goes: to every subscribed session, not only this one.
+    updates: Updates,
 }
 
 impl CallContext {
@@ -139,6 +142,7 @@ impl CallContext {
         request: &RequestContext<RoleServer>,
         level: &SessionLevel,
         active: &ActiveSet,
+        updates: &Updates,
     ) -> (Self, mpsc::UnboundedReceiver<Event>) {
         let (events, receiver) = mpsc::unbounded_channel();
         let in_session = request
@@ -152,6 +156,7 @@ impl CallContext {
             active: active.iter().cloned().collect(),
             capabilities: Arc::new(request.client_capabilities()),
             no_requests: (!in_session).then_some(NO_SESSION),
+            updates: updates.clone(),
         };
         (context, receiver)
     }
@@ -274,6 +279,10 @@ impl HostContext for CallContext {
             .unwrap_or_else(|| "{}".to_owned())
             .into()
     }
+
+    fn resource_updated(&self, uri: RString) {
+        self.updates.send(uri.into_string());
+    }
 }
 
 /// Runs one tool call for `request`: `call` starts it with its context; the future resolves to
@@ -283,9 +292,10 @@ pub(crate) async fn run<F: Future>(
     request: &RequestContext<RoleServer>,
     level: &SessionLevel,
     active: &ActiveSet,
+    updates: &Updates,
     call: impl FnOnce(HostContextBox) -> F,
 ) -> Option<F::Output> {
-    let (context, mut events) = CallContext::new(request, level, active);
+    let (context, mut events) = CallContext::new(request, level, active, updates);
     let peer = &request.peer;
     let mut plugin = pin!(call(HostContextBox::from_ptr(
         RArc::new(context),
@@ -373,6 +383,7 @@ mod tests {
             active: Arc::from(vec!["a".to_owned(), "b".to_owned()]),
             capabilities: Arc::new(serde_json::from_value(capabilities).ok()),
             no_requests: (!in_session).then_some(NO_SESSION),
+            updates: Updates::channel().0,
         };
         (
             HostContextBox::from_ptr(RArc::new(context), TD_Opaque),
@@ -519,5 +530,26 @@ mod tests {
             serde_json::from_str::<Value>(&context.client_capabilities()).unwrap(),
             json!({"sampling": {}})
         );
+    }
+    #[test]
+    fn a_resource_update_goes_to_the_server_even_after_the_call_ended() {
+        let (updates, mut server) = Updates::channel();
+        let (events, call) = mpsc::unbounded_channel();
+        let context = CallContext {
+            events,
+            level: SessionLevel::default(),
+            progress_token: None,
+            active: Arc::from(Vec::<String>::new()),
+            capabilities: Arc::new(None),
+            no_requests: None,
+            updates,
+        };
+        let host = HostContextBox::from_ptr(RArc::new(context), TD_Opaque);
+        drop(call);
+        // From a plugin's thread, no runtime anywhere.
+        std::thread::spawn(move || host.resource_updated("library://note".into()))
+            .join()
+            .unwrap();
+        assert_eq!(server.try_recv().unwrap(), "library://note");
     }
 }

@@ -14,13 +14,11 @@
 //! Capabilities are per URL, like the lists: `initialize` declares `resources` (with
 //! `subscribe`) when the active set has a resource or a template, `prompts` when it has a
 //! prompt, and `completions` when it has a prompt or a template (something to complete), so a
-//! client is never told of lists that are empty for it. Subscriptions are recorded per session
-//! ([`Subscriptions`]); nothing sends `notifications/resources/updated` yet.
+//! client is never told of lists that are empty for it. A subscription is recorded in the
+//! server-wide [`super::subscriptions`], which sends `notifications/resources/updated` when a
+//! plugin says the resource changed.
 
-use std::{
-    collections::BTreeSet,
-    sync::{Arc, Mutex, PoisonError},
-};
+use std::sync::Arc;
 
 use rmcp::{
     ErrorData,
@@ -35,7 +33,7 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
-use super::ServeState;
+use super::{ServeState, subscriptions::Session};
 use crate::{
     build::{CallError, LoadedPlugin},
     registry::{CompletionOwner, Registry},
@@ -144,18 +142,20 @@ pub(super) async fn read_resource(
     Ok(ReadResourceResult::new(read.contents))
 }
 
-/// `resources/subscribe` and `resources/unsubscribe`: a URI served here is (un)recorded.
-pub(super) fn subscribe(
+/// `resources/subscribe`: a URI served here is recorded for `session`, reached through `peer`.
+/// Only a URI the session's active set serves is, so a session hears only of resources it can
+/// read. (`resources/unsubscribe` needs no check: it forgets the URI if it was recorded.)
+pub(super) fn subscribe<P: Clone>(
     registry: &Registry,
     active: &ActiveSet,
-    subscriptions: &Subscriptions,
+    session: &Session<P>,
     uri: &str,
-    on: bool,
+    peer: P,
 ) -> Result<(), ErrorData> {
-    if on && registry.resource_owner(active, uri).is_none() {
+    if registry.resource_owner(active, uri).is_none() {
         return Err(not_found(uri));
     }
-    subscriptions.set(uri, on);
+    session.subscribe(uri, peer);
     Ok(())
 }
 
@@ -232,30 +232,6 @@ pub(super) async fn complete(
     Ok(CompleteResult::new(completion))
 }
 
-/// The URIs one session subscribed to.
-#[derive(Debug, Clone, Default)]
-pub(crate) struct Subscriptions(Arc<Mutex<BTreeSet<String>>>);
-
-impl Subscriptions {
-    fn set(&self, uri: &str, on: bool) {
-        let mut uris = self.0.lock().unwrap_or_else(PoisonError::into_inner);
-        if on {
-            uris.insert(uri.to_owned());
-        } else {
-            uris.remove(uri);
-        }
-    }
-
-    /// Whether the session subscribed to `uri`.
-    #[cfg(test)]
-    fn contains(&self, uri: &str) -> bool {
-        self.0
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .contains(uri)
-    }
-}
-
 /// The live plugin `name`, opened on a blocking thread if it is not yet.
 async fn open(state: &ServeState, name: &str) -> Result<Arc<LoadedPlugin>, ErrorData> {
     let builder = Arc::clone(&state.builder);
@@ -310,7 +286,7 @@ mod tests {
     use plugin_api::Manifest;
 
     use super::*;
-    use crate::discovery::DiscoveredPlugin;
+    use crate::{discovery::DiscoveredPlugin, serve::subscriptions::Hub};
 
     fn registry() -> Registry {
         let manifest = Manifest::from_json(
@@ -381,12 +357,23 @@ mod tests {
     fn a_subscription_to_a_uri_served_here_is_recorded_until_unsubscribed() {
         let registry = registry();
         let active = ActiveSet::from_names(["library"]);
-        let subscriptions = Subscriptions::default();
-        subscribe(&registry, &active, &subscriptions, "test://t/7", true).unwrap();
-        assert!(subscriptions.contains("test://t/7"));
-        subscribe(&registry, &active, &subscriptions, "test://t/7", false).unwrap();
-        assert!(!subscriptions.contains("test://t/7"));
-        let error = subscribe(&registry, &active, &subscriptions, "test://nope", true).unwrap_err();
+        let hub = Hub::new();
+        let session = hub.session();
+        subscribe(&registry, &active, &session, "test://t/7", "peer").unwrap();
+        subscribe(&registry, &active, &session, "test://a", "peer").unwrap();
+        assert_eq!(
+            session.uris().into_iter().collect::<Vec<_>>(),
+            ["test://a", "test://t/7"]
+        );
+        session.unsubscribe("test://t/7");
+        assert_eq!(session.uris().into_iter().collect::<Vec<_>>(), ["test://a"]);
+        // Not served to a set without the toolset: not recorded.
+        let other = hub.session();
+        let error =
+            subscribe(&registry, &ActiveSet::default(), &other, "test://a", "x").unwrap_err();
+        assert_eq!(error.code.0, -32002);
+        assert!(other.uris().is_empty());
+        let error = subscribe(&registry, &active, &session, "test://nope", "peer").unwrap_err();
         assert_eq!(error.code.0, -32002);
         assert_eq!(error.data, Some(json!({"uri": "test://nope"})));
     }

@@ -25,15 +25,16 @@ use rmcp::{
         InitializeRequestParams, InitializeResult, ListToolsResult, PaginatedRequestParams,
         ServerConfig,
     },
-    service::RequestContext,
+    service::{Peer, RequestContext},
 };
 use serde_json::{Value, json};
 
 use super::{
     ServeState,
     context::{self, SessionLevel},
-    contributions::{self as contributed, Subscriptions},
+    contributions::{self as contributed},
     served::{ServedSet, TOOLSETS_TOOL},
+    subscriptions::Session,
 };
 use crate::{
     build::{CallError, CallOutput},
@@ -46,17 +47,17 @@ pub(crate) struct Handler {
     state: Arc<ServeState>,
     /// The session's logging level (`logging/setLevel`).
     level: SessionLevel,
-    /// The resources the session subscribed to.
-    subscriptions: Subscriptions,
+    /// The session's entry in the server's subscriptions; dropped with the session.
+    subscriptions: Arc<Session<Peer<RoleServer>>>,
 }
 
 impl Handler {
     /// A handler over the server's shared state.
     pub(crate) fn new(state: Arc<ServeState>) -> Self {
         Self {
+            subscriptions: Arc::new(state.subscriptions.session()),
             state,
             level: SessionLevel::default(),
-            subscriptions: Subscriptions::default(),
         }
     }
 
@@ -176,9 +177,13 @@ impl ServerHandler for Handler {
             );
         }
         let arguments = arguments.to_string();
-        let outcome = context::run(&context, &self.level, &resolution.active, |host| {
-            tool.call_with(arguments, host)
-        })
+        let outcome = context::run(
+            &context,
+            &self.level,
+            &resolution.active,
+            &self.state.updates,
+            |host| tool.call_with(arguments, host),
+        )
         .await
         .unwrap_or_else(|| {
             tracing::info!(
@@ -242,17 +247,22 @@ impl ServerHandler for Handler {
     ) -> Result<(), ErrorData> {
         let active = self.resolution(&context).active;
         let registry = self.state.builder.registry();
-        contributed::subscribe(registry, &active, &self.subscriptions, &request.uri, true)
+        contributed::subscribe(
+            registry,
+            &active,
+            &self.subscriptions,
+            &request.uri,
+            context.peer,
+        )
     }
 
     async fn unsubscribe(
         &self,
         request: UnsubscribeRequestParams,
-        context: RequestContext<RoleServer>,
+        _context: RequestContext<RoleServer>,
     ) -> Result<(), ErrorData> {
-        let active = self.resolution(&context).active;
-        let registry = self.state.builder.registry();
-        contributed::subscribe(registry, &active, &self.subscriptions, &request.uri, false)
+        self.subscriptions.unsubscribe(&request.uri);
+        Ok(())
     }
 
     async fn list_prompts(

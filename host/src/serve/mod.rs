@@ -6,7 +6,9 @@
 //! - `PATH` (default `/mcp`): rmcp's streamable-HTTP service; [`handler`] answers from the tool
 //!   table of each request's own URL (see [`crate::selection`]), built once per active set and
 //!   shared ([`served`]). Arguments are checked against input schemas first ([`validate`]).
-//!   Resources, prompts and completions of the same URL are answered by [`contributions`].
+//!   Resources, prompts and completions of the same URL are answered by [`contributions`];
+//!   resource subscriptions are server-wide ([`subscriptions`]), so a plugin's "this resource
+//!   changed" reaches every subscribed session.
 //! - `GET /healthz`, `GET /toolsets[?query]` and `GET /contributions` ([`http`]); the last two
 //!   from manifests alone.
 //! - Every route sits behind the Host/Origin guard ([`http::guard`]); request bodies are bounded.
@@ -20,6 +22,7 @@ mod contributions;
 mod handler;
 mod http;
 mod served;
+mod subscriptions;
 mod validate;
 
 use std::{net::SocketAddr, sync::Arc, time::Duration};
@@ -77,7 +80,12 @@ pub async fn run(registry: Arc<Registry>, args: ServeArgs) -> Result<(), ServeEr
             .map_err(|e| ServeError::Io(std::io::Error::other(e)))?;
     }
     let shutdown = CancellationToken::new();
-    let state = Arc::new(ServeState::new(Arc::clone(&builder), &args, &path));
+    let (state, updates) = ServeState::new(Arc::clone(&builder), &args, &path);
+    let state = Arc::new(state);
+    tokio::spawn(subscriptions::dispatch(
+        Arc::clone(&state.subscriptions),
+        updates,
+    ));
     let router = router(Arc::clone(&state), &args, &path, shutdown.child_token());
 
     let host = args.host.trim_start_matches('[').trim_end_matches(']');
@@ -131,11 +139,21 @@ pub(crate) struct ServeState {
     toolsets_tool: bool,
     info: ServerConfig,
     path: String,
+    /// Every session's resource subscriptions.
+    subscriptions: Arc<subscriptions::ServerHub>,
+    /// Where plugins say a resource changed; [`subscriptions::dispatch`] sends it on.
+    updates: subscriptions::Updates,
 }
 
 impl ServeState {
     #[allow(deprecated)] // logging is deprecated by SEP-2577, still in 2025-11-25
-    fn new(builder: Arc<Builder>, args: &ServeArgs, path: &str) -> Self {
+    /// The state, and the receiving end of its [`subscriptions::Updates`] for
+    /// [`subscriptions::dispatch`].
+    fn new(
+        builder: Arc<Builder>,
+        args: &ServeArgs,
+        path: &str,
+    ) -> (Self, tokio::sync::mpsc::UnboundedReceiver<String>) {
         let info = ServerConfig::new(
             ServerCapabilities::builder()
                 .enable_tools()
@@ -146,7 +164,8 @@ impl ServeState {
             args.name.clone(),
             env!("CARGO_PKG_VERSION"),
         ));
-        Self {
+        let (updates, receiver) = subscriptions::Updates::channel();
+        let state = Self {
             sets: served::Sets::new(Arc::clone(&builder), !args.no_toolsets_tool),
             builder,
             fallback: args
@@ -156,7 +175,10 @@ impl ServeState {
             toolsets_tool: !args.no_toolsets_tool,
             info,
             path: path.to_owned(),
-        }
+            subscriptions: subscriptions::Hub::new(),
+            updates,
+        };
+        (state, receiver)
     }
 
     /// The active set of a URL query, with the `--toolsets` fallback.

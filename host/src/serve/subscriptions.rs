@@ -1,0 +1,295 @@
+//! Resource subscriptions across sessions, and the sending of `notifications/resources/updated`.
+//!
+//! [`Hub`] is the server-wide record: which sessions subscribed to which URI, with the peer to
+//! notify each. A session's handler holds a [`Session`], its entry in the hub: `resources/subscribe`
+//! and `resources/unsubscribe` go through it, and dropping it (rmcp drops the handler when the
+//! session ends) forgets all its subscriptions. A subscription is only recorded for a URI the
+//! session's own active set serves (checked in [`super::contributions::subscribe`]), so a session
+//! only hears about resources it can read.
+//!
+//! A plugin says a resource changed through its call context (`HostContext::resource_updated`),
+//! from its own threads: [`Updates::send`] puts the URI into an unbounded channel (no reactor
+//! needed), and [`dispatch`], a task on the host's runtime, sends the notification to every
+//! session subscribed to that URI, each in a task of its own so a slow client delays no other.
+//! A session whose transport is closed, or whose send fails, is forgotten.
+
+use std::{
+    collections::{BTreeMap, BTreeSet},
+    sync::{
+        Arc, Mutex, PoisonError,
+        atomic::{AtomicU64, Ordering},
+    },
+};
+
+use rmcp::{RoleServer, model::ResourceUpdatedNotificationParam, service::Peer};
+use tokio::sync::mpsc;
+
+/// Which sessions subscribed to which URI; `P` is how a session is reached (a peer).
+pub(crate) struct Hub<P> {
+    next: AtomicU64,
+    state: Mutex<State<P>>,
+}
+
+struct State<P> {
+    /// URI -> session id -> how to reach it.
+    by_uri: BTreeMap<String, BTreeMap<u64, P>>,
+    /// Session id -> its URIs.
+    by_session: BTreeMap<u64, BTreeSet<String>>,
+}
+
+/// The hub the server runs: sessions are reached through their rmcp peer.
+pub(crate) type ServerHub = Hub<Peer<RoleServer>>;
+
+impl<P> std::fmt::Debug for Hub<P> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let state = self.state.lock().unwrap_or_else(PoisonError::into_inner);
+        f.debug_struct("Hub")
+            .field("uris", &state.by_uri.keys().collect::<Vec<_>>())
+            .field("sessions", &state.by_session.len())
+            .finish()
+    }
+}
+
+impl<P: Clone> Hub<P> {
+    /// An empty hub.
+    pub(crate) fn new() -> Arc<Self> {
+        Arc::new(Self {
+            next: AtomicU64::new(1),
+            state: Mutex::new(State {
+                by_uri: BTreeMap::new(),
+                by_session: BTreeMap::new(),
+            }),
+        })
+    }
+
+    /// A new session's entry; dropping it forgets the session's subscriptions.
+    pub(crate) fn session(self: &Arc<Self>) -> Session<P> {
+        Session {
+            id: self.next.fetch_add(1, Ordering::Relaxed),
+            hub: Arc::clone(self),
+        }
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, State<P>> {
+        self.state.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    fn subscribe(&self, session: u64, uri: &str, peer: P) {
+        let mut state = self.lock();
+        state
+            .by_uri
+            .entry(uri.to_owned())
+            .or_default()
+            .insert(session, peer);
+        state
+            .by_session
+            .entry(session)
+            .or_default()
+            .insert(uri.to_owned());
+    }
+
+    fn unsubscribe(&self, session: u64, uri: &str) {
+        let mut state = self.lock();
+        if let Some(sessions) = state.by_uri.get_mut(uri) {
+            sessions.remove(&session);
+            if sessions.is_empty() {
+                state.by_uri.remove(uri);
+            }
+        }
+        if let Some(uris) = state.by_session.get_mut(&session) {
+            uris.remove(uri);
+            if uris.is_empty() {
+                state.by_session.remove(&session);
+            }
+        }
+    }
+
+    /// Forgets every subscription of `session`.
+    pub(crate) fn forget(&self, session: u64) {
+        let mut state = self.lock();
+        for uri in state.by_session.remove(&session).unwrap_or_default() {
+            if let Some(sessions) = state.by_uri.get_mut(&uri) {
+                sessions.remove(&session);
+                if sessions.is_empty() {
+                    state.by_uri.remove(&uri);
+                }
+            }
+        }
+    }
+
+    /// The sessions subscribed to `uri`, with their ids.
+    pub(crate) fn subscribers(&self, uri: &str) -> Vec<(u64, P)> {
+        self.lock()
+            .by_uri
+            .get(uri)
+            .map(|s| s.iter().map(|(id, p)| (*id, p.clone())).collect())
+            .unwrap_or_default()
+    }
+
+    /// The URIs `session` subscribed to.
+    #[cfg(test)]
+    fn uris_of(&self, session: u64) -> BTreeSet<String> {
+        self.lock()
+            .by_session
+            .get(&session)
+            .cloned()
+            .unwrap_or_default()
+    }
+}
+
+/// One session's entry in the hub.
+pub(crate) struct Session<P: Clone> {
+    id: u64,
+    hub: Arc<Hub<P>>,
+}
+
+impl<P: Clone> std::fmt::Debug for Session<P> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Session").field("id", &self.id).finish()
+    }
+}
+
+impl<P: Clone> Session<P> {
+    /// Subscribes the session, reached through `peer`, to `uri`.
+    pub(crate) fn subscribe(&self, uri: &str, peer: P) {
+        self.hub.subscribe(self.id, uri, peer);
+    }
+
+    /// Unsubscribes the session from `uri` (nothing if it was not subscribed).
+    pub(crate) fn unsubscribe(&self, uri: &str) {
+        self.hub.unsubscribe(self.id, uri);
+    }
+
+    /// The URIs the session subscribed to.
+    #[cfg(test)]
+    pub(crate) fn uris(&self) -> BTreeSet<String> {
+        self.hub.uris_of(self.id)
+    }
+}
+
+impl<P: Clone> Drop for Session<P> {
+    fn drop(&mut self) {
+        self.hub.forget(self.id);
+    }
+}
+
+/// Where plugins' "this resource changed" goes: cloned into every call's context, usable from
+/// any thread without a runtime.
+#[derive(Debug, Clone)]
+pub(crate) struct Updates(mpsc::UnboundedSender<String>);
+
+impl Updates {
+    /// A sender and the receiving end [`dispatch`] drains.
+    pub(crate) fn channel() -> (Self, mpsc::UnboundedReceiver<String>) {
+        let (sender, receiver) = mpsc::unbounded_channel();
+        (Self(sender), receiver)
+    }
+
+    /// Queues `notifications/resources/updated` for `uri`; returns at once. Dropped when the
+    /// server is stopping.
+    pub(crate) fn send(&self, uri: String) {
+        let _ = self.0.send(uri);
+    }
+}
+
+/// Sends each URI that comes through `updates` to the sessions subscribed to it, until every
+/// sender is gone.
+pub(crate) async fn dispatch(hub: Arc<ServerHub>, mut updates: mpsc::UnboundedReceiver<String>) {
+    while let Some(uri) = updates.recv().await {
+        for (session, peer) in hub.subscribers(&uri) {
+            if peer.is_transport_closed() {
+                hub.forget(session);
+                continue;
+            }
+            let hub = Arc::clone(&hub);
+            let uri = uri.clone();
+            tokio::spawn(async move {
+                let sent = peer
+                    .notify_resource_updated(ResourceUpdatedNotificationParam::new(uri))
+                    .await;
+                if let Err(error) = sent {
+                    tracing::debug!("session {session} is gone ({error}); forgetting it");
+                    hub.forget(session);
+                }
+            });
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn names(subscribers: Vec<(u64, &'static str)>) -> Vec<&'static str> {
+        subscribers.into_iter().map(|(_, p)| p).collect()
+    }
+
+    #[test]
+    fn each_uri_reaches_the_sessions_subscribed_to_it() {
+        let hub = Hub::new();
+        let a = hub.session();
+        let b = hub.session();
+        a.subscribe("x://1", "a");
+        a.subscribe("x://2", "a");
+        b.subscribe("x://1", "b");
+        assert_eq!(names(hub.subscribers("x://1")), ["a", "b"]);
+        assert_eq!(names(hub.subscribers("x://2")), ["a"]);
+        assert!(hub.subscribers("x://3").is_empty());
+        // Subscribing twice is once.
+        b.subscribe("x://1", "b");
+        assert_eq!(names(hub.subscribers("x://1")), ["a", "b"]);
+        assert_eq!(b.uris().into_iter().collect::<Vec<_>>(), ["x://1"]);
+    }
+
+    #[test]
+    fn unsubscribing_stops_one_uri_for_one_session() {
+        let hub = Hub::new();
+        let a = hub.session();
+        let b = hub.session();
+        a.subscribe("x://1", "a");
+        a.subscribe("x://2", "a");
+        b.subscribe("x://1", "b");
+        a.unsubscribe("x://1");
+        a.unsubscribe("x://never");
+        assert_eq!(names(hub.subscribers("x://1")), ["b"]);
+        assert_eq!(names(hub.subscribers("x://2")), ["a"]);
+        assert_eq!(a.uris().into_iter().collect::<Vec<_>>(), ["x://2"]);
+        b.unsubscribe("x://1");
+        assert!(hub.subscribers("x://1").is_empty());
+        assert!(!hub.lock().by_uri.contains_key("x://1"), "no empty entries");
+    }
+
+    #[test]
+    fn a_session_that_ends_or_is_forgotten_leaves_nothing_behind() {
+        let hub = Hub::new();
+        let a = hub.session();
+        let b = hub.session();
+        a.subscribe("x://1", "a");
+        a.subscribe("x://2", "a");
+        b.subscribe("x://2", "b");
+        drop(a);
+        assert!(hub.subscribers("x://1").is_empty());
+        assert_eq!(names(hub.subscribers("x://2")), ["b"]);
+        hub.forget(b.id);
+        assert!(b.uris().is_empty());
+        assert!(hub.subscribers("x://2").is_empty());
+        let state = hub.lock();
+        assert!(state.by_uri.is_empty() && state.by_session.is_empty());
+    }
+
+    #[test]
+    fn updates_are_queued_in_order_from_any_thread() {
+        let (updates, mut receiver) = Updates::channel();
+        let sender = updates.clone();
+        std::thread::spawn(move || {
+            sender.send("x://1".to_owned());
+            sender.send("x://2".to_owned());
+        })
+        .join()
+        .unwrap();
+        assert_eq!(receiver.try_recv().unwrap(), "x://1");
+        assert_eq!(receiver.try_recv().unwrap(), "x://2");
+        drop(receiver);
+        updates.send("x://3".to_owned()); // the server is gone: nothing happens
+    }
+}
