@@ -153,6 +153,8 @@ pub(crate) struct ToolArgs {
     pub(crate) name: Option<LitStr>,
     pub(crate) toolset: Option<LitStr>,
     pub(crate) shown: Shown,
+    /// `inline`: a sync tool run on the thread that polls the call, not the blocking pool.
+    pub(crate) inline: Option<proc_macro2::Span>,
 }
 
 impl ToolArgs {
@@ -170,9 +172,13 @@ impl ToolArgs {
                 args.name = Some(non_empty(meta.value()?.parse()?)?);
             } else if key == "toolset" {
                 args.toolset = Some(non_empty(meta.value()?.parse()?)?);
+            } else if key == "inline" {
+                if flag(&meta)? {
+                    args.inline = Some(meta.path.span());
+                }
             } else {
                 return Err(meta.error(
-                    "unknown tool field; expected name, title, description, toolset, meta, read_only, destructive, idempotent or open_world",
+                    "unknown tool field; expected name, title, description, toolset, inline, meta, read_only, destructive, idempotent or open_world",
                 ));
             }
             Ok(())

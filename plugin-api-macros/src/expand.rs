@@ -386,6 +386,12 @@ fn tool_method(
 ) -> syn::Result<ToolMethod> {
     let span = method.sig.ident.span();
     let fn_name = method.sig.ident.clone();
+    if let (Some(inline), Some(_)) = (args.inline, method.sig.asyncness) {
+        return Err(syn::Error::new(
+            inline,
+            "`inline` is for `fn` tools: an `async fn` tool is already polled where the host polls it",
+        ));
+    }
     let name = args
         .name
         .as_ref()
@@ -526,8 +532,13 @@ fn tool_method(
             )
         }
     } else {
+        let constructor = if args.inline.is_some() {
+            quote!(__inline)
+        } else {
+            quote!(__sync)
+        };
         quote! {
-            ::plugin_api::Tool::__sync(
+            ::plugin_api::Tool::#constructor(
                 decl,
                 move |arguments: ::std::string::String, __context: ::plugin_api::Context| { #body },
             )

@@ -233,6 +233,32 @@
 //! }
 //! ```
 //!
+//! `inline` on an `async fn` tool (it is for `fn` tools; async ones are polled in place):
+//!
+//! ```compile_fail
+//! #[derive(Default)]
+//! struct P;
+//! #[plugin_api::plugin(name = "p")]
+//! impl P {
+//!     #[tool(inline)]
+//!     async fn a(&self) -> String { String::new() }
+//! }
+//! ```
+//!
+//! And `inline` (or `inline = false`) on a `fn` tool compiles:
+//!
+//! ```
+//! #[derive(Default)]
+//! struct P;
+//! #[plugin_api::plugin(name = "p")]
+//! impl P {
+//!     #[tool(inline, read_only)]
+//!     fn a(&self, n: u32) -> u32 { n + 1 }
+//!     #[tool(inline = false)]
+//!     fn b(&self) -> String { String::new() }
+//! }
+//! ```
+//!
 //! A tool with two `Context` parameters:
 //!
 //! ```compile_fail

@@ -7,8 +7,9 @@
 //! time, a [`crate::Wrapped`] handler) finds the context of the call it serves with
 //! [`Context::current`]. Underneath is the host's [`HostContextBox`], handed over with each
 //! call; this module adds the cancellation token the plugin side keeps for the call
-//! (`runtime.rs` cancels it when the host stops waiting) and the task-local and thread-local
-//! slots that make [`Context::current`] (and so [`crate::Original::call`]) see the call.
+//! (`runtime.rs` cancels it when the host stops waiting) and the thread-local slot that makes
+//! [`Context::current`] (and so [`crate::Original::call`]) see the call: `runtime.rs` sets it
+//! around each poll of an async tool and around the whole run of a sync one.
 
 use std::{cell::RefCell, sync::Arc};
 
@@ -96,7 +97,8 @@ impl LogLevel {
 /// A `#[tool]` method takes it by declaring a parameter of type `Context` (or `&Context`); that
 /// parameter is not one of the tool's arguments. It works the same in `fn` and `async fn` tools
 /// (a synchronous tool that wants the client's answer can block on it with
-/// `plugin_api::runtime::runtime().block_on(...)`, since it runs on a blocking thread). Cloning
+/// `plugin_api::runtime::runtime().block_on(...)`, since it runs on a blocking thread; not an
+/// `inline` one, which must never block). Cloning
 /// is cheap; a clone moved into a spawned task still belongs to the call.
 ///
 /// ```
@@ -165,14 +167,12 @@ impl Context {
         Self::new(detached_host(), Arc::from(""))
     }
 
-    /// The context of the call this code is serving: the one set for the tool's task (async
-    /// tools) or thread (sync tools). `None` outside a call, for example in a task the tool
-    /// spawned with `tokio::spawn` (move a clone of the context into it instead).
+    /// The context of the call this code is serving: the one set on the thread while the
+    /// tool's future is polled (async tools) or while it runs (sync tools). `None` outside a
+    /// call, for example in a task the tool spawned with `tokio::spawn` (move a clone of the
+    /// context into it instead).
     pub fn current() -> Option<Self> {
-        CURRENT_TASK
-            .try_with(Clone::clone)
-            .ok()
-            .or_else(|| CURRENT_THREAD.with(|c| c.borrow().clone()))
+        CURRENT_THREAD.with(|c| c.borrow().clone())
     }
 
     /// The same context, logging under another logger name (the plugin's name by default).
@@ -329,20 +329,11 @@ impl Context {
         &self.cancel
     }
 
-    /// Runs `work` (an async tool's future) with this context as [`Context::current`].
-    pub(crate) async fn scope<F: Future>(self, work: F) -> F::Output {
-        CURRENT_TASK.scope(self, work).await
-    }
-
-    /// Makes this context [`Context::current`] on this thread (a sync tool's blocking thread)
-    /// until the guard is dropped.
+    /// Makes this context [`Context::current`] on this thread (for a sync tool's run, or one
+    /// poll of an async tool) until the guard is dropped.
     pub(crate) fn enter(self) -> Entered {
         Entered(CURRENT_THREAD.with(|c| c.replace(Some(self))))
     }
-}
-
-tokio::task_local! {
-    static CURRENT_TASK: Context;
 }
 
 thread_local! {
@@ -440,11 +431,6 @@ mod tests {
             assert_eq!(&*Context::current().unwrap().logger, "outer");
         }
         assert!(Context::current().is_none());
-        let seen = runtime().block_on(
-            ctx.with_logger("task")
-                .scope(async { Context::current().map(|c| c.logger.to_string()) }),
-        );
-        assert_eq!(seen.as_deref(), Some("task"));
     }
 
     #[test]

@@ -154,7 +154,19 @@ impl Wrapped {
         Self(Handler::sync(f))
     }
 
-    /// An asynchronous handler, run on the extending plugin's runtime; this is the one that
+    /// A synchronous handler run on the thread that polls the call, like `#[tool(inline)]`:
+    /// only for a handler that returns in microseconds and never blocks.
+    pub fn inline<A, R, F>(f: F) -> Self
+    where
+        A: DeserializeOwned,
+        R: IntoToolOutput,
+        F: Fn(A) -> Result<R, ToolError> + Send + Sync + 'static,
+    {
+        Self(Handler::inline(f))
+    }
+
+    /// An asynchronous handler, polled in place with the extending plugin's runtime entered;
+    /// this is the one that
     /// can `await` [`Original::call`].
     pub fn asynchronous<A, R, F, Fut>(f: F) -> Self
     where
@@ -179,7 +191,7 @@ mod tests {
     use super::*;
     use crate::{
         ffi::{HostContextBox, ToolHandler},
-        runtime::{CallFuture, spawn},
+        runtime::{CallFuture, in_place},
     };
 
     /// A tool that waits for its cancellation and says when it saw it.
@@ -190,11 +202,15 @@ mod tests {
             let seen = self.0.clone();
             let context = Context::new(context, Arc::from("inner"));
             let waiting = context.clone();
-            spawn("inner".into(), context, async move {
-                waiting.cancelled().await;
-                seen.send(Instant::now()).unwrap();
-                Err(ToolError::new("cancelled"))
-            })
+            in_place(
+                "inner".into(),
+                context,
+                Box::pin(async move {
+                    waiting.cancelled().await;
+                    seen.send(Instant::now()).unwrap();
+                    Err(ToolError::new("cancelled"))
+                }),
+            )
         }
     }
 
@@ -205,9 +221,11 @@ mod tests {
             "inner".into(),
             ToolHandlerBox::from_ptr(RArc::new(Waits(seen)), TD_Opaque),
         );
-        let outer = spawn("outer".into(), Context::detached(), async move {
-            original.call(Value::Null).await?.into_output()
-        });
+        let outer = in_place(
+            "outer".into(),
+            Context::detached(),
+            Box::pin(async move { original.call(Value::Null).await?.into_output() }),
+        );
         std::thread::sleep(Duration::from_millis(20));
         let cancelled = Instant::now();
         drop(outer);
