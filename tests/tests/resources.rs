@@ -1,18 +1,30 @@
 //! Resources, resource templates, prompts and completions from a plugin, end to end: the real
-//! host binary serving `fixture-library` (toolset `library`, off by default, no tools) to rmcp's
-//! own client over streamable HTTP.
+//! host binary serving `fixture-library` (toolset `library`, off by default, no tools; toolset
+//! `librarian`, one tool that rewrites `library://note`) to rmcp's own client over streamable
+//! HTTP. Subscriptions: a client that records `notifications/resources/updated` hears of a
+//! change another session made, until it unsubscribes.
 
-use e2e::{HostProcess, PluginDir, library_file_name};
+use std::{
+    sync::{Arc, Mutex, PoisonError},
+    time::Duration,
+};
+
+use e2e::{
+    HostProcess, PluginDir, library_file_name,
+    mcp::{call_tool, text},
+};
 use rmcp::{
-    RoleClient, ServiceError, ServiceExt,
+    ClientHandler, RoleClient, ServiceError, ServiceExt,
     model::{
         ClientConfig, CompletionContext, ErrorCode, GetPromptRequestParams,
-        ReadResourceRequestParams, SubscribeRequestParams, UnsubscribeRequestParams,
+        ReadResourceRequestParams, ResourceUpdatedNotificationParam, SubscribeRequestParams,
+        UnsubscribeRequestParams,
     },
-    service::RunningService,
+    service::{NotificationContext, RunningService},
     transport::StreamableHttpClientTransport,
 };
 use serde_json::{Value, json};
+use tokio::sync::mpsc;
 
 type Client = RunningService<RoleClient, ClientConfig>;
 
@@ -116,6 +128,7 @@ async fn resources_and_prompts_are_served_only_under_urls_that_select_their_tool
         assert_eq!(
             uris(client.list_all_resources().await.unwrap()),
             [
+                "library://note",
                 "library://catalogue",
                 "library://cover.png",
                 "library://panics"
@@ -155,6 +168,7 @@ async fn resources_and_prompts_are_served_only_under_urls_that_select_their_tool
         json!([
             "library://catalogue",
             "library://cover.png",
+            "library://note",
             "library://panics"
         ])
     );
@@ -344,4 +358,141 @@ async fn subscribe_and_unsubscribe_succeed_for_resources_served_here() {
     );
     assert_eq!(code, ErrorCode::RESOURCE_NOT_FOUND.0);
     assert_eq!(data, json!({"uri": "library://elsewhere"}));
+}
+
+/// How long a notification that should come may take.
+const PATIENCE: Duration = Duration::from_secs(10);
+
+/// How long to listen for a notification that should not come.
+const QUIET: Duration = Duration::from_millis(500);
+
+/// A client that passes on the URIs of the `notifications/resources/updated` it gets.
+#[derive(Debug, Clone)]
+struct Listener(Arc<Mutex<mpsc::UnboundedSender<String>>>);
+
+impl ClientHandler for Listener {
+    async fn on_resource_updated(
+        &self,
+        params: ResourceUpdatedNotificationParam,
+        _context: NotificationContext<RoleClient>,
+    ) {
+        let _ = self
+            .0
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .send(params.uri);
+    }
+}
+
+/// A listening client of `url`, and the URIs it hears of.
+async fn listen(
+    url: &str,
+) -> (
+    RunningService<RoleClient, Listener>,
+    mpsc::UnboundedReceiver<String>,
+) {
+    let (sender, heard) = mpsc::unbounded_channel();
+    let client = Listener(Arc::new(Mutex::new(sender)))
+        .serve(StreamableHttpClientTransport::from_uri(url))
+        .await
+        .unwrap_or_else(|e| panic!("cannot connect to {url}: {e}"));
+    (client, heard)
+}
+
+/// The next URI heard within [`PATIENCE`].
+async fn next_update(heard: &mut mpsc::UnboundedReceiver<String>, what: &str) -> String {
+    tokio::time::timeout(PATIENCE, heard.recv())
+        .await
+        .unwrap_or_else(|_| {
+            panic!("{what}: no notifications/resources/updated within {PATIENCE:?}")
+        })
+        .expect("the client is gone")
+}
+
+/// Asserts nothing is heard within [`QUIET`].
+async fn nothing_heard(heard: &mut mpsc::UnboundedReceiver<String>, what: &str) {
+    if let Ok(Some(uri)) = tokio::time::timeout(QUIET, heard.recv()).await {
+        panic!("{what}: heard of {uri}");
+    }
+}
+
+async fn read_note(client: &Peer) -> Value {
+    let contents = client
+        .read_resource(ReadResourceRequestParams::new("library://note"))
+        .await
+        .unwrap();
+    wire(contents.contents)[0]["text"].clone()
+}
+
+type Peer = rmcp::service::Peer<RoleClient>;
+
+#[tokio::test(flavor = "multi_thread")]
+#[allow(deprecated)] // resources/subscribe is legacy-only: the client speaks 2025-11-25
+async fn a_subscriber_hears_of_a_change_another_session_made_until_it_unsubscribes() {
+    let dir = PluginDir::with(&[LIBRARY]);
+    let host = HostProcess::serve(&dir, &[]);
+    let base = host.base_url();
+    let (subscriber, mut heard) = listen(&format!("{base}/mcp?library")).await;
+    let (bystander, mut bystander_heard) = listen(&format!("{base}/mcp?library")).await;
+    // The writer connects with another URL: only the `librarian` toolset, not `library`.
+    let (writer, mut writer_heard) = listen(&format!("{base}/mcp?only=librarian")).await;
+    assert_eq!(read_note(&subscriber).await, "");
+    subscriber
+        .subscribe(SubscribeRequestParams::new("library://note"))
+        .await
+        .unwrap();
+    // A URI the writer's set does not serve cannot be subscribed to there.
+    let (code, ..) = mcp_error(
+        writer
+            .subscribe(SubscribeRequestParams::new("library://note"))
+            .await,
+    );
+    assert_eq!(code, ErrorCode::RESOURCE_NOT_FOUND.0);
+
+    let written = call_tool(&writer, "write_note", json!({"text": "closed on Sunday"})).await;
+    assert_eq!(text(&written), "library://note rewritten");
+    assert_eq!(
+        next_update(&mut heard, "the subscriber").await,
+        "library://note"
+    );
+    assert_eq!(read_note(&subscriber).await, "closed on Sunday");
+    nothing_heard(&mut bystander_heard, "a session that never subscribed").await;
+    nothing_heard(&mut writer_heard, "the writer, not subscribed").await;
+    nothing_heard(&mut heard, "the subscriber, after its one update").await;
+
+    // Two changes, two notifications.
+    for text in ["open at nine", "open at ten"] {
+        call_tool(&writer, "write_note", json!({"text": text})).await;
+        assert_eq!(next_update(&mut heard, text).await, "library://note");
+    }
+    assert_eq!(read_note(&bystander).await, "open at ten");
+
+    subscriber
+        .unsubscribe(UnsubscribeRequestParams::new("library://note"))
+        .await
+        .unwrap();
+    call_tool(&writer, "write_note", json!({"text": "gone fishing"})).await;
+    nothing_heard(&mut heard, "the subscriber, after unsubscribing").await;
+    assert_eq!(read_note(&subscriber).await, "gone fishing");
+
+    // A session that ends takes its subscriptions with it; the others still hear.
+    bystander
+        .subscribe(SubscribeRequestParams::new("library://note"))
+        .await
+        .unwrap();
+    subscriber
+        .subscribe(SubscribeRequestParams::new("library://note"))
+        .await
+        .unwrap();
+    subscriber.cancel().await.unwrap();
+    call_tool(&writer, "write_note", json!({"text": "back"})).await;
+    assert_eq!(
+        next_update(&mut bystander_heard, "the bystander, now subscribed").await,
+        "library://note"
+    );
+    assert!(
+        !host.stderr_so_far().contains("panicked"),
+        "{}",
+        host.stderr_so_far()
+    );
 }
