@@ -8,7 +8,8 @@
 //!
 //! The direct call does the JSON work the plugin layer does around `echo` (parse the argument
 //! object, serialise the result, parse it as the host does), so the difference to the handler
-//! table is the ABI crossing and the hop to the plugin's blocking pool, not JSON.
+//! table is the ABI crossing (and whatever the plugin does to run the tool: `echo` is `inline`,
+//! so it runs on the calling thread), not JSON.
 
 use std::{
     hint::black_box,

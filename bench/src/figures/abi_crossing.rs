@@ -65,7 +65,7 @@ pub(super) fn measure(plan: &Plan, artifacts: &Artifacts, report: &mut Report) -
     table.note(format!("Source: {source}."));
     table.note(
         "The handler table's call goes through the sabi_trait object into the plugin, runs \
-         `echo` on the plugin's blocking pool and returns through an FfiFuture, awaited on a \
+         `echo` (an `inline` tool) on the calling thread and returns through an FfiFuture, awaited on a \
          current-thread runtime; the direct call parses the same arguments, calls the same \
          function and serialises and parses its result.",
     );
