@@ -67,6 +67,13 @@ impl Common {
         let from_env = std::env::var("REACTOR_MCP_EXTENSIONS").ok()?;
         Some(crate::discovery::split_names([from_env.as_str()])).filter(|n| !n.is_empty())
     }
+
+    /// Discovers the plugin folder, narrowed as [`Common::extension_filter`] says.
+    pub fn discover(
+        &self,
+    ) -> Result<crate::discovery::Discovery, crate::discovery::DiscoveryError> {
+        crate::discovery::discover(&self.plugin_dir, self.extension_filter().as_deref())
+    }
 }
 
 /// The commands.

@@ -5,7 +5,7 @@ use std::{process::ExitCode, sync::Arc};
 use clap::Parser;
 use host::{
     config::{Cli, Command},
-    discovery, graph,
+    graph,
     listing::Listing,
     registry::Registry,
     serve,
@@ -49,8 +49,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
     let (common, command) = cli.into_command();
     match command {
         Command::List { json } => {
-            let discovery =
-                discovery::discover(&common.plugin_dir, common.extension_filter().as_deref())?;
+            let discovery = common.discover()?;
             let listing = Listing::new(common.plugin_dir.clone(), &discovery);
             let text = if json {
                 serde_json::to_string_pretty(&listing)?
@@ -64,8 +63,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             Ok(())
         }
         Command::Graph { format } => {
-            let discovery =
-                discovery::discover(&common.plugin_dir, common.extension_filter().as_deref())?;
+            let discovery = common.discover()?;
             let text = graph::render(&Registry::new(discovery.plugins), format);
             #[allow(clippy::print_stdout)]
             {
@@ -74,8 +72,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             Ok(())
         }
         Command::Serve(args) => {
-            let discovery =
-                discovery::discover(&common.plugin_dir, common.extension_filter().as_deref())?;
+            let discovery = common.discover()?;
             tracing::info!(
                 "{} plugin(s) in {}: {}",
                 discovery.plugins.len(),
