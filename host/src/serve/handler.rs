@@ -62,7 +62,7 @@ impl Handler {
     }
 
     /// The request's URL selection, from manifests alone.
-    fn resolution(&self, context: &RequestContext<RoleServer>) -> Resolution {
+    fn resolution(&self, context: &RequestContext<RoleServer>) -> Arc<Resolution> {
         let query = parts(context)
             .and_then(|p| p.uri.query())
             .unwrap_or_default();
@@ -73,7 +73,7 @@ impl Handler {
     async fn served(
         &self,
         context: &RequestContext<RoleServer>,
-    ) -> Result<(Resolution, Arc<ServedSet>), ErrorData> {
+    ) -> Result<(Arc<Resolution>, Arc<ServedSet>), ErrorData> {
         let resolution = self.resolution(context);
         let served = self.state.sets.get(&resolution.active).await.map_err(|e| {
             tracing::error!("{e}");
@@ -210,10 +210,11 @@ impl ServerHandler for Handler {
         _request: Option<PaginatedRequestParams>,
         context: RequestContext<RoleServer>,
     ) -> Result<ListResourcesResult, ErrorData> {
-        let active = self.resolution(&context).active;
+        let resolution = self.resolution(&context);
+        let active = &resolution.active;
         Ok(contributed::list_resources(
             self.state.builder.registry(),
-            &active,
+            active,
         ))
     }
 
@@ -222,10 +223,11 @@ impl ServerHandler for Handler {
         _request: Option<PaginatedRequestParams>,
         context: RequestContext<RoleServer>,
     ) -> Result<ListResourceTemplatesResult, ErrorData> {
-        let active = self.resolution(&context).active;
+        let resolution = self.resolution(&context);
+        let active = &resolution.active;
         Ok(contributed::list_resource_templates(
             self.state.builder.registry(),
-            &active,
+            active,
         ))
     }
 
@@ -234,8 +236,9 @@ impl ServerHandler for Handler {
         request: ReadResourceRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<ReadResourceResponse, ErrorData> {
-        let active = self.resolution(&context).active;
-        contributed::read_resource(&self.state, &active, &request.uri, &context.ct)
+        let resolution = self.resolution(&context);
+        let active = &resolution.active;
+        contributed::read_resource(&self.state, active, &request.uri, &context.ct)
             .await
             .map(Into::into)
     }
@@ -245,11 +248,12 @@ impl ServerHandler for Handler {
         request: SubscribeRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<(), ErrorData> {
-        let active = self.resolution(&context).active;
+        let resolution = self.resolution(&context);
+        let active = &resolution.active;
         let registry = self.state.builder.registry();
         contributed::subscribe(
             registry,
-            &active,
+            active,
             &self.subscriptions,
             &request.uri,
             context.peer,
@@ -270,10 +274,11 @@ impl ServerHandler for Handler {
         _request: Option<PaginatedRequestParams>,
         context: RequestContext<RoleServer>,
     ) -> Result<ListPromptsResult, ErrorData> {
-        let active = self.resolution(&context).active;
+        let resolution = self.resolution(&context);
+        let active = &resolution.active;
         Ok(contributed::list_prompts(
             self.state.builder.registry(),
-            &active,
+            active,
         ))
     }
 
@@ -282,8 +287,9 @@ impl ServerHandler for Handler {
         request: GetPromptRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<GetPromptResponse, ErrorData> {
-        let active = self.resolution(&context).active;
-        contributed::get_prompt(&self.state, &active, request, &context.ct)
+        let resolution = self.resolution(&context);
+        let active = &resolution.active;
+        contributed::get_prompt(&self.state, active, request, &context.ct)
             .await
             .map(Into::into)
     }
@@ -293,8 +299,9 @@ impl ServerHandler for Handler {
         request: CompleteRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CompleteResult, ErrorData> {
-        let active = self.resolution(&context).active;
-        contributed::complete(&self.state, &active, request, &context.ct).await
+        let resolution = self.resolution(&context);
+        let active = &resolution.active;
+        contributed::complete(&self.state, active, request, &context.ct).await
     }
 }
 

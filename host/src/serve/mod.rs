@@ -25,7 +25,12 @@ mod served;
 mod subscriptions;
 mod validate;
 
-use std::{net::SocketAddr, sync::Arc, time::Duration};
+use std::{
+    collections::HashMap,
+    net::SocketAddr,
+    sync::{Arc, PoisonError, RwLock},
+    time::Duration,
+};
 
 use axum::{Router, extract::DefaultBodyLimit, middleware, routing::get, serve::ListenerExt};
 use rmcp::{
@@ -45,6 +50,10 @@ use crate::{
 
 /// The largest request body accepted (4 MiB); larger ones get 413.
 pub const MAX_REQUEST_BODY_BYTES: usize = 4 * 1024 * 1024;
+
+/// How many distinct URL queries keep their resolution cached; later ones are resolved anew on
+/// every request (the cache cannot be grown without bound by a client inventing queries).
+const RESOLVED_QUERIES: usize = 256;
 
 /// How long in-flight requests may run on after a shutdown signal.
 const SHUTDOWN_GRACE: Duration = Duration::from_secs(10);
@@ -143,6 +152,9 @@ pub(crate) struct ServeState {
     subscriptions: Arc<subscriptions::ServerHub>,
     /// Where plugins say a resource changed; [`subscriptions::dispatch`] sends it on.
     updates: subscriptions::Updates,
+    /// The resolution of each URL query seen so far (at most [`RESOLVED_QUERIES`]): it depends
+    /// only on the query, the registry and `fallback`, none of which change while serving.
+    resolved: RwLock<HashMap<String, Arc<Resolution>>>,
 }
 
 impl ServeState {
@@ -177,18 +189,36 @@ impl ServeState {
             path: path.to_owned(),
             subscriptions: subscriptions::Hub::new(),
             updates,
+            resolved: RwLock::default(),
         };
         (state, receiver)
     }
 
-    /// The active set of a URL query, with the `--toolsets` fallback.
-    fn resolve(&self, query: &str) -> Resolution {
+    /// The active set of a URL query, with the `--toolsets` fallback; a query seen before
+    /// costs one lookup.
+    fn resolve(&self, query: &str) -> Arc<Resolution> {
+        if let Some(resolution) = self
+            .resolved
+            .read()
+            .unwrap_or_else(PoisonError::into_inner)
+            .get(query)
+        {
+            return Arc::clone(resolution);
+        }
         let registry = self.builder.registry();
-        selection::resolve(
+        let resolution = Arc::new(selection::resolve(
             &Query::parse(query),
             &selection::declared(registry),
             self.fallback.as_ref(),
-        )
+        ));
+        let mut resolved = self
+            .resolved
+            .write()
+            .unwrap_or_else(PoisonError::into_inner);
+        if resolved.len() < RESOLVED_QUERIES {
+            resolved.insert(query.to_owned(), Arc::clone(&resolution));
+        }
+        resolution
     }
 }
 
