@@ -1,6 +1,7 @@
-//! The MCP handler: `initialize`, `tools/list` and `tools/call`, answered from the tool table of
-//! the request's own URL; resources, prompts and completions, answered by
-//! [`super::contributions`] for the same URL.
+//! The MCP handler: `initialize` and `server/discover` (instructions and capabilities),
+//! `tools/list` and `tools/call`, answered from the tool table of the request's own URL;
+//! resources, prompts and completions, answered by [`super::contributions`] for the same URL;
+//! `logging/setLevel` for the session.
 //!
 //! rmcp hands every request the HTTP request parts it came with; the handler reads the URL's
 //! query from them on each request, so sessions (stateful mode) and lone requests (stateless
@@ -82,6 +83,23 @@ impl Handler {
         Ok((resolution, served))
     }
 
+    /// Fills in what `initialize` and `server/discover` say per URL: the instructions of the
+    /// served set, and the capabilities of what its active set has.
+    async fn describe_url(
+        &self,
+        context: &RequestContext<RoleServer>,
+        info: &mut ServerConfig,
+    ) -> Result<(), ErrorData> {
+        let (resolution, served) = self.served(context).await?;
+        info.instructions = served.instructions();
+        contributed::declare_capabilities(
+            self.state.builder.registry(),
+            &resolution.active,
+            &mut info.capabilities,
+        );
+        Ok(())
+    }
+
     /// The answer of `list_server_toolsets` for the request's URL.
     fn toolsets_result(
         &self,
@@ -119,13 +137,7 @@ impl ServerHandler for Handler {
     ) -> Result<InitializeResult, ErrorData> {
         context.peer.set_peer_info(request.clone());
         let mut result = self.negotiate_initialize(&request)?;
-        let (resolution, served) = self.served(&context).await?;
-        result.instructions = served.instructions();
-        contributed::declare_capabilities(
-            self.state.builder.registry(),
-            &resolution.active,
-            &mut result.capabilities,
-        );
+        self.describe_url(&context, &mut result).await?;
         Ok(result)
     }
 
@@ -133,14 +145,8 @@ impl ServerHandler for Handler {
         &self,
         context: RequestContext<RoleServer>,
     ) -> Result<DiscoverResult, ErrorData> {
-        let (resolution, served) = self.served(&context).await?;
         let mut info = self.get_info();
-        info.instructions = served.instructions();
-        contributed::declare_capabilities(
-            self.state.builder.registry(),
-            &resolution.active,
-            &mut info.capabilities,
-        );
+        self.describe_url(&context, &mut info).await?;
         Ok(DiscoverResult::from_server_info(
             self.supported_protocol_versions().into_owned(),
             info,
@@ -210,8 +216,7 @@ impl ServerHandler for Handler {
         _request: Option<PaginatedRequestParams>,
         context: RequestContext<RoleServer>,
     ) -> Result<ListResourcesResult, ErrorData> {
-        let resolution = self.resolution(&context);
-        let active = &resolution.active;
+        let active = &self.resolution(&context).active;
         Ok(contributed::list_resources(
             self.state.builder.registry(),
             active,
@@ -223,8 +228,7 @@ impl ServerHandler for Handler {
         _request: Option<PaginatedRequestParams>,
         context: RequestContext<RoleServer>,
     ) -> Result<ListResourceTemplatesResult, ErrorData> {
-        let resolution = self.resolution(&context);
-        let active = &resolution.active;
+        let active = &self.resolution(&context).active;
         Ok(contributed::list_resource_templates(
             self.state.builder.registry(),
             active,
@@ -236,8 +240,7 @@ impl ServerHandler for Handler {
         request: ReadResourceRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<ReadResourceResponse, ErrorData> {
-        let resolution = self.resolution(&context);
-        let active = &resolution.active;
+        let active = &self.resolution(&context).active;
         contributed::read_resource(&self.state, active, &request.uri, &context.ct)
             .await
             .map(Into::into)
@@ -248,11 +251,9 @@ impl ServerHandler for Handler {
         request: SubscribeRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<(), ErrorData> {
-        let resolution = self.resolution(&context);
-        let active = &resolution.active;
-        let registry = self.state.builder.registry();
+        let active = &self.resolution(&context).active;
         contributed::subscribe(
-            registry,
+            self.state.builder.registry(),
             active,
             &self.subscriptions,
             &request.uri,
@@ -274,8 +275,7 @@ impl ServerHandler for Handler {
         _request: Option<PaginatedRequestParams>,
         context: RequestContext<RoleServer>,
     ) -> Result<ListPromptsResult, ErrorData> {
-        let resolution = self.resolution(&context);
-        let active = &resolution.active;
+        let active = &self.resolution(&context).active;
         Ok(contributed::list_prompts(
             self.state.builder.registry(),
             active,
@@ -287,8 +287,7 @@ impl ServerHandler for Handler {
         request: GetPromptRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<GetPromptResponse, ErrorData> {
-        let resolution = self.resolution(&context);
-        let active = &resolution.active;
+        let active = &self.resolution(&context).active;
         contributed::get_prompt(&self.state, active, request, &context.ct)
             .await
             .map(Into::into)
@@ -299,8 +298,7 @@ impl ServerHandler for Handler {
         request: CompleteRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CompleteResult, ErrorData> {
-        let resolution = self.resolution(&context);
-        let active = &resolution.active;
+        let active = &self.resolution(&context).active;
         contributed::complete(&self.state, active, request, &context.ct).await
     }
 }
