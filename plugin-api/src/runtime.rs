@@ -76,7 +76,7 @@ where
     let cancel = context.cancellation().clone();
     let handle = runtime().spawn_blocking(move || {
         let _entered = context.enter();
-        Some(work())
+        work()
     });
     finish(tool, cancel, handle)
 }
@@ -214,14 +214,14 @@ impl Drop for CancelOnDrop {
 fn finish(
     tool: Arc<str>,
     cancel: CancellationToken,
-    handle: JoinHandle<Option<Result<FfiOutput, ToolError>>>,
+    handle: JoinHandle<Result<FfiOutput, ToolError>>,
 ) -> CallFuture {
     let guard = CancelOnDrop(cancel);
     async move {
         let _guard = guard;
         let outcome = match handle.await {
-            Ok(Some(Ok(output))) => Ok(output),
-            Ok(Some(Err(error))) => Err(FfiError::from(error)),
+            Ok(Ok(output)) => Ok(output),
+            Ok(Err(error)) => Err(FfiError::from(error)),
             Err(join) if join.is_panic() => Err(FfiError::new(
                 ErrorKind::Panicked,
                 format!(
@@ -229,7 +229,7 @@ fn finish(
                     panic_message(&*join.into_panic())
                 ),
             )),
-            Ok(None) | Err(_) => Err(FfiError::new(
+            Err(_) => Err(FfiError::new(
                 ErrorKind::Cancelled,
                 format!("tool {tool} was cancelled"),
             )),
