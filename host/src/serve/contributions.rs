@@ -46,10 +46,9 @@ pub(super) fn declare_capabilities(
     active: &ActiveSet,
     capabilities: &mut ServerCapabilities,
 ) {
-    let resources = !registry.served_resources(active).is_empty()
-        || !registry.served_resource_templates(active).is_empty();
+    let templates = !registry.served_resource_templates(active).is_empty();
     let prompts = !registry.served_prompts(active).is_empty();
-    if resources {
+    if templates || !registry.served_resources(active).is_empty() {
         let mut capability = ResourcesCapability::default();
         capability.subscribe = Some(true);
         capabilities.resources = Some(capability);
@@ -57,7 +56,7 @@ pub(super) fn declare_capabilities(
     if prompts {
         capabilities.prompts = Some(Default::default());
     }
-    if prompts || !registry.served_resource_templates(active).is_empty() {
+    if prompts || templates {
         capabilities.completions = Some(Default::default());
     }
 }
