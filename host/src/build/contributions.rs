@@ -62,7 +62,7 @@ impl From<FfiError> for CallError {
 }
 
 /// What a plugin's code declares besides tools, as `PluginInstance::contributions` lists it.
-#[derive(Debug, PartialEq, Deserialize)]
+#[derive(Deserialize)]
 struct Declared {
     resources: Vec<ResourceDecl>,
     resource_templates: Vec<ResourceTemplateDecl>,
@@ -81,20 +81,14 @@ pub(super) fn check_contributions(
         .map_err(|e| format!("listing its resources and prompts failed: {}", e.message))?;
     let code: Declared = serde_json::from_str(&json)
         .map_err(|e| format!("its list of resources and prompts does not parse: {e}"))?;
-    let declared = Declared {
-        resources: manifest.resources.clone(),
-        resource_templates: manifest.resource_templates.clone(),
-        prompts: manifest.prompts.clone(),
-        completions: manifest.completions.clone(),
-    };
     for (kind, same) in [
-        ("resources", code.resources == declared.resources),
+        ("resources", code.resources == manifest.resources),
         (
             "resource templates",
-            code.resource_templates == declared.resource_templates,
+            code.resource_templates == manifest.resource_templates,
         ),
-        ("prompts", code.prompts == declared.prompts),
-        ("completions", code.completions == declared.completions),
+        ("prompts", code.prompts == manifest.prompts),
+        ("completions", code.completions == manifest.completions),
     ] {
         if !same {
             return Err(format!("the {kind} in code differ from the manifest's"));
