@@ -129,17 +129,19 @@ struct InPlace {
 }
 
 impl InPlace {
-    /// Runs `f` with the plugin's runtime entered and the call's context current.
-    fn entered<R>(&self, f: impl FnOnce() -> R) -> R {
+    /// Runs `f` with the plugin's runtime entered and `context` current.
+    fn entered<R>(context: &Context, f: impl FnOnce() -> R) -> R {
         let _runtime = runtime().enter();
-        let _context = self.context.clone().enter();
+        let _context = context.clone().enter();
         f()
     }
 
     /// Drops the work (which may panic) in its call's surroundings.
     fn drop_work(&mut self) {
         if let Some(work) = self.work.take() {
-            let _ = catch_unwind(AssertUnwindSafe(|| self.entered(|| drop(work))));
+            let _ = catch_unwind(AssertUnwindSafe(|| {
+                Self::entered(&self.context, || drop(work))
+            }));
         }
     }
 }
@@ -158,11 +160,9 @@ impl Future for InPlace {
                 format!("tool {} was polled after it answered", this.tool),
             )));
         };
-        let polled = {
-            let _runtime = runtime().enter();
-            let _context = this.context.clone().enter();
+        let polled = Self::entered(&this.context, || {
             catch_unwind(AssertUnwindSafe(|| work.as_mut().poll(cx)))
-        };
+        });
         let outcome = match polled {
             Ok(outcome) => ready!(outcome).map_err(FfiError::from),
             Err(payload) => Err(FfiError::new(
