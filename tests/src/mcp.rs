@@ -1,13 +1,55 @@
-//! Small helpers for tests that talk MCP: building a `tools/call`, calling it, reading a
-//! result's text; and, for tests that need to see the HTTP side, a hand-driven session
-//! ([`RawSession`]) and the JSON-RPC messages of a raw answer.
+//! Small helpers for tests that talk MCP: connecting rmcp's client, listing tools, building a
+//! `tools/call`, calling it, reading a result's text; and, for tests that need to see the HTTP
+//! side, a hand-driven session ([`RawSession`]) and the JSON-RPC messages of a raw answer.
 
 use rmcp::{
-    RoleClient,
-    model::{CallToolRequestParams, CallToolResult, ContentBlock},
-    service::Peer,
+    ClientHandler, RoleClient, ServiceExt,
+    model::{CallToolRequestParams, CallToolResult, ClientConfig, ContentBlock},
+    service::{Peer, RunningService},
+    transport::StreamableHttpClientTransport,
 };
 use serde_json::{Value, json};
+
+/// rmcp's client with the default client side (no capabilities).
+pub type Client = RunningService<RoleClient, ClientConfig>;
+
+/// An initialised MCP client of `url` over streamable HTTP, with the default client side.
+///
+/// # Panics
+///
+/// If the client cannot connect or initialise.
+pub async fn connect(url: &str) -> Client {
+    connect_as(url, ClientConfig::default()).await
+}
+
+/// An initialised MCP client of `url` over streamable HTTP whose client side is `handler`
+/// (a [`ClientConfig`] with another protocol version, or a handler that records what the
+/// server sends).
+///
+/// # Panics
+///
+/// If the client cannot connect or initialise.
+pub async fn connect_as<H: ClientHandler>(url: &str, handler: H) -> RunningService<RoleClient, H> {
+    handler
+        .serve(StreamableHttpClientTransport::from_uri(url))
+        .await
+        .unwrap_or_else(|e| panic!("cannot connect to {url}: {e}"))
+}
+
+/// The names of the tools `tools/list` gives, in its order.
+///
+/// # Panics
+///
+/// If `tools/list` fails.
+pub async fn tool_names(client: &Peer<RoleClient>) -> Vec<String> {
+    client
+        .list_all_tools()
+        .await
+        .expect("tools/list answers")
+        .into_iter()
+        .map(|t| t.name.into_owned())
+        .collect()
+}
 
 /// The params of a `tools/call` of `name` with `arguments` (a JSON object).
 ///

@@ -18,17 +18,16 @@ use std::{
 
 use e2e::{
     HostProcess, PluginDir,
-    mcp::{RawSession, call, call_tool, text},
+    mcp::{RawSession, call, call_tool, connect_as, text},
 };
 use rmcp::{
-    ClientHandler, ErrorData, RoleClient, ServiceExt,
+    ClientHandler, ErrorData, RoleClient,
     model::{
         CallToolRequest, CallToolResult, ClientInfo, ClientRequest, CreateMessageRequestParams,
         CreateMessageResult, ElicitRequestParams, ElicitResult, Implementation, LoggingLevel,
         LoggingMessageNotificationParam, ProgressNotificationParam, SetLevelRequestParams,
     },
     service::{NotificationContext, PeerRequestOptions, RequestContext, RunningService},
-    transport::StreamableHttpClientTransport,
 };
 use serde_json::{Value, json};
 
@@ -147,13 +146,6 @@ impl ClientHandler for Recorder {
 
 type Client = RunningService<RoleClient, Recorder>;
 
-async fn connect(url: &str, recorder: Recorder) -> Client {
-    recorder
-        .serve(StreamableHttpClientTransport::from_uri(url))
-        .await
-        .unwrap_or_else(|e| panic!("cannot connect to {url}: {e}"))
-}
-
 /// Waits until `done` holds, checking every 5 ms; how long it took. Panics after [`PATIENCE`].
 async fn until(what: &str, mut done: impl AsyncFnMut() -> bool) -> Duration {
     let started = Instant::now();
@@ -180,7 +172,7 @@ async fn start(
 ) -> (PluginDir, HostProcess, Client) {
     let dir = plugins();
     let host = HostProcess::serve(&dir, host_args);
-    let client = connect(&format!("{}/mcp?{query}", host.base_url()), recorder).await;
+    let client = connect_as(&format!("{}/mcp?{query}", host.base_url()), recorder).await;
     (dir, host, client)
 }
 
@@ -487,7 +479,7 @@ async fn a_tool_reads_the_requests_active_toolsets() {
         ("only=context", json!(["context"])),
         ("context&benchmarks", json!(["benchmarks", "context"])),
     ] {
-        let client = connect(
+        let client = connect_as(
             &format!("{}/mcp?{query}", host.base_url()),
             Recorder::default(),
         )

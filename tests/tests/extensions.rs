@@ -10,24 +10,20 @@
 
 use std::time::Duration;
 
-use e2e::{HostProcess, PluginDir, library_file_name, run_host};
+use e2e::{
+    HostProcess, PluginDir, library_file_name,
+    mcp::{Client, call_tool, connect, tool_names},
+    run_host,
+};
 use rmcp::{
-    RoleClient, ServiceError, ServiceExt,
-    model::{CallToolRequestParams, CallToolResult, ClientConfig, ErrorCode},
-    service::RunningService,
-    transport::StreamableHttpClientTransport,
+    ServiceError,
+    model::{CallToolRequestParams, ErrorCode},
 };
 use serde_json::{Value, json};
 
-type Client = RunningService<RoleClient, ClientConfig>;
-
 /// An initialised MCP client of `base` + `path_and_query`.
 async fn client(host: &HostProcess, path_and_query: &str) -> Client {
-    let url = format!("{}{path_and_query}", host.base_url());
-    ClientConfig::default()
-        .serve(StreamableHttpClientTransport::from_uri(url.as_str()))
-        .await
-        .unwrap_or_else(|e| panic!("cannot connect to {url}: {e}"))
+    connect(&format!("{}{path_and_query}", host.base_url())).await
 }
 
 /// `tools/list`, each tool as its JSON, by name.
@@ -52,21 +48,10 @@ fn names(tools: &[Value]) -> Vec<&str> {
     tools.iter().map(|t| t["name"].as_str().unwrap()).collect()
 }
 
-/// Calls `name` and returns its result, whatever it is.
-async fn call(client: &Client, name: &str, arguments: Value) -> CallToolResult {
-    let Value::Object(arguments) = arguments else {
-        panic!("arguments must be an object")
-    };
-    client
-        .call_tool(CallToolRequestParams::new(name.to_owned()).with_arguments(arguments))
-        .await
-        .unwrap_or_else(|e| panic!("tools/call {name}: {e}"))
-}
-
 /// Calls `name`, expects success, and returns its result as JSON (structured content, or the
 /// text parsed as JSON).
 async fn answer(client: &Client, name: &str, arguments: Value) -> Value {
-    let result = call(client, name, arguments).await;
+    let result = call_tool(client, name, arguments).await;
     assert_eq!(result.is_error, Some(false), "{name}: {result:?}");
     if let Some(structured) = result.structured_content {
         return structured;
@@ -151,7 +136,7 @@ async fn sandboxes_on_datalayer_narrow_launch_sandbox() {
     assert_eq!(sandbox["environment"], "gpu-env");
 
     // The narrowed schema is the one checked: the original's `variant` is gone.
-    let refused = call(
+    let refused = call_tool(
         &client,
         "launch_sandbox",
         json!({"sandbox_name": "c", "variant": "eval"}),
@@ -426,8 +411,8 @@ async fn a_failing_wrap_drops_only_that_tool() {
 }
 
 async fn client_names(host: &HostProcess, path_and_query: &str) -> Vec<String> {
-    let tools = listed(&client(host, path_and_query).await).await;
-    names(&tools).into_iter().map(str::to_owned).collect()
+    let client = client(host, path_and_query).await;
+    tool_names(&client).await
 }
 
 /// Pairs of strings: `(from, to)` edges, or `(id, label)` nodes.

@@ -11,31 +11,20 @@ use std::{
 
 use e2e::{
     HostProcess, PluginDir, library_file_name,
-    mcp::{call_tool, text},
+    mcp::{Client, call_tool, connect, connect_as, text},
 };
 use rmcp::{
-    ClientHandler, RoleClient, ServiceError, ServiceExt,
+    ClientHandler, RoleClient, ServiceError,
     model::{
-        ClientConfig, CompletionContext, ErrorCode, GetPromptRequestParams,
-        ReadResourceRequestParams, ResourceUpdatedNotificationParam, SubscribeRequestParams,
-        UnsubscribeRequestParams,
+        CompletionContext, ErrorCode, GetPromptRequestParams, ReadResourceRequestParams,
+        ResourceUpdatedNotificationParam, SubscribeRequestParams, UnsubscribeRequestParams,
     },
     service::{NotificationContext, RunningService},
-    transport::StreamableHttpClientTransport,
 };
 use serde_json::{Value, json};
 use tokio::sync::mpsc;
 
-type Client = RunningService<RoleClient, ClientConfig>;
-
 const LIBRARY: &str = "fixture-library";
-
-async fn connect(url: &str) -> Client {
-    ClientConfig::default()
-        .serve(StreamableHttpClientTransport::from_uri(url))
-        .await
-        .unwrap_or_else(|e| panic!("cannot connect to {url}: {e}"))
-}
 
 /// A host serving `crates`, and a client of `/mcp?QUERY`.
 async fn serve(crates: &[&str], query: &str) -> (PluginDir, HostProcess, Client) {
@@ -392,10 +381,7 @@ async fn listen(
     mpsc::UnboundedReceiver<String>,
 ) {
     let (sender, heard) = mpsc::unbounded_channel();
-    let client = Listener(Arc::new(Mutex::new(sender)))
-        .serve(StreamableHttpClientTransport::from_uri(url))
-        .await
-        .unwrap_or_else(|e| panic!("cannot connect to {url}: {e}"));
+    let client = connect_as(url, Listener(Arc::new(Mutex::new(sender)))).await;
     (client, heard)
 }
 

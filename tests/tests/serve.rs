@@ -5,45 +5,18 @@ use std::time::{Duration, Instant};
 
 use e2e::{
     HostProcess, PluginDir, library_file_name,
-    mcp::{RawSession, call, post, text},
+    mcp::{RawSession, call, connect, connect_as, post, text, tool_names},
 };
 use rmcp::{
-    ClientLifecycleMode, ClientServiceExt, RoleClient, ServiceError, ServiceExt,
+    ClientLifecycleMode, ClientServiceExt, ServiceError,
     model::{ClientConfig, ErrorCode, ProtocolVersion},
-    service::RunningService,
     transport::StreamableHttpClientTransport,
 };
 use serde_json::{Value, json};
 
-type Client = RunningService<RoleClient, ClientConfig>;
-
 const SANDBOXES: &[&str] = &["launch_sandbox", "list_sandboxes", "stop_sandbox"];
 const BENCHMARKS: &[&str] = &["echo", "add", "sleep", "blob"];
 const HOST_TOOL: &str = "list_server_toolsets";
-
-/// An MCP client of `url`, initialised (protocol 2025-11-25 unless `version` says otherwise).
-async fn connect(url: &str) -> Client {
-    connect_with(url, ProtocolVersion::default()).await
-}
-
-async fn connect_with(url: &str, version: ProtocolVersion) -> Client {
-    let mut config = ClientConfig::default();
-    config.protocol_version = version;
-    config
-        .serve(StreamableHttpClientTransport::from_uri(url))
-        .await
-        .unwrap_or_else(|e| panic!("cannot connect to {url}: {e}"))
-}
-
-async fn tool_names(client: &Client) -> Vec<String> {
-    client
-        .list_all_tools()
-        .await
-        .expect("tools/list answers")
-        .into_iter()
-        .map(|t| t.name.into_owned())
-        .collect()
-}
 
 /// `GET base/path` as JSON, with its status.
 async fn get_json(url: &str) -> (u16, Value) {
@@ -566,7 +539,9 @@ async fn every_protocol_version_is_served() {
     let url = format!("{}/mcp?only=benchmarks", host.base_url());
     let expected = [BENCHMARKS, &[HOST_TOOL]].concat();
     for version in [ProtocolVersion::V_2025_06_18, ProtocolVersion::V_2025_11_25] {
-        let client = connect_with(&url, version.clone()).await;
+        let mut config = ClientConfig::default();
+        config.protocol_version = version.clone();
+        let client = connect_as(&url, config).await;
         assert_eq!(
             client.peer_info().unwrap().protocol_version,
             version,
