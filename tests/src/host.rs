@@ -254,6 +254,14 @@ impl HostProcess {
         maps::mapped_plugin_libraries(self.pid(), dir.path())
     }
 
+    /// The file names of [`mapped_plugin_libraries`](Self::mapped_plugin_libraries), sorted.
+    pub fn mapped_plugin_file_names(&self, dir: &PluginDir) -> Vec<String> {
+        self.mapped_plugin_libraries(dir)
+            .iter()
+            .map(|p| p.file_name().unwrap().to_string_lossy().into_owned())
+            .collect()
+    }
+
     /// What it has written to standard error so far.
     pub fn stderr_so_far(&self) -> String {
         self.stderr.text()

@@ -71,14 +71,6 @@ async fn get_json(host: &HostProcess, path: &str) -> Value {
     response.json().await.unwrap()
 }
 
-/// The file names of the plugin libraries of `dir` the host has mapped.
-fn mapped(host: &HostProcess, dir: &PluginDir) -> Vec<String> {
-    host.mapped_plugin_libraries(dir)
-        .iter()
-        .map(|p| p.file_name().unwrap().to_string_lossy().into_owned())
-        .collect()
-}
-
 /// What `fixture-base`'s `trace` answers through `fixture-ext-a` and `fixture-ext-b`, in the
 /// documented order: ext-b/0 (order 0), ext-a/0 (order 5, `ext-a` < `ext-b`), ext-b/1 and
 /// ext-b/2 (order 5, declaration order). The last applied, ext-b/2, is the outermost.
@@ -214,7 +206,10 @@ async fn extensions_compose_in_the_documented_order_whatever_the_file_names() {
 async fn a_description_only_extension_never_opens_its_library_a_wrap_only_when_served() {
     let dir = PluginDir::with(&["fixture-base", "fixture-ext-describe", "fixture-ext-a"]);
     let host = HostProcess::serve(&dir, &[]);
-    assert!(mapped(&host, &dir).is_empty(), "at start-up");
+    assert!(
+        host.mapped_plugin_file_names(&dir).is_empty(),
+        "at start-up"
+    );
 
     // `quiet` holds base's one tool nobody extends: ext-a is not needed yet.
     let quiet = client(&host, "/mcp?only=quiet").await;
@@ -223,7 +218,7 @@ async fn a_description_only_extension_never_opens_its_library_a_wrap_only_when_s
         ["plain", "list_server_toolsets"]
     );
     assert_eq!(
-        mapped(&host, &dir),
+        host.mapped_plugin_file_names(&dir),
         [library_file_name("fixture_base")],
         "serving `plain`"
     );
@@ -240,7 +235,7 @@ async fn a_description_only_extension_never_opens_its_library_a_wrap_only_when_s
         json!(["in:ext-a/0", "base", "out:ext-a/0"])
     );
     assert_eq!(
-        mapped(&host, &dir),
+        host.mapped_plugin_file_names(&dir),
         [
             library_file_name("fixture_base"),
             library_file_name("fixture_ext_a")

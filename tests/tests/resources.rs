@@ -78,14 +78,6 @@ fn uris(resources: Vec<rmcp::model::Resource>) -> Vec<String> {
     resources.into_iter().map(|r| r.uri).collect()
 }
 
-/// The names of the library files the host has mapped.
-fn opened(host: &HostProcess, dir: &PluginDir) -> Vec<String> {
-    host.mapped_plugin_libraries(dir)
-        .iter()
-        .map(|p| p.file_name().unwrap().to_string_lossy().into_owned())
-        .collect()
-}
-
 #[tokio::test(flavor = "multi_thread")]
 async fn resources_and_prompts_are_served_only_under_urls_that_select_their_toolset() {
     let dir = PluginDir::with(&["sandboxes", LIBRARY]);
@@ -189,7 +181,7 @@ async fn listing_opens_no_library_and_reading_opens_it() {
         .unwrap();
     assert!(values.is_empty());
     assert_eq!(
-        opened(&host, &dir),
+        host.mapped_plugin_file_names(&dir),
         std::slice::from_ref(&sandboxes),
         "after listing"
     );
@@ -197,15 +189,22 @@ async fn listing_opens_no_library_and_reading_opens_it() {
     read(&client, "library://catalogue").await.unwrap();
     let mut expected = vec![library, sandboxes];
     expected.sort();
-    assert_eq!(opened(&host, &dir), expected, "after a read");
+    assert_eq!(
+        host.mapped_plugin_file_names(&dir),
+        expected,
+        "after a read"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_prompt_opens_the_library_too() {
     let (dir, host, client) = serve(&[LIBRARY], "?library").await;
-    assert!(opened(&host, &dir).is_empty());
+    assert!(host.mapped_plugin_file_names(&dir).is_empty());
     prompt(&client, "good_morning", json!({})).await.unwrap();
-    assert_eq!(opened(&host, &dir), [library_file_name("fixture_library")]);
+    assert_eq!(
+        host.mapped_plugin_file_names(&dir),
+        [library_file_name("fixture_library")]
+    );
 }
 
 #[tokio::test(flavor = "multi_thread")]

@@ -165,12 +165,7 @@ async fn a_library_is_mapped_only_once_a_url_needs_it() {
     let dir = both_plugins();
     let host = HostProcess::serve(&dir, &[]);
     let base = host.base_url();
-    let mapped = || -> Vec<String> {
-        host.mapped_plugin_libraries(&dir)
-            .iter()
-            .map(|p| p.file_name().unwrap().to_string_lossy().into_owned())
-            .collect()
-    };
+    let mapped = || host.mapped_plugin_file_names(&dir);
     assert!(mapped().is_empty(), "after start-up: {:?}", mapped());
 
     let (status, _) = get_json(&format!("{base}/toolsets?benchmarks")).await;
