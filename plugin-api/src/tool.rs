@@ -52,10 +52,7 @@ impl Handler {
         R: IntoToolOutput,
         F: Fn(A) -> Result<R, ToolError> + Send + Sync + 'static,
     {
-        match Self::sync(f) {
-            Self::Sync(f) => Self::Inline(f),
-            other => other,
-        }
+        Self::sync(f).into_inline()
     }
 
     /// The same handler, run inline if it is synchronous.
