@@ -100,6 +100,30 @@ pub fn messages(body: &str) -> Vec<Value> {
         .collect()
 }
 
+/// `GET url`: its status, and its body as JSON (`null` when it is not JSON).
+///
+/// # Panics
+///
+/// If the request cannot be sent.
+pub async fn get_json(url: &str) -> (u16, Value) {
+    let response = reqwest::get(url)
+        .await
+        .unwrap_or_else(|e| panic!("GET {url}: {e}"));
+    let status = response.status().as_u16();
+    (status, response.json().await.unwrap_or(Value::Null))
+}
+
+/// `GET url` as JSON, which must answer 200.
+///
+/// # Panics
+///
+/// If the request cannot be sent or does not answer 200.
+pub async fn get_ok_json(url: &str) -> Value {
+    let (status, body) = get_json(url).await;
+    assert_eq!(status, 200, "GET {url}: {body}");
+    body
+}
+
 /// A hand-driven MCP session over plain HTTP, so the test sees the session id it holds.
 #[derive(Debug)]
 pub struct RawSession {

@@ -12,7 +12,7 @@ use std::time::Duration;
 
 use e2e::{
     HostProcess, PluginDir, library_file_name,
-    mcp::{Client, call_tool, connect, tool_names},
+    mcp::{Client, call_tool, connect, get_ok_json, tool_names},
     run_host,
 };
 use rmcp::{
@@ -61,14 +61,9 @@ async fn answer(client: &Client, name: &str, arguments: Value) -> Value {
     serde_json::from_str(text).unwrap_or_else(|_| Value::String(text.to_owned()))
 }
 
-/// `GET base/path` as JSON.
+/// `GET base/path` as JSON, which must answer 200.
 async fn get_json(host: &HostProcess, path: &str) -> Value {
-    let url = format!("{}{path}", host.base_url());
-    let response = reqwest::get(&url)
-        .await
-        .unwrap_or_else(|e| panic!("GET {url}: {e}"));
-    assert_eq!(response.status(), 200, "GET {url}");
-    response.json().await.unwrap()
+    get_ok_json(&format!("{}{path}", host.base_url())).await
 }
 
 /// What `fixture-base`'s `trace` answers through `fixture-ext-a` and `fixture-ext-b`, in the

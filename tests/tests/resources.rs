@@ -11,7 +11,7 @@ use std::{
 
 use e2e::{
     HostProcess, PluginDir, library_file_name,
-    mcp::{Client, call_tool, connect, connect_as, text},
+    mcp::{Client, call_tool, connect, connect_as, get_ok_json, text},
 };
 use rmcp::{
     ClientHandler, RoleClient, ServiceError,
@@ -65,13 +65,6 @@ fn mcp_error<T: std::fmt::Debug>(outcome: Result<T, ServiceError>) -> (i32, Stri
         ),
         other => panic!("expected a JSON-RPC error, got {other:?}"),
     }
-}
-
-async fn get_json(url: &str) -> Value {
-    let response = reqwest::get(url)
-        .await
-        .unwrap_or_else(|e| panic!("GET {url}: {e}"));
-    response.json().await.unwrap()
 }
 
 fn uris(resources: Vec<rmcp::model::Resource>) -> Vec<String> {
@@ -143,7 +136,7 @@ async fn resources_and_prompts_are_served_only_under_urls_that_select_their_tool
         assert_eq!(capabilities["completions"], json!({}));
     }
 
-    let toolsets = get_json(&format!("{base}/toolsets?library")).await;
+    let toolsets = get_ok_json(&format!("{base}/toolsets?library")).await;
     assert_eq!(
         toolsets["resources"],
         json!([
@@ -158,7 +151,7 @@ async fn resources_and_prompts_are_served_only_under_urls_that_select_their_tool
         json!(["library://books/{id}"])
     );
     assert_eq!(toolsets["prompts"], json!(["good_morning", "review"]));
-    let toolsets = get_json(&format!("{base}/toolsets")).await;
+    let toolsets = get_ok_json(&format!("{base}/toolsets")).await;
     assert_eq!(toolsets["resources"], json!([]));
     assert_eq!(toolsets["prompts"], json!([]));
 }

@@ -5,7 +5,7 @@ use std::time::{Duration, Instant};
 
 use e2e::{
     HostProcess, PluginDir, library_file_name,
-    mcp::{RawSession, call, connect, connect_as, post, text, tool_names},
+    mcp::{RawSession, call, connect, connect_as, get_json, post, text, tool_names},
 };
 use rmcp::{
     ClientLifecycleMode, ClientServiceExt, ServiceError,
@@ -17,15 +17,6 @@ use serde_json::{Value, json};
 const SANDBOXES: &[&str] = &["launch_sandbox", "list_sandboxes", "stop_sandbox"];
 const BENCHMARKS: &[&str] = &["echo", "add", "sleep", "blob"];
 const HOST_TOOL: &str = "list_server_toolsets";
-
-/// `GET base/path` as JSON, with its status.
-async fn get_json(url: &str) -> (u16, Value) {
-    let response = reqwest::get(url)
-        .await
-        .unwrap_or_else(|e| panic!("GET {url}: {e}"));
-    let status = response.status().as_u16();
-    (status, response.json().await.unwrap_or(Value::Null))
-}
 
 fn strings(value: &Value) -> Vec<String> {
     value
