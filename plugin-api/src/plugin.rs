@@ -13,10 +13,11 @@ use abi_stable::{
     sabi_trait::TD_Opaque,
     std_types::{RArc, RResult, RString, RVec},
 };
+use async_ffi::{FfiFuture, FutureExt};
 
 use crate::{
     context::Context,
-    contribution::{Contributions, JsonFuture, ready},
+    contribution::{Contributions, JsonFuture},
     error::{ErrorKind, FfiError, ToolError, panic_message},
     extension::{Original, Wrapped},
     ffi::{
@@ -99,13 +100,18 @@ fn guard<T>(what: &str, f: impl FnOnce() -> Result<T, FfiError>) -> RResult<T, F
 /// A live plugin: its state, and its resources, prompts and completions.
 struct Instance<P>(Arc<P>, Contributions);
 
-/// Starts `start` under `catch_unwind`; a panic comes back as an error naming `what`.
-fn guard_future(what: impl FnOnce() -> String, start: impl FnOnce() -> JsonFuture) -> JsonFuture {
+/// Starts `start` (a call, a read, a prompt or a completion) under `catch_unwind`; a panic
+/// comes back as an error naming `what`.
+fn guard_future<T: Send + 'static>(
+    what: impl FnOnce() -> String,
+    start: impl FnOnce() -> FfiFuture<RResult<T, FfiError>>,
+) -> FfiFuture<RResult<T, FfiError>> {
     catch_unwind(AssertUnwindSafe(start)).unwrap_or_else(|payload| {
-        ready(Err(FfiError::new(
+        let error = FfiError::new(
             ErrorKind::Panicked,
             format!("{} panicked: {}", what(), panic_message(&*payload)),
-        )))
+        );
+        async move { RResult::RErr(error) }.into_ffi()
     })
 }
 
@@ -197,21 +203,14 @@ struct ToolImpl {
 
 impl ToolHandler for ToolImpl {
     fn call(&self, arguments: RString, context: HostContextBox) -> CallFuture {
-        let name = Arc::clone(&self.name);
         let context = Context::new(context, Arc::clone(&self.plugin));
-        match catch_unwind(AssertUnwindSafe(|| {
-            self.handler
-                .call(Arc::clone(&name), arguments.into(), context)
-        })) {
-            Ok(future) => future,
-            Err(payload) => {
-                let error = FfiError::new(
-                    ErrorKind::Panicked,
-                    format!("tool {name} panicked: {}", panic_message(&*payload)),
-                );
-                async_ffi::FutureExt::into_ffi(async move { RResult::RErr(error) })
-            }
-        }
+        guard_future(
+            || format!("tool {}", self.name),
+            || {
+                self.handler
+                    .call(Arc::clone(&self.name), arguments.into(), context)
+            },
+        )
     }
 }
 
