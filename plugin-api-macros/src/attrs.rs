@@ -140,7 +140,7 @@ impl Shown {
 }
 
 /// The name of a nested field, `""` for a path that is not a single name.
-fn key(meta: &ParseNestedMeta<'_>) -> String {
+pub(crate) fn key(meta: &ParseNestedMeta<'_>) -> String {
     meta.path
         .get_ident()
         .map(ToString::to_string)

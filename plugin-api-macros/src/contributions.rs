@@ -19,7 +19,7 @@ use syn::{
 };
 
 use crate::{
-    attrs::{ArgArgs, doc_comment},
+    attrs::{ArgArgs, doc_comment, key},
     expand::returns_result,
     uri_template::UriTemplate,
 };
@@ -471,11 +471,7 @@ struct Fields {
 
 impl Fields {
     fn parse(&mut self, meta: &ParseNestedMeta<'_>) -> syn::Result<()> {
-        let key = meta
-            .path
-            .get_ident()
-            .map(ToString::to_string)
-            .unwrap_or_default();
+        let key = key(meta);
         let slot = match key.as_str() {
             "uri" => &mut self.uri,
             "uri_template" => &mut self.uri_template,
