@@ -20,7 +20,7 @@ use syn::{
 
 use crate::{
     attrs::{ArgArgs, doc_comment, key},
-    expand::returns_result,
+    expand::{method_call, returns_result},
     uri_template::UriTemplate,
 };
 
@@ -671,20 +671,14 @@ impl Shape {
         let p = quote!(::plugin_api::__private);
         let request = quote!(#p::#request);
         let decl = Value::Object(decl.clone()).to_string();
-        let fn_name = &self.fn_name;
-        let args = self.params.iter().map(|p| &p.ident);
-        let receiver = if self.has_self {
-            quote!(this.)
-        } else {
-            quote!(Self::)
-        };
-        let mut call = quote!(#receiver #fn_name(#(#args),*));
-        if self.is_async {
-            call = quote!(#call.await);
-        }
-        if self.is_result {
-            call = quote!(::core::result::Result::map_err(#call, ::plugin_api::ToolError::from)?);
-        }
+        let args: Vec<&Ident> = self.params.iter().map(|p| &p.ident).collect();
+        let call = method_call(
+            self.has_self,
+            &self.fn_name,
+            &args,
+            self.is_async,
+            self.is_result,
+        );
         let body = quote!(#(#lets)* request.answer(#call));
         let code = if self.is_async {
             quote! {

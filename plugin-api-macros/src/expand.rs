@@ -4,7 +4,7 @@
 use std::collections::HashSet;
 
 use proc_macro2::{Span, TokenStream};
-use quote::{format_ident, quote};
+use quote::{ToTokens, format_ident, quote};
 use serde_json::{Map, Value, json};
 use syn::{
     FnArg, Ident, ImplItem, ImplItemFn, ItemImpl, LitStr, Pat, ReturnType, Type, spanned::Spanned,
@@ -372,6 +372,30 @@ pub(crate) fn returns_result(output: &ReturnType) -> bool {
     }
 }
 
+/// How a `#[tool]` or contribution method is called in its handler: `this.f(args)` (or
+/// `Self::f(args)` without `&self`), awaited when `async`, an `Err` returned as a `ToolError`.
+pub(crate) fn method_call(
+    has_self: bool,
+    fn_name: &Ident,
+    args: &[impl ToTokens],
+    is_async: bool,
+    is_result: bool,
+) -> TokenStream {
+    let receiver = if has_self {
+        quote!(this.)
+    } else {
+        quote!(Self::)
+    };
+    let mut call = quote!(#receiver #fn_name(#(#args),*));
+    if is_async {
+        call = quote!(#call.await);
+    }
+    if is_result {
+        call = quote!(::core::result::Result::map_err(#call, ::plugin_api::ToolError::from)?);
+    }
+    call
+}
+
 fn take_marker(attrs: &mut Vec<syn::Attribute>, name: &str) -> bool {
     let before = attrs.len();
     attrs.retain(|a| !a.path().is_ident(name));
@@ -501,20 +525,14 @@ fn tool_method(
         call_args.push(quote!(arguments.#ident));
     }
 
-    let is_result = returns_result(&method.sig.output);
-    let receiver = if has_self {
-        quote!(this.)
-    } else {
-        quote!(Self::)
-    };
-    let call = quote!(#receiver #fn_name(#(#call_args),*));
     let is_async = method.sig.asyncness.is_some();
-    let call = if is_async { quote!(#call.await) } else { call };
-    let value = if is_result {
-        quote!(::core::result::Result::map_err(#call, ::plugin_api::ToolError::from)?)
-    } else {
-        quote!(#call)
-    };
+    let value = method_call(
+        has_self,
+        &fn_name,
+        &call_args,
+        is_async,
+        returns_result(&method.sig.output),
+    );
     let p = quote!(::plugin_api::__private);
     let decl_json = Value::Object(decl.clone()).to_string();
     let body = quote! {
