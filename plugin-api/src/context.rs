@@ -418,7 +418,7 @@ mod tests {
     }
 
     #[test]
-    fn current_is_the_scoped_or_entered_context() {
+    fn current_is_the_entered_context() {
         assert!(Context::current().is_none());
         let ctx = Context::detached().with_logger("outer");
         {

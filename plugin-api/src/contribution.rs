@@ -6,8 +6,8 @@
 //! `#[resource_template]`, `#[prompt]` and `#[complete]` methods; the same declarations are in
 //! the manifest, and [`Contributions::declarations`] lets the host check that at activation.
 //! Reading a URI tries the static resources (exact URI), then the templates, in declaration
-//! order. Code runs on the plugin's own runtime like a tool's (sync on the blocking pool, async
-//! on the workers); a panic comes back as an error naming the resource or prompt, and dropping
+//! order. Code runs on the plugin's own runtime (sync on the blocking pool, async on the
+//! workers: unlike an async tool, it is not polled in place); a panic comes back as an error naming the resource or prompt, and dropping
 //! the future aborts the work.
 
 use std::{collections::HashMap, future::Future, pin::Pin, str::FromStr, sync::Arc};
