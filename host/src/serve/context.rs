@@ -56,7 +56,7 @@ use serde_json::Value;
 use tokio::sync::mpsc;
 
 use super::subscriptions::Updates;
-use crate::selection::ActiveSet;
+use crate::selection::Resolution;
 
 /// The level below which log messages are dropped until the client sends `logging/setLevel`.
 ///
@@ -127,7 +127,8 @@ pub(crate) struct CallContext {
     events: mpsc::UnboundedSender<Event>,
     level: SessionLevel,
     progress_token: Option<ProgressToken>,
-    active: Arc<[String]>,
+    /// The request's selection, shared with the server's cache: its active set is not copied.
+    resolution: Arc<Resolution>,
     capabilities: Arc<Option<ClientCapabilities>>,
     /// Why requests cannot reach the client, if they cannot.
     no_requests: Option<&'static str>,
@@ -137,11 +138,11 @@ pub(crate) struct CallContext {
 
 impl CallContext {
     /// The context of the call `request` makes, on the session whose level is `level`, with
-    /// the request's active set; and the receiving end [`run`] drains.
+    /// the request's selection; and the receiving end [`run`] drains.
     fn new(
         request: &RequestContext<RoleServer>,
         level: &SessionLevel,
-        active: &ActiveSet,
+        resolution: &Arc<Resolution>,
         updates: &Updates,
     ) -> (Self, mpsc::UnboundedReceiver<Event>) {
         let (events, receiver) = mpsc::unbounded_channel();
@@ -153,7 +154,7 @@ impl CallContext {
             events,
             level: level.clone(),
             progress_token: request.meta.get_progress_token(),
-            active: active.iter().cloned().collect(),
+            resolution: Arc::clone(resolution),
             capabilities: Arc::new(request.client_capabilities()),
             no_requests: (!in_session).then_some(NO_SESSION),
             updates: updates.clone(),
@@ -265,7 +266,8 @@ impl HostContext for CallContext {
     }
 
     fn active_toolsets(&self) -> RVec<RString> {
-        self.active
+        self.resolution
+            .active
             .iter()
             .map(|t| RString::from(t.as_str()))
             .collect()
@@ -291,11 +293,11 @@ impl HostContext for CallContext {
 pub(crate) async fn run<F: Future>(
     request: &RequestContext<RoleServer>,
     level: &SessionLevel,
-    active: &ActiveSet,
+    resolution: &Arc<Resolution>,
     updates: &Updates,
     call: impl FnOnce(HostContextBox) -> F,
 ) -> Option<F::Output> {
-    let (context, mut events) = CallContext::new(request, level, active, updates);
+    let (context, mut events) = CallContext::new(request, level, resolution, updates);
     let peer = &request.peer;
     let mut plugin = pin!(call(HostContextBox::from_ptr(
         RArc::new(context),
@@ -367,6 +369,7 @@ mod tests {
     use serde_json::json;
 
     use super::*;
+    use crate::selection::ActiveSet;
 
     /// A context in a session (or not), with these client capabilities and, if `token`, a
     /// progress token; and the receiving end of its events.
@@ -380,7 +383,10 @@ mod tests {
             events,
             level: SessionLevel::default(),
             progress_token: token.then(|| ProgressToken(NumberOrString::String("t".into()))),
-            active: Arc::from(vec!["a".to_owned(), "b".to_owned()]),
+            resolution: Arc::new(Resolution {
+                active: ActiveSet::from_names(["a", "b"]),
+                unknown: Vec::new(),
+            }),
             capabilities: Arc::new(serde_json::from_value(capabilities).ok()),
             no_requests: (!in_session).then_some(NO_SESSION),
             updates: Updates::channel().0,
@@ -539,7 +545,10 @@ mod tests {
             events,
             level: SessionLevel::default(),
             progress_token: None,
-            active: Arc::from(Vec::<String>::new()),
+            resolution: Arc::new(Resolution {
+                active: ActiveSet::default(),
+                unknown: Vec::new(),
+            }),
             capabilities: Arc::new(None),
             no_requests: None,
             updates,

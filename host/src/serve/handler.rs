@@ -186,7 +186,7 @@ impl ServerHandler for Handler {
         let outcome = context::run(
             &context,
             &self.level,
-            &resolution.active,
+            &resolution,
             &self.state.updates,
             |host| tool.call_with(arguments, host),
         )
