@@ -19,11 +19,11 @@ use serde_json::{Map, Value, json};
 use tokio::task::JoinHandle;
 
 use crate::{
-    error::{ErrorKind, FfiError, ToolError, panic_message},
+    error::{ErrorKind, FfiError, ToolError},
     manifest::{CompletionDecl, CompletionRef, PromptDecl, ResourceDecl, ResourceTemplateDecl},
     prompt::IntoPromptResult,
     resource::IntoResourceContents,
-    runtime::runtime,
+    runtime::{joined, runtime},
     uri_template::UriTemplate,
 };
 
@@ -66,19 +66,8 @@ impl<In: Send + 'static> Code<In> {
         };
         let mut guard = AbortOnDrop(handle);
         async move {
-            let outcome = match (&mut guard.0).await {
-                Ok(Ok(json)) => Ok(RString::from(json)),
-                Ok(Err(error)) => Err(FfiError::from(error)),
-                Err(join) if join.is_panic() => Err(FfiError::new(
-                    ErrorKind::Panicked,
-                    format!("{subject} panicked: {}", panic_message(&*join.into_panic())),
-                )),
-                Err(_) => Err(FfiError::new(
-                    ErrorKind::Cancelled,
-                    format!("{subject} was cancelled"),
-                )),
-            };
-            RResult::from(outcome)
+            let outcome = (&mut guard.0).await;
+            RResult::from(joined(&subject, outcome).map(RString::from))
         }
         .into_ffi()
     }

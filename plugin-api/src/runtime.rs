@@ -27,7 +27,10 @@ use std::{
 
 use abi_stable::std_types::RResult;
 use async_ffi::{FfiFuture, FutureExt};
-use tokio::{runtime::Runtime, task::JoinHandle};
+use tokio::{
+    runtime::Runtime,
+    task::{JoinError, JoinHandle},
+};
 use tokio_util::sync::CancellationToken;
 
 use crate::{
@@ -219,24 +222,30 @@ fn finish(
     let guard = CancelOnDrop(cancel);
     async move {
         let _guard = guard;
-        let outcome = match handle.await {
-            Ok(Ok(output)) => Ok(output),
-            Ok(Err(error)) => Err(FfiError::from(error)),
-            Err(join) if join.is_panic() => Err(FfiError::new(
-                ErrorKind::Panicked,
-                format!(
-                    "tool {tool} panicked: {}",
-                    panic_message(&*join.into_panic())
-                ),
-            )),
-            Err(_) => Err(FfiError::new(
-                ErrorKind::Cancelled,
-                format!("tool {tool} was cancelled"),
-            )),
-        };
-        RResult::from(outcome)
+        let outcome = handle.await;
+        RResult::from(joined(&format_args!("tool {tool}"), outcome))
     }
     .into_ffi()
+}
+
+/// What a task of the plugin's runtime answered, `subject` (`tool t`, `resource u`, ...) naming
+/// it in the error for a panic or a cancellation.
+pub(crate) fn joined<T>(
+    subject: &dyn std::fmt::Display,
+    joined: Result<Result<T, ToolError>, JoinError>,
+) -> Result<T, FfiError> {
+    match joined {
+        Ok(Ok(output)) => Ok(output),
+        Ok(Err(error)) => Err(FfiError::from(error)),
+        Err(join) if join.is_panic() => Err(FfiError::new(
+            ErrorKind::Panicked,
+            format!("{subject} panicked: {}", panic_message(&*join.into_panic())),
+        )),
+        Err(_) => Err(FfiError::new(
+            ErrorKind::Cancelled,
+            format!("{subject} was cancelled"),
+        )),
+    }
 }
 
 #[cfg(test)]
