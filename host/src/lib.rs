@@ -1,6 +1,7 @@
 //! reactor-mcp-server: an MCP server whose tools come from plugin libraries.
 //!
-//! A request flows through the modules in the order they are listed:
+//! The modules are listed in the order a server goes through them: discovery and registry
+//! once at start-up, selection, build and serve for each request's URL.
 //!
 //! - [`discovery`] scans the plugin folder and reads each library's manifest from a link
 //!   section, without opening any library. Bad files are skipped with the reason.

@@ -6,6 +6,11 @@
 //! Building a table applies each tool's extensions (`extend`): a plugin that only extends
 //! tools is opened when a table holds a tool it wraps, and then only; a wrap that fails drops
 //! that one tool from that table.
+//!
+//! Opening a plugin ([`activate`]) checks its code against its manifest: the same tools, in
+//! order, and the same resources, templates, prompts and completions. A live plugin also reads
+//! resources, gets prompts and completes arguments for `serve` ([`LoadedPlugin::read_resource`]
+//! and the rest, in `contributions`); a plugin needed only for those is opened on first use.
 
 mod contributions;
 mod extend;

@@ -4,11 +4,12 @@
 //! SIGINT or SIGTERM:
 //!
 //! - `PATH` (default `/mcp`): rmcp's streamable-HTTP service; [`handler`] answers from the tool
-//!   table of each request's own URL (see [`crate::selection`]), built once per active set and
-//!   shared ([`served`]). Arguments are checked against input schemas first ([`validate`]).
-//!   Resources, prompts and completions of the same URL are answered by [`contributions`];
-//!   resource subscriptions are server-wide ([`subscriptions`]), so a plugin's "this resource
-//!   changed" reaches every subscribed session.
+//!   table of each request's own URL (see [`crate::selection`]; each query's resolution is
+//!   cached, `ServeState::resolve`), built once per active set and shared ([`served`]).
+//!   Arguments are checked against input schemas first ([`validate`]). Resources, prompts and
+//!   completions of the same URL are answered by [`contributions`]; resource subscriptions are
+//!   server-wide ([`subscriptions`]), so a plugin's "this resource changed" reaches every
+//!   subscribed session.
 //! - `GET /healthz`, `GET /toolsets[?query]` and `GET /contributions` ([`http`]); the last two
 //!   from manifests alone.
 //! - Every route sits behind the Host/Origin guard ([`http::guard`]); request bodies are bounded.
@@ -222,7 +223,7 @@ impl ServeState {
     }
 }
 
-/// The app: the MCP endpoint, `/healthz`, `/toolsets`, behind the guard.
+/// The app: the MCP endpoint, `/healthz`, `/toolsets` and `/contributions`, behind the guard.
 fn router(
     state: Arc<ServeState>,
     args: &ServeArgs,
