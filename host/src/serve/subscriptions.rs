@@ -37,6 +37,18 @@ struct State<P> {
     by_session: BTreeMap<u64, BTreeSet<String>>,
 }
 
+impl<P> State<P> {
+    /// Removes `session` from the subscribers of `uri`, and `uri` once it has none left.
+    fn drop_subscriber(&mut self, uri: &str, session: u64) {
+        if let Some(sessions) = self.by_uri.get_mut(uri) {
+            sessions.remove(&session);
+            if sessions.is_empty() {
+                self.by_uri.remove(uri);
+            }
+        }
+    }
+}
+
 /// The hub the server runs: sessions are reached through their rmcp peer.
 pub(crate) type ServerHub = Hub<Peer<RoleServer>>;
 
@@ -90,12 +102,7 @@ impl<P: Clone> Hub<P> {
 
     fn unsubscribe(&self, session: u64, uri: &str) {
         let mut state = self.lock();
-        if let Some(sessions) = state.by_uri.get_mut(uri) {
-            sessions.remove(&session);
-            if sessions.is_empty() {
-                state.by_uri.remove(uri);
-            }
-        }
+        state.drop_subscriber(uri, session);
         if let Some(uris) = state.by_session.get_mut(&session) {
             uris.remove(uri);
             if uris.is_empty() {
@@ -108,12 +115,7 @@ impl<P: Clone> Hub<P> {
     pub(crate) fn forget(&self, session: u64) {
         let mut state = self.lock();
         for uri in state.by_session.remove(&session).unwrap_or_default() {
-            if let Some(sessions) = state.by_uri.get_mut(&uri) {
-                sessions.remove(&session);
-                if sessions.is_empty() {
-                    state.by_uri.remove(&uri);
-                }
-            }
+            state.drop_subscriber(&uri, session);
         }
     }
 
