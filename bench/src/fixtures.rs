@@ -11,7 +11,7 @@
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result, bail};
-use plugin_api::section::MAGIC;
+use plugin_manifest::section::MAGIC;
 use tempfile::TempDir;
 
 /// The name the `benchmarks` plugin has, quoted as it is in its manifest JSON.
@@ -130,9 +130,9 @@ mod tests {
 
     fn library(json: &str) -> Vec<u8> {
         let mut bytes = b"\x7fELF...code...".to_vec();
-        bytes.extend(plugin_api::section::MAGIC);
+        bytes.extend(plugin_manifest::section::MAGIC);
         bytes.extend(b"\xff\xff\xff\xff...the magic in code...");
-        bytes.extend(plugin_api::section::encode(json));
+        bytes.extend(plugin_manifest::section::encode(json));
         bytes.extend(b"...\"benchmarks\" elsewhere...");
         bytes
     }

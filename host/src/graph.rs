@@ -257,7 +257,7 @@ impl Graph {
 mod tests {
     use std::path::PathBuf;
 
-    use plugin_api::Manifest;
+    use plugin_manifest::Manifest;
 
     use super::*;
     use crate::discovery::DiscoveredPlugin;
@@ -274,13 +274,13 @@ mod tests {
     fn registry() -> Registry {
         Registry::new(vec![
             plugin(
-                r#"{"plugin_api":"0.1.0","name":"sandboxes","version":"0.1.0",
+                r#"{"abi":"0.1.0","name":"sandboxes","version":"0.1.0",
                     "toolsets":[{"name":"sandboxes"}],
                     "tools":[{"name":"launch_sandbox","toolset":"sandboxes"},
                              {"name":"list_sandboxes","toolset":"sandboxes"}]}"#,
             ),
             plugin(
-                r#"{"plugin_api":"0.1.0","name":"sandboxes-datalayer","version":"0.1.0",
+                r#"{"abi":"0.1.0","name":"sandboxes-datalayer","version":"0.1.0",
                     "extends":[{"tool":"launch_notebook","description":"d"},
                                {"tool":"launch_sandbox","wrap":true,"description":"d",
                                 "input_schema":{"type":"object"}}]}"#,
@@ -377,7 +377,7 @@ mod tests {
     #[test]
     fn labels_are_escaped() {
         let registry = Registry::new(vec![plugin(
-            r#"{"plugin_api":"0.1.0","name":"q\"uote","version":"1"}"#,
+            r#"{"abi":"0.1.0","name":"q\"uote","version":"1"}"#,
         )]);
         assert!(render(&registry, Format::Dot).contains(r#"p0 [label="q\"uote 1", shape=box];"#));
         assert!(render(&registry, Format::Mermaid).contains(r#"p0["q#quot;uote 1"]"#));

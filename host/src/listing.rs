@@ -8,7 +8,7 @@
 
 use std::{fmt::Write, path::PathBuf};
 
-use plugin_api::manifest::{
+use plugin_manifest::{
     Activation, CompletionDecl, Manifest, PromptDecl, ResourceDecl, ResourceTemplateDecl,
     ToolsetDecl,
 };

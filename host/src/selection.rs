@@ -392,8 +392,8 @@ mod tests {
 
     #[test]
     fn the_report_lists_the_resources_templates_and_prompts_of_active_toolsets_only() {
-        let manifest = plugin_api::Manifest::from_json(
-            r#"{"plugin_api": "0.1.0", "name": "library", "version": "1",
+        let manifest = plugin_manifest::Manifest::from_json(
+            r#"{"abi": "0.1.0", "name": "library", "version": "1",
                 "toolsets": [{"name": "library", "default": false}],
                 "resources": [{"uri": "test://b", "name": "b", "toolset": "library"},
                               {"uri": "test://a", "name": "a", "toolset": "library"}],

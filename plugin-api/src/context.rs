@@ -13,83 +13,15 @@
 
 use std::{cell::RefCell, sync::Arc};
 
-use abi_stable::{
-    sabi_trait::TD_Opaque,
-    std_types::{RArc, ROption, RResult, RStr, RString, RVec},
-};
-use async_ffi::{FfiFuture, FutureExt};
+use abi_stable::std_types::{ROption, RStr, RString};
 use serde::Serialize;
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
-use crate::{
-    error::{ErrorKind, FfiError, ToolError},
-    ffi::{HostContext, HostContextBox},
-};
+pub use plugin_abi::LogLevel;
+use plugin_abi::{HostContextBox, detached_host};
 
-/// The severity of a log message, in MCP's (RFC 5424's) order: `Debug` is the least severe.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub enum LogLevel {
-    /// Detailed debugging information.
-    Debug,
-    /// Normal operation.
-    Info,
-    /// Normal but significant.
-    Notice,
-    /// Something may be wrong.
-    Warning,
-    /// Something failed.
-    Error,
-    /// A critical condition.
-    Critical,
-    /// Action must be taken at once.
-    Alert,
-    /// The system is unusable.
-    Emergency,
-}
-
-impl LogLevel {
-    /// Every level, least severe first.
-    pub const ALL: [LogLevel; 8] = [
-        Self::Debug,
-        Self::Info,
-        Self::Notice,
-        Self::Warning,
-        Self::Error,
-        Self::Critical,
-        Self::Alert,
-        Self::Emergency,
-    ];
-
-    /// Its MCP name: `debug`, `info`, ..., `emergency`.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Self::Debug => "debug",
-            Self::Info => "info",
-            Self::Notice => "notice",
-            Self::Warning => "warning",
-            Self::Error => "error",
-            Self::Critical => "critical",
-            Self::Alert => "alert",
-            Self::Emergency => "emergency",
-        }
-    }
-
-    /// The level with this MCP name.
-    pub fn from_name(name: &str) -> Option<Self> {
-        Self::ALL.into_iter().find(|l| l.as_str() == name)
-    }
-
-    /// Its number on the ABI: 0 (debug) to 7 (emergency).
-    pub fn to_u8(self) -> u8 {
-        self as u8
-    }
-
-    /// The level numbered `n` on the ABI; above 7 is `Emergency`.
-    pub fn from_u8(n: u8) -> Self {
-        Self::ALL[usize::from(n.min(7))]
-    }
-}
+use crate::error::ToolError;
 
 /// What a tool can do with the request it serves: log, report progress, notice cancellation,
 /// ask the client, read the active toolsets.
@@ -264,7 +196,7 @@ impl Context {
             .request(RStr::from(method), params.to_string().into())
             .await
             .into_result()
-            .map_err(ToolError::from)?;
+            .map_err(ToolError::from_ffi)?;
         serde_json::from_str(&answer).map_err(|e| {
             ToolError::new(format!("the client's answer to {method} is not JSON: {e}"))
         })
@@ -347,41 +279,6 @@ impl Drop for Entered {
     fn drop(&mut self) {
         let previous = self.0.take();
         CURRENT_THREAD.with(|c| *c.borrow_mut() = previous);
-    }
-}
-
-/// A host context with no client: what calls made outside an MCP request get (tests, the
-/// host's own checks), and what [`Context::detached`] wraps.
-pub fn detached_host() -> HostContextBox {
-    HostContextBox::from_ptr(RArc::new(Detached), TD_Opaque)
-}
-
-#[derive(Clone)]
-struct Detached;
-
-impl HostContext for Detached {
-    fn log(&self, _level: u8, _logger: ROption<RString>, _data_json: RString) {}
-
-    fn progress(&self, _progress: f64, _total: ROption<f64>, _message: ROption<RString>) {}
-
-    fn request(
-        &self,
-        method: RStr<'_>,
-        _params_json: RString,
-    ) -> FfiFuture<RResult<RString, FfiError>> {
-        let error = FfiError::new(
-            ErrorKind::Tool,
-            format!("cannot send {method}: this call has no client behind it"),
-        );
-        async move { RResult::RErr(error) }.into_ffi()
-    }
-
-    fn active_toolsets(&self) -> RVec<RString> {
-        RVec::new()
-    }
-
-    fn client_capabilities(&self) -> RString {
-        RString::from("{}")
     }
 }
 

@@ -14,6 +14,7 @@ use std::{collections::HashMap, future::Future, pin::Pin, str::FromStr, sync::Ar
 
 use abi_stable::std_types::{RResult, RString};
 use async_ffi::{FfiFuture, FutureExt};
+use plugin_manifest::uri_template::UriTemplate;
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
 use tokio::task::JoinHandle;
@@ -24,7 +25,6 @@ use crate::{
     prompt::IntoPromptResult,
     resource::IntoResourceContents,
     runtime::{joined, runtime},
-    uri_template::UriTemplate,
 };
 
 /// The future the host awaits for a read, a prompt or a completion: JSON text or an error.

@@ -1,6 +1,7 @@
-//! Errors: [`ToolError`] is what a tool returns; [`FfiError`] is how any error crosses the ABI.
+//! Errors: [`ToolError`] is what a tool returns; [`FfiError`] (from `plugin-abi`) is how any
+//! error crosses the ABI.
 
-use abi_stable::{StableAbi, std_types::RString};
+pub use plugin_abi::{ErrorKind, FfiError, panic_message};
 
 /// The error a tool returns: a message for the client.
 ///
@@ -62,10 +63,11 @@ impl<E: std::error::Error> From<E> for ToolError {
     }
 }
 
-/// An error from another tool (the one an extension wraps, say) keeps its kind: invalid
-/// arguments stay invalid arguments, a panic stays a panic.
-impl From<FfiError> for ToolError {
-    fn from(error: FfiError) -> Self {
+impl ToolError {
+    /// An error from another tool (the one an extension wraps, say), keeping its kind: invalid
+    /// arguments stay invalid arguments, a panic stays a panic. Not a `From` impl, which would
+    /// overlap the one for every `std::error::Error`.
+    pub(crate) fn from_ffi(error: FfiError) -> Self {
         Self {
             kind: error.kind,
             message: error.message.into(),
@@ -77,60 +79,4 @@ impl From<ToolError> for FfiError {
     fn from(error: ToolError) -> Self {
         FfiError::new(error.kind, error.message)
     }
-}
-
-/// What kind of failure an [`FfiError`] reports.
-#[repr(u8)]
-#[derive(Debug, Clone, Copy, PartialEq, Eq, StableAbi)]
-pub enum ErrorKind {
-    /// The arguments do not fit the tool's input.
-    InvalidArguments,
-    /// The tool ran and reported an error.
-    Tool,
-    /// Plugin code panicked; the panic was caught on the plugin side.
-    Panicked,
-    /// The call was cancelled before it finished.
-    Cancelled,
-    /// The plugin could not do what the host asked (instantiate, list its tools).
-    Plugin,
-    /// What was asked for does not exist (a resource's URI).
-    NotFound,
-}
-
-/// An error crossing the ABI: a kind and a message.
-#[repr(C)]
-#[derive(Debug, Clone, PartialEq, Eq, StableAbi)]
-pub struct FfiError {
-    /// What kind of failure.
-    pub kind: ErrorKind,
-    /// A message naming what went wrong.
-    pub message: RString,
-}
-
-impl FfiError {
-    /// An error of this kind with this message.
-    pub fn new(kind: ErrorKind, message: impl Into<String>) -> Self {
-        Self {
-            kind,
-            message: RString::from(message.into()),
-        }
-    }
-}
-
-impl std::fmt::Display for FfiError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.message)
-    }
-}
-
-// No `std::error::Error` impl on purpose: it would route `FfiError` through `ToolError`'s
-// blanket `From<E: Error>`, which cannot keep the kind, instead of the impl above.
-
-/// The text of a caught panic's payload.
-pub fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
-    payload
-        .downcast_ref::<&str>()
-        .map(|s| (*s).to_owned())
-        .or_else(|| payload.downcast_ref::<String>().cloned())
-        .unwrap_or_else(|| "a non-string panic payload".to_owned())
 }

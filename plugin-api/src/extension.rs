@@ -15,8 +15,9 @@ use serde::de::DeserializeOwned;
 use serde_json::Value;
 
 use crate::{
-    context::{Context, detached_host},
+    context::Context,
     error::{ErrorKind, FfiError, ToolError},
+    ffi::detached_host,
     ffi::{FfiOutput, ToolHandlerBox},
     result::{IntoToolOutput, ToolOutput},
     tool::Handler,
@@ -104,7 +105,7 @@ impl Original {
             },
             None => call.await,
         };
-        outcome.into_result().map_err(ToolError::from)
+        outcome.into_result().map_err(ToolError::from_ffi)
     }
 }
 

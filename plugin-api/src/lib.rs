@@ -6,16 +6,13 @@ mod context;
 mod contribution;
 pub mod error;
 mod extension;
-pub mod ffi;
-pub mod manifest;
+use plugin_abi as ffi;
 mod plugin;
 mod prompt;
 mod resource;
 mod result;
 pub mod runtime;
-pub mod section;
 mod tool;
-pub mod uri_template;
 
 // Each re-export below is part of the semver promise of this crate.
 #[doc(inline)]
@@ -25,9 +22,12 @@ pub use error::ToolError;
 #[doc(inline)]
 pub use extension::{Original, Wrapped};
 #[doc(inline)]
-pub use manifest::{Annotations, Manifest};
-#[doc(inline)]
 pub use plugin_api_macros::plugin;
+/// The manifest as plain data: what `#[plugin]` writes and the host reads without opening the
+/// library.
+pub use plugin_manifest as manifest;
+#[doc(inline)]
+pub use plugin_manifest::{Annotations, Manifest};
 #[doc(inline)]
 pub use prompt::{GetPromptResult, IntoPromptResult, PromptMessage, Role};
 #[doc(inline)]
@@ -50,6 +50,7 @@ pub mod __private {
     pub use crate::plugin::{PluginDefinition, instantiate, manifest_json, no_wrap};
     pub use crate::tool::{parse_arguments, to_output};
     pub use abi_stable;
+    pub use plugin_abi as ffi;
     pub use schemars;
     pub use serde;
     pub use serde_json;

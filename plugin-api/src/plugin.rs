@@ -14,6 +14,7 @@ use abi_stable::{
     std_types::{RArc, RResult, RString, RVec},
 };
 use async_ffi::{FfiFuture, FutureExt};
+use plugin_manifest::section;
 
 use crate::{
     context::Context,
@@ -24,7 +25,6 @@ use crate::{
         FfiTool, HostContextBox, PluginInstance, PluginInstanceBox, ToolHandler, ToolHandlerBox,
     },
     runtime::CallFuture,
-    section,
     tool::{Handler, Tool},
 };
 
@@ -221,7 +221,7 @@ mod tests {
     use serde_json::{Value, json};
 
     use super::*;
-    use crate::{context::detached_host, runtime::runtime};
+    use crate::{ffi::detached_host, runtime::runtime};
 
     /// A plugin with three extensions of `t`: one that appends to the result, one whose wrap
     /// fails, one whose wrap panics.

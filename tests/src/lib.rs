@@ -19,4 +19,4 @@ pub use build::{
 };
 pub use host::{HostProcess, Output, run_host, run_host_bare, run_host_with_env};
 pub use maps::{mapped_files, mapped_plugin_libraries};
-pub use plugin_dir::{PluginDir, library_bytes, truncated, with_plugin_api_version};
+pub use plugin_dir::{PluginDir, library_bytes, truncated, with_abi_version};

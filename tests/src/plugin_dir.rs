@@ -95,13 +95,13 @@ pub fn truncated(crate_name: &str) -> Vec<u8> {
     bytes
 }
 
-/// The built library of `crate_name` with its manifest claiming another plugin-api version.
+/// The built library of `crate_name` with its manifest claiming another ABI version.
 ///
-/// Patches `"plugin_api":"<ours>"` in place; `version` must be as long as ours, so every
+/// Patches `"abi":"<ours>"` in place; `version` must be as long as ours, so every
 /// offset in the file stays valid and only the manifest's claim changes.
-pub fn with_plugin_api_version(crate_name: &str, version: &str) -> Vec<u8> {
-    let ours = format!(r#""plugin_api":"{}""#, plugin_api_version());
-    let theirs = format!(r#""plugin_api":"{version}""#);
+pub fn with_abi_version(crate_name: &str, version: &str) -> Vec<u8> {
+    let ours = format!(r#""abi":"{}""#, plugin_abi::VERSION);
+    let theirs = format!(r#""abi":"{version}""#);
     assert_eq!(
         ours.len(),
         theirs.len(),
@@ -121,11 +121,6 @@ pub fn with_plugin_api_version(crate_name: &str, version: &str) -> Vec<u8> {
         "{crate_name}'s library holds no {ours}: has the manifest format changed?"
     );
     bytes
-}
-
-/// The plugin-api version the plugins are built against.
-fn plugin_api_version() -> &'static str {
-    plugin_api::manifest::PLUGIN_API_VERSION
 }
 
 fn find(haystack: &[u8], needle: &[u8]) -> Option<usize> {

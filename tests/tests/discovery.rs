@@ -5,8 +5,7 @@
 use std::path::{Path, PathBuf};
 
 use e2e::{
-    PluginDir, library_file_name, mapped_plugin_libraries, run_host, truncated,
-    with_plugin_api_version,
+    PluginDir, library_file_name, mapped_plugin_libraries, run_host, truncated, with_abi_version,
 };
 use host::discovery::{self, SkipReason};
 use serde_json::Value;
@@ -46,13 +45,13 @@ impl BadFile {
         }
     }
 
-    fn incompatible_api() -> Self {
+    fn incompatible_abi() -> Self {
         Self {
-            file_name: library_file_name("future_api"),
-            kind: "incompatible_api",
+            file_name: library_file_name("future_abi"),
+            kind: "incompatible_abi",
             reason: format!(
-                "built against plugin-api 9.9.9, which this host (plugin-api {}) cannot load",
-                plugin_api::manifest::PLUGIN_API_VERSION
+                "built against plugin-abi 9.9.9, which this host (plugin-abi {}) cannot load",
+                plugin_abi::VERSION
             ),
         }
     }
@@ -74,7 +73,7 @@ impl BadFile {
             Self::not_a_library(),
             Self::truncated(),
             Self::without_manifest(),
-            Self::incompatible_api(),
+            Self::incompatible_abi(),
             Self::taken_name(dir),
         ]
     }
@@ -85,10 +84,9 @@ impl BadFile {
             "not_a_library" => dir.write(&self.file_name, "these are notes, not a library\n"),
             "truncated" => dir.write(&self.file_name, truncated("sandboxes")),
             "no_manifest" => dir.add_as("fixture-nomanifest", &self.file_name),
-            "incompatible_api" => dir.write(
-                &self.file_name,
-                with_plugin_api_version("sandboxes", "9.9.9"),
-            ),
+            "incompatible_abi" => {
+                dir.write(&self.file_name, with_abi_version("sandboxes", "9.9.9"))
+            }
             "duplicate_name" => dir.add_as("sandboxes", &self.file_name),
             other => unreachable!("no bad file of kind {other}"),
         }
@@ -191,8 +189,8 @@ fn library_without_a_manifest_is_skipped_as_not_a_plugin() {
 }
 
 #[test]
-fn plugin_built_against_an_incompatible_plugin_api_is_skipped_before_opening() {
-    assert_bad_file_is_skipped(|_| BadFile::incompatible_api());
+fn plugin_built_against_an_incompatible_abi_is_skipped_before_opening() {
+    assert_bad_file_is_skipped(|_| BadFile::incompatible_abi());
 }
 
 #[test]

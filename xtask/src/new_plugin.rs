@@ -174,6 +174,8 @@ const RESERVED: &[&str] = &[
     "host",
     "plugin_api",
     "plugin_api_macros",
+    "plugin_abi",
+    "plugin_manifest",
     "xtask",
 ];
 

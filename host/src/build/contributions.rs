@@ -7,12 +7,8 @@
 //! rmcp's types; errors keep their kind ([`CallError`]).
 
 use abi_stable::std_types::RString;
-use plugin_api::{
-    Manifest,
-    error::{ErrorKind, FfiError},
-    ffi::PluginInstanceBox,
-    manifest::{CompletionDecl, PromptDecl, ResourceDecl, ResourceTemplateDecl},
-};
+use plugin_abi::{ErrorKind, FfiError, PluginInstanceBox};
+use plugin_manifest::{CompletionDecl, Manifest, PromptDecl, ResourceDecl, ResourceTemplateDecl};
 use serde::Deserialize;
 
 use super::{CallError, LoadedPlugin};
@@ -136,7 +132,7 @@ mod tests {
 
     fn manifest(resources: &str) -> Manifest {
         Manifest::from_json(&format!(
-            r#"{{"plugin_api": "0.1.0", "name": "p", "version": "1",
+            r#"{{"abi": "0.1.0", "name": "p", "version": "1",
                  "toolsets": [{{"name": "s"}}], "resources": {resources}}}"#
         ))
         .unwrap()

@@ -7,7 +7,7 @@
 //! tool's) comes from the manifest alone. Only an extension with a `wrap` needs its plugin's
 //! code, so only then is the extending plugin opened ([`Builder::plugin`]).
 
-use plugin_api::manifest::{ExtensionDecl, ToolDecl};
+use plugin_manifest::{ExtensionDecl, ToolDecl};
 
 use super::{Builder, ExtensionError, LoadedTool};
 
@@ -61,7 +61,7 @@ pub(super) fn apply_metadata(tool: &mut ToolDecl, extension: &ExtensionDecl) {
 
 #[cfg(test)]
 mod tests {
-    use plugin_api::manifest::Annotations;
+    use plugin_manifest::Annotations;
     use serde_json::{Value, json};
 
     use super::*;

@@ -8,10 +8,8 @@
 use std::path::Path;
 
 use abi_stable::library::lib_header_from_path;
-use plugin_api::{
-    Manifest,
-    ffi::{FfiTool, PluginInstanceBox, PluginModRef},
-};
+use plugin_abi::{FfiTool, PluginInstanceBox, PluginModRef};
+use plugin_manifest::Manifest;
 
 use super::ActivationError;
 

@@ -27,15 +27,11 @@ use abi_stable::{
     std_types::{RArc, RResult, RString},
 };
 use async_ffi::FfiFuture;
-use plugin_api::{
-    Manifest,
-    error::FfiError,
-    ffi::{
-        FfiOutput, HostContextBox, OutputKind, PluginInstanceBox, ToolHandler, ToolHandlerBox,
-        detached_host,
-    },
-    manifest::ToolDecl,
+use plugin_abi::{
+    FfiError, FfiOutput, HostContextBox, OutputKind, PluginInstanceBox, ToolHandler,
+    ToolHandlerBox, detached_host,
 };
+use plugin_manifest::{Manifest, ToolDecl};
 use serde_json::{Map, Value};
 
 pub use table::ToolTable;

@@ -13,7 +13,7 @@ use std::{
     path::{Path, PathBuf},
 };
 
-use plugin_api::{Manifest, manifest::PLUGIN_API_VERSION, manifest::api_compatible};
+use plugin_manifest::{Manifest, abi_compatible};
 use serde::Serialize;
 
 /// The library extension of this platform.
@@ -68,10 +68,10 @@ pub enum SkipReason {
     /// The manifest is there but unusable.
     #[error("bad manifest: {0}")]
     BadManifest(String),
-    /// Built against a `plugin-api` this host cannot load.
-    #[error("built against plugin-api {plugin}, which this host (plugin-api {host}) cannot load")]
-    IncompatibleApi {
-        /// The plugin's plugin-api version.
+    /// Built against a version of the ABI crate (`plugin-abi`) this host cannot load.
+    #[error("built against plugin-abi {plugin}, which this host (plugin-abi {host}) cannot load")]
+    IncompatibleAbi {
+        /// The plugin's plugin-abi version.
         plugin: String,
         /// The host's.
         host: String,
@@ -157,10 +157,10 @@ pub fn read(path: &Path) -> Result<Manifest, SkipReason> {
     let json = object_file::read_manifest(path)?;
     let manifest =
         Manifest::from_json(&json).map_err(|e| SkipReason::BadManifest(e.to_string()))?;
-    if !api_compatible(PLUGIN_API_VERSION, &manifest.plugin_api) {
-        return Err(SkipReason::IncompatibleApi {
-            plugin: manifest.plugin_api,
-            host: PLUGIN_API_VERSION.to_owned(),
+    if !abi_compatible(plugin_abi::VERSION, &manifest.abi) {
+        return Err(SkipReason::IncompatibleAbi {
+            plugin: manifest.abi,
+            host: plugin_abi::VERSION.to_owned(),
         });
     }
     if manifest.name.trim().is_empty() {
@@ -228,7 +228,7 @@ mod tests {
         DiscoveredPlugin {
             path: PathBuf::from(file),
             manifest: Manifest::from_json(&format!(
-                r#"{{"plugin_api":"0.1.0","name":"{name}","version":"1"}}"#
+                r#"{{"abi":"0.1.0","name":"{name}","version":"1"}}"#
             ))
             .unwrap(),
         }

@@ -6,7 +6,7 @@
 use std::{fs::File, path::Path};
 
 use object::{Object, ObjectSection, ObjectSegment, read::elf::FileHeader};
-use plugin_api::section;
+use plugin_manifest::section;
 
 use super::SkipReason;
 

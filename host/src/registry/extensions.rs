@@ -3,7 +3,7 @@
 
 use std::collections::BTreeSet;
 
-use plugin_api::manifest::ExtensionDecl;
+use plugin_manifest::ExtensionDecl;
 use serde::Serialize;
 
 use super::Registry;

@@ -26,12 +26,9 @@
 
 use std::collections::BTreeMap;
 
-use plugin_api::{
-    manifest::{
-        CompletionDecl, CompletionRef, PromptDecl, ResourceDecl, ResourceTemplateDecl, ToolDecl,
-        ToolsetDecl,
-    },
-    uri_template::UriTemplate,
+use plugin_manifest::{
+    CompletionDecl, CompletionRef, PromptDecl, ResourceDecl, ResourceTemplateDecl, ToolDecl,
+    ToolsetDecl, uri_template::UriTemplate,
 };
 use serde::Serialize;
 
@@ -431,7 +428,7 @@ impl Registry {
                 m.dynamic_tools
                     || m.tools.iter().any(|t| active.contains(&t.toolset))
                     || m.activation.iter().any(|a| {
-                        matches!(a, plugin_api::manifest::Activation::OnToolset(t) if active.contains(t))
+                        matches!(a, plugin_manifest::Activation::OnToolset(t) if active.contains(t))
                     })
             })
             .collect()

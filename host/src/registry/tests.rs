@@ -2,13 +2,13 @@
 
 use std::path::PathBuf;
 
-use plugin_api::Manifest;
+use plugin_manifest::Manifest;
 
 use super::*;
 
 fn plugin(name: &str, toolsets: &str, tools: &str) -> DiscoveredPlugin {
     let json = format!(
-        r#"{{"plugin_api":"0.1.0","name":"{name}","version":"1","toolsets":{toolsets},"tools":{tools}}}"#
+        r#"{{"abi":"0.1.0","name":"{name}","version":"1","toolsets":{toolsets},"tools":{tools}}}"#
     );
     DiscoveredPlugin {
         path: PathBuf::from(format!("{name}.so")),
@@ -141,7 +141,7 @@ fn on_toolset_events_open_a_plugin_for_that_toolset() {
     let mut p = plugin("x", r#"[{"name":"x","default":false}]"#, "[]");
     p.manifest
         .activation
-        .push(plugin_api::manifest::Activation::OnToolset("other".into()));
+        .push(plugin_manifest::Activation::OnToolset("other".into()));
     let registry = Registry::new(vec![p]);
     assert_eq!(
         registry
@@ -303,7 +303,7 @@ fn a_tool_table_does_not_open_a_plugin_with_only_resources_and_prompts_there() {
     asked_for
         .manifest
         .activation
-        .push(plugin_api::manifest::Activation::OnToolset("e".into()));
+        .push(plugin_manifest::Activation::OnToolset("e".into()));
     let registry = Registry::new(vec![base(), only_resources, asked_for]);
     let active = ActiveSet::from_names(["base", "r", "e"]);
     assert_eq!(registry.plugins_for(&active).len(), 3);

@@ -37,11 +37,7 @@ use abi_stable::{
 use async_ffi::{FfiFuture, FutureExt};
 use axum::http::request::Parts;
 use futures::{StreamExt, channel::oneshot, stream::FuturesUnordered};
-use plugin_api::{
-    LogLevel,
-    error::{ErrorKind, FfiError},
-    ffi::{HostContext, HostContextBox},
-};
+use plugin_abi::{ErrorKind, FfiError, HostContext, HostContextBox, LogLevel};
 use rmcp::model::{
     ClientCapabilities, CreateMessageRequestParams, ElicitRequestParams,
     LoggingMessageNotificationParam, ProgressNotificationParam, ProgressToken, Request,

@@ -282,14 +282,14 @@ fn non_empty(text: &str) -> Option<String> {
 
 #[cfg(test)]
 mod tests {
-    use plugin_api::Manifest;
+    use plugin_manifest::Manifest;
 
     use super::*;
     use crate::{discovery::DiscoveredPlugin, serve::subscriptions::Hub};
 
     fn registry() -> Registry {
         let manifest = Manifest::from_json(
-            r#"{"plugin_api": "0.1.0", "name": "library", "version": "1",
+            r#"{"abi": "0.1.0", "name": "library", "version": "1",
                 "toolsets": [{"name": "library", "default": false}],
                 "resources": [{"uri": "test://a", "name": "a", "description": "A.",
                                "mime_type": "text/plain", "toolset": "library", "size": 3}],

@@ -11,7 +11,7 @@ use std::{
     sync::{Arc, OnceLock, PoisonError, RwLock},
 };
 
-use plugin_api::manifest::ToolDecl;
+use plugin_manifest::ToolDecl;
 use rmcp::model::{JsonObject, MetaObject, Tool, ToolAnnotations};
 use serde_json::{Value, json};
 
@@ -180,7 +180,7 @@ fn object_schema(properties: Value) -> JsonObject {
 
 #[cfg(test)]
 mod tests {
-    use plugin_api::manifest::Annotations;
+    use plugin_manifest::Annotations;
 
     use super::*;
 

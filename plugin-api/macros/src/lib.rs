@@ -8,9 +8,6 @@
 mod attrs;
 mod contributions;
 mod expand;
-#[path = "../../plugin-api/src/uri_template.rs"]
-#[allow(unreachable_pub, dead_code)]
-mod uri_template;
 
 use proc_macro::TokenStream;
 

@@ -1,21 +1,25 @@
-//! The manifest: what a plugin declares about itself, readable without opening its library.
+//! The manifest of a reactor-mcp-server plugin, as plain data.
 //!
-//! The `#[plugin]` attribute writes a [`Manifest`] as JSON into a link section of the plugin
-//! library (see [`crate::section`]); the host reads it with an object-file parser, never with
-//! `dlopen`. At activation the host compares it with the tools the code registers.
+//! A plugin library carries a [`Manifest`] as JSON in a link section (framed by [`section`]);
+//! the host reads it with an object-file parser, never with `dlopen`, so listing, selection and
+//! `GET /toolsets` need nothing but this crate. The `#[plugin]` attribute builds the same typed
+//! value at expansion time and serialises it, so writer and reader share one definition.
+//! [`uri_template`] matches resource URIs against RFC 6570 templates, and [`abi_compatible`]
+//! says whether a host can open a library built against another version of the ABI crate.
+
+pub mod section;
+pub mod uri_template;
 
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-/// The version of `plugin-api` this crate is: written into every manifest, and compared by the
-/// host before it opens a library.
-pub const PLUGIN_API_VERSION: &str = env!("CARGO_PKG_VERSION");
-
 /// Everything a plugin declares statically.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Manifest {
-    /// The `plugin-api` version the plugin was built against.
-    pub plugin_api: String,
+    /// The version of the ABI crate (`plugin-abi`) the plugin was built against, which the host
+    /// checks with [`abi_compatible`] before it opens the library.
+    #[serde(alias = "plugin_api")]
+    pub abi: String,
     /// The plugin's name, unique in a plugin folder.
     pub name: String,
     /// The plugin's own version.
@@ -186,7 +190,7 @@ impl ExtensionDecl {
     /// What it changes, for listings: `wrap`, then each field it gives, in a fixed order.
     ///
     /// ```
-    /// use plugin_api::manifest::ExtensionDecl;
+    /// use plugin_manifest::ExtensionDecl;
     ///
     /// let decl: ExtensionDecl = serde_json::from_str(
     ///     r#"{"tool": "launch_sandbox", "wrap": true, "description": "On Datalayer."}"#,
@@ -338,7 +342,7 @@ impl PromptDecl {
     /// Whether the arguments `given` hold every required one; the error names those missing.
     ///
     /// ```
-    /// use plugin_api::manifest::PromptDecl;
+    /// use plugin_manifest::PromptDecl;
     ///
     /// let prompt: PromptDecl = serde_json::from_str(
     ///     r#"{"name": "p", "toolset": "s", "arguments": [
@@ -397,7 +401,7 @@ pub struct CompletionDecl {
 /// What a completion refers to, tagged as MCP tags it.
 ///
 /// ```
-/// use plugin_api::manifest::CompletionRef;
+/// use plugin_manifest::CompletionRef;
 ///
 /// let reference: CompletionRef =
 ///     serde_json::from_str(r#"{"type": "ref/prompt", "name": "greet"}"#).unwrap();
@@ -429,16 +433,34 @@ impl std::fmt::Display for CompletionRef {
     }
 }
 
-/// Whether a manifest built against `plugin` can be loaded by a host built against `host`:
-/// the same major version, and for `0.x` the same minor version (Cargo's rule).
-pub fn api_compatible(host: &str, plugin: &str) -> bool {
-    fn key(v: &str) -> Option<(u64, u64)> {
-        let mut parts = v.split(['.', '-', '+']);
-        let major = parts.next()?.parse().ok()?;
-        let minor = parts.next()?.parse().ok()?;
-        Some(if major == 0 { (0, minor) } else { (major, 0) })
-    }
-    matches!((key(host), key(plugin)), (Some(a), Some(b)) if a == b)
+/// Whether a library built against version `plugin` of the ABI crate can be opened by a host
+/// built against version `host`: Cargo's rule for compatible versions, the same major version,
+/// and for `0.x` the same minor version. An unparsable version is never compatible.
+///
+/// ```
+/// use plugin_manifest::abi_compatible;
+///
+/// assert!(abi_compatible("0.1.0", "0.1.7"));
+/// assert!(!abi_compatible("0.1.0", "0.2.0"));
+/// ```
+pub fn abi_compatible(host: &str, plugin: &str) -> bool {
+    let (Ok(host), Ok(plugin)) = (semver::Version::parse(host), semver::Version::parse(plugin))
+    else {
+        return false;
+    };
+    let minor = (host.major == 0).then_some(host.minor);
+    let requirement = semver::VersionReq {
+        comparators: vec![semver::Comparator {
+            op: semver::Op::Caret,
+            major: host.major,
+            minor: minor.or(Some(0)),
+            patch: Some(0),
+            pre: semver::Prerelease::EMPTY,
+        }],
+    };
+    let mut plugin = plugin;
+    plugin.pre = semver::Prerelease::EMPTY;
+    requirement.matches(&plugin)
 }
 
 #[cfg(test)]
@@ -447,11 +469,11 @@ mod tests {
 
     #[test]
     fn compatibility_follows_cargo_rules() {
-        assert!(api_compatible("0.1.0", "0.1.7"));
-        assert!(!api_compatible("0.1.0", "0.2.0"));
-        assert!(api_compatible("1.2.0", "1.0.3"));
-        assert!(!api_compatible("1.0.0", "2.0.0"));
-        assert!(!api_compatible("0.1.0", "garbage"));
+        assert!(abi_compatible("0.1.0", "0.1.7"));
+        assert!(!abi_compatible("0.1.0", "0.2.0"));
+        assert!(abi_compatible("1.2.0", "1.0.3"));
+        assert!(!abi_compatible("1.0.0", "2.0.0"));
+        assert!(!abi_compatible("0.1.0", "garbage"));
     }
 
     #[test]
@@ -476,7 +498,7 @@ mod tests {
 
     #[test]
     fn an_older_manifest_without_resources_or_prompts_parses_and_writes_none() {
-        let json = r#"{"plugin_api":"0.1.0","name":"p","version":"1"}"#;
+        let json = r#"{"abi":"0.1.0","name":"p","version":"1"}"#;
         let manifest = Manifest::from_json(json).unwrap();
         assert!(manifest.resources.is_empty() && manifest.prompts.is_empty());
         let written = serde_json::to_value(&manifest).unwrap();
@@ -488,7 +510,7 @@ mod tests {
     #[test]
     fn resources_prompts_and_completions_round_trip() {
         let json = serde_json::json!({
-            "plugin_api": "0.1.0", "name": "p", "version": "1",
+            "abi": "0.1.0", "name": "p", "version": "1",
             "toolsets": [{"name": "s"}],
             "resources": [{"uri": "test://a", "name": "a", "description": "A.",
                            "mime_type": "text/plain", "toolset": "s", "size": 3}],

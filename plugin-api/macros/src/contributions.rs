@@ -11,6 +11,7 @@
 
 use std::collections::HashSet;
 
+use plugin_manifest::uri_template::UriTemplate;
 use proc_macro2::{Span, TokenStream};
 use quote::quote;
 use serde_json::{Map, Value};
@@ -21,7 +22,6 @@ use syn::{
 use crate::{
     attrs::{ArgArgs, doc_comment, key},
     expand::{method_call, returns_result},
-    uri_template::UriTemplate,
 };
 
 /// One of the four attributes: what it registers, and how.

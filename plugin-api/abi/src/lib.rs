@@ -1,4 +1,4 @@
-//! The types that cross the library boundary, all `StableAbi`.
+//! What crosses the boundary between the host and a plugin library, all `StableAbi`.
 //!
 //! A plugin library exports one root module, [`PluginMod`]: its manifest and a constructor. The
 //! constructor returns a [`PluginInstance`] object, which lists the plugin's tools, each with a
@@ -8,8 +8,13 @@
 //! handler from one plugin can be passed to another. Each call carries a [`HostContext`]: the
 //! host's services for that one request (log, progress, requests to the client, resource
 //! updates), which the plugin calls from its own threads, so the host implements them without
-//! its reactor (channels only). Everything here is produced by the `#[plugin]` attribute and
-//! wrapped by [`crate::Context`]; authors never touch it.
+//! its reactor (channels only). Errors cross as [`FfiError`], a kind and a message.
+//!
+//! This crate's version is the ABI's version ([`VERSION`]): a plugin's manifest records it, and
+//! the host refuses a library whose version is not compatible with its own
+//! (`plugin_manifest::abi_compatible`) before opening it. Authors never use this crate directly:
+//! `plugin-api`'s `#[plugin]` attribute produces these objects and `plugin_api::Context` wraps
+//! the host's.
 
 // `#[sabi_trait]` expands to impls inside generated modules, and to undocumented items.
 #![allow(non_local_definitions, missing_docs)]
@@ -18,14 +23,15 @@ use abi_stable::{
     StableAbi, declare_root_module_statics,
     library::RootModule,
     package_version_strings, sabi_trait,
+    sabi_trait::TD_Opaque,
     sabi_types::VersionStrings,
     std_types::{RArc, ROption, RResult, RStr, RString, RVec},
 };
-use async_ffi::FfiFuture;
+use async_ffi::{FfiFuture, FutureExt};
 
-#[doc(inline)]
-pub use crate::context::detached_host;
-use crate::error::FfiError;
+/// The version of this crate, the ABI's: written into every manifest, compared by the host
+/// before it opens a library.
+pub const VERSION: &str = env!("CARGO_PKG_VERSION");
 
 /// The root module every plugin library exports.
 #[repr(C)]
@@ -96,7 +102,7 @@ pub trait ToolHandler: Send + Sync {
     /// Calls the tool with its arguments as a JSON object and the context of the request it
     /// serves; resolves to the tool's output.
     ///
-    /// Dropping the future cancels the call: the plugin's [`crate::Context`] reports the
+    /// Dropping the future cancels the call: the plugin's `plugin_api::Context` reports the
     /// cancellation at once, and the work is aborted after a short grace period.
     #[sabi(last_prefix_field)]
     fn call(
@@ -126,7 +132,7 @@ pub enum OutputKind {
     /// The tool's value (any JSON): the host makes the MCP result (an object as structured
     /// content, a string as text, anything else as its JSON text).
     Value,
-    /// A complete MCP `CallToolResult` the plugin built ([`crate::ToolResult`]); the host
+    /// A complete MCP `CallToolResult` the plugin built (`plugin_api::ToolResult`); the host
     /// checks it and serves it as it is.
     Result,
 }
@@ -197,5 +203,160 @@ impl std::fmt::Debug for FfiTool {
         f.debug_struct("FfiTool")
             .field("spec", &self.spec)
             .finish_non_exhaustive()
+    }
+}
+
+/// What kind of failure an [`FfiError`] reports.
+#[repr(u8)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, StableAbi)]
+pub enum ErrorKind {
+    /// The arguments do not fit the tool's input.
+    InvalidArguments,
+    /// The tool ran and reported an error.
+    Tool,
+    /// Plugin code panicked; the panic was caught on the plugin side.
+    Panicked,
+    /// The call was cancelled before it finished.
+    Cancelled,
+    /// The plugin could not do what the host asked (instantiate, list its tools).
+    Plugin,
+    /// What was asked for does not exist (a resource's URI).
+    NotFound,
+}
+
+/// An error crossing the ABI: a kind and a message.
+#[repr(C)]
+#[derive(Debug, Clone, PartialEq, Eq, StableAbi)]
+pub struct FfiError {
+    /// What kind of failure.
+    pub kind: ErrorKind,
+    /// A message naming what went wrong.
+    pub message: RString,
+}
+
+impl FfiError {
+    /// An error of this kind with this message.
+    pub fn new(kind: ErrorKind, message: impl Into<String>) -> Self {
+        Self {
+            kind,
+            message: RString::from(message.into()),
+        }
+    }
+}
+
+impl std::fmt::Display for FfiError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+// No `std::error::Error` impl on purpose: it would route `FfiError` through `ToolError`'s
+// blanket `From<E: Error>`, which cannot keep the kind, instead of the impl above.
+
+/// The text of a caught panic's payload.
+pub fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
+    payload
+        .downcast_ref::<&str>()
+        .map(|s| (*s).to_owned())
+        .or_else(|| payload.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "a non-string panic payload".to_owned())
+}
+
+/// The severity of a log message, in MCP's (RFC 5424's) order: `Debug` is the least severe.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum LogLevel {
+    /// Detailed debugging information.
+    Debug,
+    /// Normal operation.
+    Info,
+    /// Normal but significant.
+    Notice,
+    /// Something may be wrong.
+    Warning,
+    /// Something failed.
+    Error,
+    /// A critical condition.
+    Critical,
+    /// Action must be taken at once.
+    Alert,
+    /// The system is unusable.
+    Emergency,
+}
+
+impl LogLevel {
+    /// Every level, least severe first.
+    pub const ALL: [LogLevel; 8] = [
+        Self::Debug,
+        Self::Info,
+        Self::Notice,
+        Self::Warning,
+        Self::Error,
+        Self::Critical,
+        Self::Alert,
+        Self::Emergency,
+    ];
+
+    /// Its MCP name: `debug`, `info`, ..., `emergency`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Debug => "debug",
+            Self::Info => "info",
+            Self::Notice => "notice",
+            Self::Warning => "warning",
+            Self::Error => "error",
+            Self::Critical => "critical",
+            Self::Alert => "alert",
+            Self::Emergency => "emergency",
+        }
+    }
+
+    /// The level with this MCP name.
+    pub fn from_name(name: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|l| l.as_str() == name)
+    }
+
+    /// Its number on the ABI: 0 (debug) to 7 (emergency).
+    pub fn to_u8(self) -> u8 {
+        self as u8
+    }
+
+    /// The level numbered `n` on the ABI; above 7 is `Emergency`.
+    pub fn from_u8(n: u8) -> Self {
+        Self::ALL[usize::from(n.min(7))]
+    }
+}
+
+/// A host context with no client: what calls made outside an MCP request get (tests, the
+/// host's own checks), and what `plugin_api::Context::detached` wraps.
+pub fn detached_host() -> HostContextBox {
+    HostContextBox::from_ptr(RArc::new(Detached), TD_Opaque)
+}
+
+#[derive(Clone)]
+struct Detached;
+
+impl HostContext for Detached {
+    fn log(&self, _level: u8, _logger: ROption<RString>, _data_json: RString) {}
+
+    fn progress(&self, _progress: f64, _total: ROption<f64>, _message: ROption<RString>) {}
+
+    fn request(
+        &self,
+        method: RStr<'_>,
+        _params_json: RString,
+    ) -> FfiFuture<RResult<RString, FfiError>> {
+        let error = FfiError::new(
+            ErrorKind::Tool,
+            format!("cannot send {method}: this call has no client behind it"),
+        );
+        async move { RResult::RErr(error) }.into_ffi()
+    }
+
+    fn active_toolsets(&self) -> RVec<RString> {
+        RVec::new()
+    }
+
+    fn client_capabilities(&self) -> RString {
+        RString::from("{}")
     }
 }

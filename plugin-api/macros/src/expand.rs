@@ -15,10 +15,6 @@ use crate::{
     contributions::Contributions,
 };
 
-/// The framing of `plugin_api::section`, repeated here because a proc-macro crate cannot
-/// depend on the crate that re-exports it.
-const MAGIC: &[u8; 8] = b"RMCPMF\0\x01";
-
 /// One `#[extend]` method, parsed: what the manifest says, and how to call it.
 struct ExtendMethod {
     args: ExtendArgs,
@@ -163,7 +159,7 @@ pub(crate) fn plugin(args: PluginArgs, mut item: ItemImpl) -> syn::Result<TokenS
             .map(|t| json!({"on_toolset": t.value()})),
     );
     let mut manifest = json!({
-        "plugin_api": env!("CARGO_PKG_VERSION"),
+        "abi": env!("CARGO_PKG_VERSION"),
         "name": name,
         "version": version,
         "description": description,
@@ -180,13 +176,7 @@ pub(crate) fn plugin(args: PluginArgs, mut item: ItemImpl) -> syn::Result<TokenS
         contributions.manifest(fields);
     }
     let manifest = manifest.to_string();
-    let mut record = MAGIC.to_vec();
-    record.extend_from_slice(
-        &u32::try_from(manifest.len())
-            .unwrap_or(u32::MAX)
-            .to_le_bytes(),
-    );
-    record.extend_from_slice(manifest.as_bytes());
+    let record = plugin_manifest::section::encode(&manifest);
     let record_len = record.len();
     let record = proc_macro2::Literal::byte_string(&record);
 
@@ -267,14 +257,14 @@ pub(crate) fn plugin(args: PluginArgs, mut item: ItemImpl) -> syn::Result<TokenS
             }
 
             extern "C" fn instantiate() -> #abi::std_types::RResult<
-                ::plugin_api::ffi::PluginInstanceBox,
+                ::plugin_api::__private::ffi::PluginInstanceBox,
                 ::plugin_api::error::FfiError,
             > {
                 #p::instantiate::<#self_ty>()
             }
 
-            fn root_module() -> ::plugin_api::ffi::PluginModRef {
-                #abi::prefix_type::PrefixTypeTrait::leak_into_prefix(::plugin_api::ffi::PluginMod {
+            fn root_module() -> ::plugin_api::__private::ffi::PluginModRef {
+                #abi::prefix_type::PrefixTypeTrait::leak_into_prefix(::plugin_api::__private::ffi::PluginMod {
                     manifest,
                     instantiate,
                 })
@@ -290,7 +280,7 @@ pub(crate) fn plugin(args: PluginArgs, mut item: ItemImpl) -> syn::Result<TokenS
                 // SAFETY: `erased_root_module` returns a `PluginModRef` erased by abi_stable's
                 // own loader, which is what `from_constructor::<PluginModRef>` requires.
                 unsafe {
-                    #abi::library::LibHeader::from_constructor::<::plugin_api::ffi::PluginModRef>(
+                    #abi::library::LibHeader::from_constructor::<::plugin_api::__private::ffi::PluginModRef>(
                         erased_root_module,
                         #abi::library::CheckTypeLayout::Yes,
                     )
