@@ -60,12 +60,12 @@ impl Common {
     /// The plugin names discovery is narrowed to: `--extension`, else `REACTOR_MCP_EXTENSIONS`.
     pub fn extension_filter(&self) -> Option<Vec<String>> {
         if !self.extensions.is_empty() {
-            return Some(crate::discovery::split_names(
+            return Some(crate::selection::split_names(
                 self.extensions.iter().map(String::as_str),
             ));
         }
         let from_env = std::env::var("REACTOR_MCP_EXTENSIONS").ok()?;
-        Some(crate::discovery::split_names([from_env.as_str()])).filter(|n| !n.is_empty())
+        Some(crate::selection::split_names([from_env.as_str()])).filter(|n| !n.is_empty())
     }
 
     /// Discovers the plugin folder, narrowed as [`Common::extension_filter`] says.
@@ -92,7 +92,7 @@ pub enum Command {
     Graph {
         /// `dot` (Graphviz) or `mermaid`.
         #[arg(long, default_value = "dot", value_name = "FORMAT")]
-        format: crate::graph::Format,
+        format: crate::reports::graph::Format,
     },
 }
 
@@ -188,14 +188,14 @@ mod tests {
         assert!(matches!(
             command,
             Command::Graph {
-                format: crate::graph::Format::Dot
+                format: crate::reports::graph::Format::Dot
             }
         ));
         let (_, command) = parse(&["graph", "--format", "mermaid"]);
         assert!(matches!(
             command,
             Command::Graph {
-                format: crate::graph::Format::Mermaid
+                format: crate::reports::graph::Format::Mermaid
             }
         ));
         assert!(Cli::try_parse_from(["reactor-mcp-server", "graph", "--format", "svg"]).is_err());

@@ -10,25 +10,26 @@
 //!   recorded, and the extensions of each tool in the one order they apply in (`order`, then
 //!   plugin name, then declaration). It also says which plugin serves a URI, a prompt or a
 //!   completion.
-//! - [`selection`] turns a URL's query into the active set of toolsets, and answers
-//!   `GET /toolsets` from the registry alone.
-//! - [`build`] opens the plugins an active set needs (the only place a library is opened),
-//!   checks them against their manifests, and builds one tool table per active set, applying
-//!   each tool's extensions (opening an extending plugin only for a wrap). A plugin with only
-//!   resources and prompts for the set is opened when one of them is first read or got.
+//! - [`selection`] turns a URL's query and the declared toolsets (plain values) into the active
+//!   set of toolsets.
+//! - [`build`] opens the plugins an active set needs through an [`build::Opener`] (the library
+//!   opener is the only place a library is opened), checks them against their manifests, and
+//!   builds a tool table for an active set, applying each tool's extensions (opening an
+//!   extending plugin only for a wrap). A plugin with only resources and prompts for the set is
+//!   opened when one of them is first read or got.
 //! - [`serve`] puts tool tables behind MCP over streamable HTTP (rmcp inside axum): each request's
 //!   URL picks its active set (tools, resources, prompts and completions alike), arguments are
 //!   checked against input schemas before a plugin is called, and `GET /healthz`,
 //!   `GET /toolsets` and `GET /contributions` answer beside `/mcp`.
 //!
-//! [`config`] holds the command line; [`listing`] renders `reactor-mcp-server list` and
-//! [`graph`] `reactor-mcp-server graph`, both from manifests alone.
+//! [`reports`] holds the read-only answers over the registry (`GET /toolsets`,
+//! `GET /contributions`, `reactor-mcp-server list` and `graph`), all from manifests alone;
+//! [`config`] holds the command line.
 
 pub mod build;
 pub mod config;
 pub mod discovery;
-pub mod graph;
-pub mod listing;
 pub mod registry;
+pub mod reports;
 pub mod selection;
 pub mod serve;

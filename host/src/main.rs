@@ -5,9 +5,8 @@ use std::{process::ExitCode, sync::Arc};
 use clap::Parser;
 use host::{
     config::{Cli, Command},
-    graph,
-    listing::Listing,
     registry::Registry,
+    reports::{graph, listing::Listing},
     serve,
 };
 

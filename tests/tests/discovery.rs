@@ -290,7 +290,7 @@ fn discovery_and_listing_open_no_library_though_activation_would_show() {
     assert_eq!(found.plugins.len(), 4);
     assert_nothing_mapped_from(dir.path(), "after discovery");
 
-    let listing = host::listing::Listing::new(dir.path().to_owned(), &found);
+    let listing = host::reports::listing::Listing::new(dir.path().to_owned(), &found);
     let text = listing.to_text();
     assert!(text.contains("launch_sandbox") && text.contains("boom_later"));
     serde_json::to_string(&listing).unwrap();

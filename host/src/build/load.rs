@@ -8,22 +8,15 @@
 use std::path::Path;
 
 use abi_stable::library::lib_header_from_path;
-use plugin_abi::{FfiTool, PluginInstanceBox, PluginModRef};
+use plugin_abi::PluginModRef;
 use plugin_manifest::Manifest;
 
-use super::ActivationError;
+use super::{ActivationError, Opened};
 
-/// A library's root module, instantiated.
-pub(crate) struct Opened {
-    pub(crate) manifest_json: String,
-    pub(crate) instance: PluginInstanceBox,
-    pub(crate) tools: Vec<FfiTool>,
-}
-
-/// Opens `path`, checks its ABI, instantiates the plugin and lists its tools.
+/// Opens `path`, checks its ABI and instantiates the plugin.
 ///
 /// Only call this on a file whose manifest discovery read: discovery has checked it is a whole
-/// library built against a compatible plugin-api, so opening it cannot crash the host.
+/// library built against a compatible ABI, so opening it cannot crash the host.
 pub(crate) fn open(path: &Path, manifest: &Manifest) -> Result<Opened, ActivationError> {
     let name = &manifest.name;
     let header = lib_header_from_path(path).map_err(|e| ActivationError::Open {
@@ -44,16 +37,8 @@ pub(crate) fn open(path: &Path, manifest: &Manifest) -> Result<Opened, Activatio
                 plugin: name.clone(),
                 reason: e.message.into(),
             })?;
-    let tools = instance
-        .tools()
-        .into_result()
-        .map_err(|e| ActivationError::Instantiate {
-            plugin: name.clone(),
-            reason: e.message.into(),
-        })?;
     Ok(Opened {
         manifest_json,
         instance,
-        tools: tools.into_vec(),
     })
 }

@@ -1,8 +1,10 @@
 //! Build: open the plugins an active set needs, check them, and assemble its tool table.
 //!
-//! A plugin is opened at most once per process ([`Builder::plugin`]); a tool table is built
-//! once per distinct active set and shared by every session on it ([`Builder::table`]). A
-//! plugin that fails to open is reported once and left out; everything else is still served.
+//! A plugin is opened at most once per process ([`Builder::plugin`]), through the builder's
+//! [`Opener`]: the seam between building and the ways a plugin is provided. [`LibraryOpener`]
+//! opens a library in process; tests open plugin types directly. [`Builder::table`] builds the
+//! tool table of an active set; `serve` keeps one per set. A plugin that fails to open is
+//! reported once and left out; everything else is still served.
 //! Building a table applies each tool's extensions (`extend`): a plugin that only extends
 //! tools is opened when a table holds a tool it wraps, and then only; a wrap that fails drops
 //! that one tool from that table.
@@ -16,6 +18,8 @@ mod contributions;
 mod extend;
 mod load;
 mod table;
+#[cfg(test)]
+mod tests;
 
 use std::{
     collections::HashMap,
@@ -267,26 +271,61 @@ impl LoadedTool {
     }
 }
 
-type Slot<T> = Arc<OnceLock<T>>;
-
 /// A plugin's activation, done at most once.
-type PluginSlot = Slot<Result<Arc<LoadedPlugin>, ActivationError>>;
+type PluginSlot = Arc<OnceLock<Result<Arc<LoadedPlugin>, ActivationError>>>;
 
-/// Opens plugins on demand and builds tool tables, each once.
+/// A plugin's code, opened: what [`activate`] checks against the manifest.
+pub struct Opened {
+    /// The manifest JSON the code itself carries.
+    pub manifest_json: String,
+    /// The live plugin.
+    pub instance: PluginInstanceBox,
+}
+
+impl std::fmt::Debug for Opened {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Opened").finish_non_exhaustive()
+    }
+}
+
+/// Opens a discovered plugin: gives its code's manifest and a live instance. The one seam
+/// between building and how a plugin is provided (a library in process, a child process, a
+/// bridged server); everything after it (the checks, tool tables, extensions) is shared.
+pub trait Opener: Send + Sync + std::fmt::Debug {
+    /// Opens `plugin`. Called at most once per plugin by a [`Builder`].
+    fn open(&self, plugin: &DiscoveredPlugin) -> Result<Opened, ActivationError>;
+}
+
+/// Opens plugin libraries in this process (`dlopen`, never unloaded).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct LibraryOpener;
+
+impl Opener for LibraryOpener {
+    fn open(&self, plugin: &DiscoveredPlugin) -> Result<Opened, ActivationError> {
+        load::open(&plugin.path, &plugin.manifest)
+    }
+}
+
+/// Opens plugins on demand, each once, and builds tool tables from them.
 #[derive(Debug)]
 pub struct Builder {
     registry: Arc<Registry>,
+    opener: Arc<dyn Opener>,
     plugins: Mutex<HashMap<String, PluginSlot>>,
-    tables: Mutex<HashMap<ActiveSet, Slot<Arc<ToolTable>>>>,
 }
 
 impl Builder {
-    /// A builder over `registry`; nothing is opened yet.
+    /// A builder over `registry` that opens libraries in process; nothing is opened yet.
     pub fn new(registry: Arc<Registry>) -> Self {
+        Self::with_opener(registry, Arc::new(LibraryOpener))
+    }
+
+    /// A builder over `registry` that opens plugins with `opener`.
+    pub fn with_opener(registry: Arc<Registry>, opener: Arc<dyn Opener>) -> Self {
         Self {
             registry,
+            opener,
             plugins: Mutex::default(),
-            tables: Mutex::default(),
         }
     }
 
@@ -313,7 +352,7 @@ impl Builder {
         );
         slot.get_or_init(|| {
             let started = std::time::Instant::now();
-            let result = activate(discovered).map(Arc::new);
+            let result = activate_with(self.opener.as_ref(), discovered).map(Arc::new);
             match &result {
                 Ok(p) => tracing::info!(plugin = name, tools = p.tools.len(), elapsed = ?started.elapsed(), "opened plugin"),
                 Err(e) => tracing::error!("{e}"),
@@ -333,16 +372,10 @@ impl Builder {
             .collect()
     }
 
-    /// The tool table of `active`, built on first use. Blocks while plugins open.
-    pub fn table(&self, active: &ActiveSet) -> Arc<ToolTable> {
-        let slot = Arc::clone(
-            self.tables
-                .lock()
-                .unwrap_or_else(PoisonError::into_inner)
-                .entry(active.clone())
-                .or_default(),
-        );
-        Arc::clone(slot.get_or_init(|| Arc::new(ToolTable::build(self, active))))
+    /// Builds the tool table of `active`, opening the plugins it needs. Blocks while they
+    /// open. Not cached here: the caller keeps the tables it serves.
+    pub fn table(&self, active: &ActiveSet) -> ToolTable {
+        ToolTable::build(self, active)
     }
 
     /// Opens every plugin with an `on_startup` event.
@@ -360,14 +393,32 @@ impl Builder {
     }
 }
 
-/// Opens a discovered plugin and checks its code against its manifest.
+/// Opens a discovered plugin's library in process and checks its code against its manifest.
 pub fn activate(discovered: &DiscoveredPlugin) -> Result<LoadedPlugin, ActivationError> {
+    activate_with(&LibraryOpener, discovered)
+}
+
+/// Opens a discovered plugin with `opener` and checks its code against its manifest: the same
+/// manifest, the same tools in order, the same resources, templates, prompts and completions.
+pub fn activate_with(
+    opener: &dyn Opener,
+    discovered: &DiscoveredPlugin,
+) -> Result<LoadedPlugin, ActivationError> {
     let manifest = &discovered.manifest;
     let mismatch = |reason: String| ActivationError::Mismatch {
         plugin: manifest.name.clone(),
         reason,
     };
-    let opened = load::open(&discovered.path, manifest)?;
+    let opened = opener.open(discovered)?;
+    let listed =
+        opened
+            .instance
+            .tools()
+            .into_result()
+            .map_err(|e| ActivationError::Instantiate {
+                plugin: manifest.name.clone(),
+                reason: e.message.into(),
+            })?;
     let embedded = Manifest::from_json(&opened.manifest_json)
         .map_err(|e| mismatch(format!("the library's own manifest does not parse: {e}")))?;
     if embedded != *manifest {
@@ -376,8 +427,8 @@ pub fn activate(discovered: &DiscoveredPlugin) -> Result<LoadedPlugin, Activatio
                 .to_owned(),
         ));
     }
-    let mut tools = Vec::with_capacity(opened.tools.len());
-    for tool in opened.tools {
+    let mut tools = Vec::with_capacity(listed.len());
+    for tool in listed {
         let decl: ToolDecl = serde_json::from_str(&tool.spec)
             .map_err(|e| mismatch(format!("a tool's declaration does not parse: {e}")))?;
         tools.push(LoadedTool {

@@ -210,16 +210,6 @@ fn narrow(discovery: &mut Discovery, only: &[String]) {
         }));
 }
 
-/// Splits a comma- or space-separated list of names, dropping empties.
-pub fn split_names<'a>(values: impl IntoIterator<Item = &'a str>) -> Vec<String> {
-    values
-        .into_iter()
-        .flat_map(|v| v.split([',', ' ', '\t', '\n']))
-        .filter(|n| !n.is_empty())
-        .map(str::to_owned)
-        .collect()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -267,11 +257,6 @@ mod tests {
         assert_eq!(d.plugins[0].manifest.name, "y");
         assert_eq!(d.unmatched, ["nope"]);
         assert_eq!(d.skipped[0].reason, SkipReason::NotSelected);
-    }
-
-    #[test]
-    fn names_split_on_commas_and_spaces() {
-        assert_eq!(split_names(["a,b", " c  d,,"]), ["a", "b", "c", "d"]);
     }
 
     #[test]

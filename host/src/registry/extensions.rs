@@ -1,12 +1,11 @@
-//! Tool extensions as contributions: each under its plugin, in the one order they apply in,
-//! and the `GET /contributions` answer (see the order rule in the parent module).
+//! Tool extensions as contributions: each under its plugin, in the one order they apply in
+//! (see the order rule in the parent module).
 
 use std::collections::BTreeSet;
 
 use plugin_manifest::ExtensionDecl;
 use serde::Serialize;
 
-use super::Registry;
 use crate::discovery::DiscoveredPlugin;
 
 /// An extension of a tool, under the plugin that declares it.
@@ -64,56 +63,6 @@ impl From<&ExtensionEntry> for TargetedExtension {
         Self {
             tool: entry.decl.tool.clone(),
             extension: entry.summary(),
-        }
-    }
-}
-
-/// The answer of `GET /contributions`: each declared tool with the extensions that apply to it
-/// (in order; `[]` when none does), and the pending extensions. From manifests alone.
-#[derive(Debug, Clone, Serialize)]
-pub struct Contributions {
-    /// Every statically declared tool, in load then declaration order.
-    pub tools: Vec<ToolContributions>,
-    /// The extensions of tools no plugin declares.
-    pub pending: Vec<TargetedExtension>,
-}
-
-/// One tool in [`Contributions`].
-#[derive(Debug, Clone, Serialize)]
-pub struct ToolContributions {
-    /// The tool.
-    pub name: String,
-    /// The plugin offering it.
-    pub plugin: String,
-    /// Its toolset.
-    pub toolset: String,
-    /// The extensions applied to it, in order: the last is the outermost.
-    pub extensions: Vec<ExtensionSummary>,
-}
-
-impl Contributions {
-    /// The contributions of `registry`.
-    pub fn new(registry: &Registry) -> Self {
-        Self {
-            tools: registry
-                .tools()
-                .iter()
-                .map(|t| ToolContributions {
-                    name: t.decl.name.clone(),
-                    plugin: t.plugin.clone(),
-                    toolset: t.decl.toolset.clone(),
-                    extensions: registry
-                        .extensions_of(&t.decl.name)
-                        .into_iter()
-                        .map(ExtensionEntry::summary)
-                        .collect(),
-                })
-                .collect(),
-            pending: registry
-                .pending()
-                .into_iter()
-                .map(TargetedExtension::from)
-                .collect(),
         }
     }
 }

@@ -34,12 +34,12 @@ use serde::Serialize;
 
 mod extensions;
 
-pub use extensions::{
-    Contributions, ExtensionEntry, ExtensionSummary, Extensions, TargetedExtension,
-    ToolContributions,
-};
+pub use extensions::{ExtensionEntry, ExtensionSummary, Extensions, TargetedExtension};
 
-use crate::{discovery::DiscoveredPlugin, selection::ActiveSet};
+use crate::{
+    discovery::DiscoveredPlugin,
+    selection::{ActiveSet, Declared},
+};
 
 /// Every contribution of the discovered plugins.
 #[derive(Debug, Clone, Default)]
@@ -278,6 +278,17 @@ impl Registry {
     /// Every toolset, sorted by name.
     pub fn toolsets(&self) -> impl Iterator<Item = &ToolsetEntry> {
         self.toolsets.values()
+    }
+
+    /// Every toolset as selection sees it, sorted by name.
+    pub fn declared(&self) -> Vec<Declared<'_>> {
+        self.toolsets()
+            .map(|t| Declared {
+                name: &t.decl.name,
+                default: t.decl.default,
+                always: t.decl.always,
+            })
+            .collect()
     }
 
     /// The toolset called `name`.

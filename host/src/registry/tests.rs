@@ -112,7 +112,7 @@ fn an_extension_of_a_tool_nobody_declares_is_pending() {
         .map(|e| (e.decl.tool.as_str(), e.index))
         .collect();
     assert_eq!(pending, [("missing", 1)]);
-    let contributions = Contributions::new(&registry);
+    let contributions = crate::reports::ContributionsReport::new(&registry);
     assert_eq!(
         serde_json::to_value(&contributions).unwrap(),
         serde_json::json!({
@@ -131,7 +131,8 @@ fn a_tool_nobody_extends_has_no_extensions() {
     let registry = Registry::new(vec![base()]);
     assert!(registry.extensions_of("t").is_empty());
     assert_eq!(
-        serde_json::to_value(Contributions::new(&registry)).unwrap()["tools"][0]["extensions"],
+        serde_json::to_value(crate::reports::ContributionsReport::new(&registry)).unwrap()["tools"]
+            [0]["extensions"],
         serde_json::json!([])
     );
 }

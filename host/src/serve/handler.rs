@@ -39,7 +39,8 @@ use super::{
 };
 use crate::{
     build::{CallError, CallOutput},
-    selection::{Resolution, ToolsetsReport},
+    reports::ToolsetsReport,
+    selection::Resolution,
 };
 
 /// One MCP connection's handler (one per session; one per request when stateless).

@@ -19,7 +19,7 @@ use axum::{
 use serde_json::{Value, json};
 
 use super::ServeState;
-use crate::{registry::Contributions, selection::ToolsetsReport};
+use crate::reports::{ContributionsReport, ToolsetsReport};
 
 /// `GET /healthz`: the server is up, with a few counts.
 pub(crate) async fn healthz(State(state): State<Arc<ServeState>>) -> Json<Value> {
@@ -45,8 +45,10 @@ pub(crate) async fn toolsets(
 
 /// `GET /contributions`: every declared tool with the extensions applied to it, in order, and
 /// the pending extensions; from manifests alone. Opens nothing, changes nothing.
-pub(crate) async fn contributions(State(state): State<Arc<ServeState>>) -> Json<Contributions> {
-    Json(Contributions::new(state.builder.registry()))
+pub(crate) async fn contributions(
+    State(state): State<Arc<ServeState>>,
+) -> Json<ContributionsReport> {
+    Json(ContributionsReport::new(state.builder.registry()))
 }
 
 /// The middleware applying [`AccessPolicy`] to every request.

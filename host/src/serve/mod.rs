@@ -209,7 +209,7 @@ impl ServeState {
         let registry = self.builder.registry();
         let resolution = Arc::new(selection::resolve(
             &Query::parse(query),
-            &selection::declared(registry),
+            &registry.declared(),
             self.fallback.as_ref(),
         ));
         let mut resolved = self

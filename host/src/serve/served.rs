@@ -1,15 +1,17 @@
 //! A tool table as MCP sees it: the `tools/list` answer, built once per active set, and the
 //! argument validators of its tools, each compiled on the tool's first call.
 //!
-//! [`Sets`] caches one [`ServedSet`] per active set, in front of [`Builder::table`]: a set seen
-//! before is found without blocking; a new one is built on a blocking thread, since building
-//! may open plugins. Building one set never touches another set's entry, so sessions on other
-//! sets are not disturbed.
+//! [`Sets`] is the one cache per active set: a set seen before is found without blocking; a new
+//! one is built once ([`Builder::table`]) on a blocking thread, since building may open plugins,
+//! however many requests ask for it at once. Building one set never touches another set's entry,
+//! so sessions on other sets are not disturbed.
 
 use std::{
     collections::HashMap,
     sync::{Arc, OnceLock, PoisonError, RwLock},
 };
+
+use tokio::sync::OnceCell;
 
 use plugin_manifest::ToolDecl;
 use rmcp::model::{JsonObject, MetaObject, Tool, ToolAnnotations};
@@ -27,14 +29,14 @@ pub(crate) const TOOLSETS_TOOL: &str = "list_server_toolsets";
 /// One active set, ready to serve.
 #[derive(Debug)]
 pub(crate) struct ServedSet {
-    table: Arc<ToolTable>,
+    table: ToolTable,
     tools: Vec<Tool>,
     validators: HashMap<String, OnceLock<ArgumentValidator>>,
 }
 
 impl ServedSet {
     /// Wraps `table`; `toolsets_tool` appends the host's `list_server_toolsets`.
-    pub(crate) fn new(table: Arc<ToolTable>, toolsets_tool: bool) -> Self {
+    pub(crate) fn new(table: ToolTable, toolsets_tool: bool) -> Self {
         let mut tools: Vec<Tool> = table
             .tools()
             .iter()
@@ -86,12 +88,12 @@ impl ServedSet {
     }
 }
 
-/// The served sets built so far.
+/// The served sets built so far, each built once.
 #[derive(Debug)]
 pub(crate) struct Sets {
     builder: Arc<Builder>,
     toolsets_tool: bool,
-    sets: RwLock<HashMap<ActiveSet, Arc<ServedSet>>>,
+    sets: RwLock<HashMap<ActiveSet, Arc<OnceCell<Arc<ServedSet>>>>>,
 }
 
 impl Sets {
@@ -104,30 +106,44 @@ impl Sets {
         }
     }
 
-    /// The served set of `active`, opening the plugins it needs on first use. Fails only if
-    /// building the table panicked, which the host reports as an internal error.
+    /// The served set of `active`, opening the plugins it needs on first use; concurrent first
+    /// requests wait for the one build. Fails only if building the table panicked, which the
+    /// host reports as an internal error (the next request tries again).
     pub(crate) async fn get(&self, active: &ActiveSet) -> Result<Arc<ServedSet>, String> {
-        if let Some(set) = self
+        let cell = self.cell(active);
+        if let Some(set) = cell.get() {
+            return Ok(Arc::clone(set));
+        }
+        let set = cell
+            .get_or_try_init(|| async {
+                let builder = Arc::clone(&self.builder);
+                let key = active.clone();
+                let table = tokio::task::spawn_blocking(move || builder.table(&key))
+                    .await
+                    .map_err(|e| format!("building the tool table failed: {e}"))?;
+                Ok::<_, String>(Arc::new(ServedSet::new(table, self.toolsets_tool)))
+            })
+            .await?;
+        Ok(Arc::clone(set))
+    }
+
+    /// The slot of `active`, made empty on first sight.
+    fn cell(&self, active: &ActiveSet) -> Arc<OnceCell<Arc<ServedSet>>> {
+        if let Some(cell) = self
             .sets
             .read()
             .unwrap_or_else(PoisonError::into_inner)
             .get(active)
         {
-            return Ok(Arc::clone(set));
+            return Arc::clone(cell);
         }
-        let builder = Arc::clone(&self.builder);
-        let key = active.clone();
-        let table = tokio::task::spawn_blocking(move || builder.table(&key))
-            .await
-            .map_err(|e| format!("building the tool table failed: {e}"))?;
-        let set = Arc::new(ServedSet::new(table, self.toolsets_tool));
-        Ok(Arc::clone(
+        Arc::clone(
             self.sets
                 .write()
                 .unwrap_or_else(PoisonError::into_inner)
                 .entry(active.clone())
-                .or_insert(set),
-        ))
+                .or_default(),
+        )
     }
 }
 
@@ -230,7 +246,7 @@ mod tests {
 
     #[test]
     fn the_host_tool_is_listed_last_and_read_only() {
-        let set = ServedSet::new(Arc::new(ToolTable::default()), true);
+        let set = ServedSet::new(ToolTable::default(), true);
         assert_eq!(set.tools().len(), 1);
         let tool = &set.tools()[0];
         assert_eq!(tool.name, TOOLSETS_TOOL);
@@ -239,7 +255,7 @@ mod tests {
             Some(true)
         );
         assert!(
-            ServedSet::new(Arc::new(ToolTable::default()), false)
+            ServedSet::new(ToolTable::default(), false)
                 .tools()
                 .is_empty()
         );

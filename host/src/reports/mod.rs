@@ -1,0 +1,15 @@
+//! Read-only reports over the registry, each a plain value rendered as JSON or text: nothing
+//! here opens a plugin.
+//!
+//! - [`toolsets`]: `GET /toolsets` and `list_server_toolsets`, for one URL's resolution.
+//! - [`contributions`]: `GET /contributions`, every tool with its extensions in order.
+//! - [`listing`]: `reactor-mcp-server list`, from a discovery (including skipped files).
+//! - [`graph`]: `reactor-mcp-server graph`, plugins, toolsets, tools and extensions as a graph.
+
+pub mod contributions;
+pub mod graph;
+pub mod listing;
+pub mod toolsets;
+
+pub use contributions::ContributionsReport;
+pub use toolsets::{ToolsetRow, ToolsetsReport};
