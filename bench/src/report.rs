@@ -1,4 +1,4 @@
-//! The report: one table per figure, each row with its ratio and, where the issue sets one,
+//! The report: one table per figure, each row with its ratio and, where one is set,
 //! its target and whether it is met; then the machine and a summary of the targets.
 //!
 //! Rendered as aligned text for the terminal and as Markdown for `BENCHMARKS.md`.

@@ -1,5 +1,5 @@
 //! `cargo xtask bench [--quick]`: build what is measured, then measure and print every figure
-//! of the benchmarks (issue 6) with its ratio and target.
+//! of the benchmarks with its ratio and target.
 //!
 //! The full run release-builds the host, the `benchmarks` plugin, the `bench-many-tools`
 //! fixture and the `bench` crate (its baselines, `reactor-bench` and the criterion benchmark),

@@ -1,4 +1,4 @@
-//! `reactor-bench`: measures and prints the figures of issue 6 (`run`), or puts one load on
+//! `reactor-bench`: measures and prints the benchmark figures (`run`), or puts one load on
 //! one MCP endpoint (`load`).
 //!
 //! `cargo xtask bench` builds everything and calls `reactor-bench run`; run by hand, it needs

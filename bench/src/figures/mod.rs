@@ -1,4 +1,4 @@
-//! The six figures of issue 6, each measured by its own module, and the plan of a run.
+//! The six benchmark figures, each measured by its own module, and the plan of a run.
 //!
 //! [`run`] measures them in order into a [`Report`]: the ABI crossing first (in this process,
 //! before any server runs), then everything over HTTP against server processes started for
@@ -169,7 +169,7 @@ pub fn run(plan: &Plan, artifacts: &Artifacts) -> Result<Report> {
         )
         .await
     })?;
-    // The figures are numbered as in the issue; they were measured in another order.
+    // The figures are numbered as in BENCHMARKS.md; they are measured in another order.
     report.tables.sort_by_key(|t| t.title.clone());
     Ok(report)
 }
