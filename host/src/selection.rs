@@ -4,6 +4,7 @@
 //! | --- | --- |
 //! | `/mcp` | every `default` toolset, plus always-on ones |
 //! | `/mcp?benchmarks` | defaults plus `benchmarks` (a bare key names a toolset) |
+//! | `/mcp?sandboxes=false` | defaults less `sandboxes` (`=false`, `=0`, `=off`, `=no` turn a bare key off) |
 //! | `/mcp?toolsets=a,b` | defaults plus those |
 //! | `/mcp?only=a` | `a` plus always-on ones (bare names and `toolsets` are ignored) |
 //! | `/mcp?without=a` | defaults less `a` (always-on toolsets cannot be removed) |
@@ -18,6 +19,14 @@
 use std::collections::BTreeSet;
 
 use serde::Serialize;
+
+/// Whether a bare key's value turns its toolset off (`?name=false`, `=0`, `=off`, `=no`, in
+/// any case); any other value, or none, turns it on.
+fn is_off(value: &str) -> bool {
+    ["false", "0", "off", "no"]
+        .iter()
+        .any(|off| value.trim().eq_ignore_ascii_case(off))
+}
 
 /// What a query string asks for.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -44,6 +53,7 @@ impl Query {
                     .get_or_insert_with(Vec::new)
                     .extend(split_names([value.as_ref()])),
                 "without" => parsed.without.extend(split_names([value.as_ref()])),
+                _ if is_off(&value) => parsed.without.extend(split_names([key.as_ref()])),
                 _ => parsed.bare.extend(split_names([key.as_ref()])),
             }
         }
@@ -209,13 +219,13 @@ mod tests {
     }
 
     #[test]
-    fn a_bare_key_adds_a_toolset_and_its_value_is_ignored() {
+    fn a_bare_key_adds_a_toolset() {
         assert_eq!(
             active("benchmarks"),
             ["benchmarks", "core", "sandboxes", "spaces"]
         );
         assert_eq!(
-            active("benchmarks=0"),
+            active("benchmarks=1"),
             ["benchmarks", "core", "sandboxes", "spaces"]
         );
     }
@@ -305,5 +315,28 @@ mod tests {
     #[test]
     fn names_split_on_commas_and_spaces() {
         assert_eq!(split_names(["a,b", " c  d,,"]), ["a", "b", "c", "d"]);
+    }
+
+    #[test]
+    fn a_bare_key_with_a_false_value_leaves_its_toolset_off() {
+        for off in ["false", "0", "off", "no", "FALSE", "Off"] {
+            assert_eq!(
+                active(&format!("benchmarks={off}")),
+                ["core", "sandboxes", "spaces"]
+            );
+            assert_eq!(
+                active(&format!("sandboxes={off}")),
+                ["core", "spaces"],
+                "{off}"
+            );
+        }
+        assert_eq!(
+            active("benchmarks=true"),
+            ["benchmarks", "core", "sandboxes", "spaces"]
+        );
+        assert_eq!(
+            active("benchmarks=yes"),
+            ["benchmarks", "core", "sandboxes", "spaces"]
+        );
     }
 }

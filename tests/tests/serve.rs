@@ -55,12 +55,8 @@ async fn every_row_of_the_selection_table_through_tools_list_and_toolsets() {
             &with_benchmarks,
             &[],
         ),
-        (
-            "benchmarks=0",
-            &["benchmarks", "sandboxes"],
-            &with_benchmarks,
-            &[],
-        ),
+        ("benchmarks=0", &["sandboxes"], SANDBOXES, &[]),
+        ("sandboxes=false", &[], &[], &[]),
         (
             "toolsets=benchmarks",
             &["benchmarks", "sandboxes"],
