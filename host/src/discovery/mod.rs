@@ -51,6 +51,9 @@ pub enum SkipReason {
     /// The file could not be read.
     #[error("cannot be read: {0}")]
     Unreadable(String),
+    /// The entry has a library's name but is not a regular file.
+    #[error("not a regular file: {0}")]
+    NotAFile(String),
     /// The file is not a shared library.
     #[error("not a shared library: {0}")]
     NotALibrary(String),
@@ -124,12 +127,12 @@ pub fn discover(dir: &Path, only: Option<&[String]>) -> Result<Discovery, Discov
         .map_err(folder_error)?
         .filter_map(Result::ok)
         .map(|entry| entry.path())
-        .filter(|path| path.is_file() && path.extension().is_some_and(|e| e == LIBRARY_EXTENSION))
+        .filter(|path| path.extension().is_some_and(|e| e == LIBRARY_EXTENSION))
         .collect();
     files.sort();
     let mut discovery = Discovery::default();
     for path in files {
-        match read(&path) {
+        match not_a_file(&path).map_or_else(|| read(&path), Err) {
             Ok(manifest) => discovery.plugins.push(DiscoveredPlugin { path, manifest }),
             Err(reason) => discovery.skipped.push(Skipped { path, reason }),
         }
@@ -150,6 +153,37 @@ pub fn discover(dir: &Path, only: Option<&[String]>) -> Result<Discovery, Discov
         );
     }
     Ok(discovery)
+}
+
+/// Why an entry named like a library is not a regular file (following symlinks), if it is not.
+fn not_a_file(path: &Path) -> Option<SkipReason> {
+    let what = match std::fs::metadata(path) {
+        Ok(meta) if meta.is_file() => return None,
+        Ok(meta) if meta.is_dir() => "a directory",
+        Ok(meta) => special_file_kind(&meta.file_type()),
+        Err(_) if path.is_symlink() => "a symlink to nothing",
+        Err(error) => return Some(SkipReason::Unreadable(error.to_string())),
+    };
+    Some(SkipReason::NotAFile(what.to_owned()))
+}
+
+/// What kind of special file this is, in words.
+fn special_file_kind(kind: &std::fs::FileType) -> &'static str {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::FileTypeExt;
+        if kind.is_fifo() {
+            return "a FIFO";
+        }
+        if kind.is_socket() {
+            return "a socket";
+        }
+        if kind.is_block_device() || kind.is_char_device() {
+            return "a device";
+        }
+    }
+    let _ = kind;
+    "a special file"
 }
 
 /// Reads one file's manifest and checks it can be loaded by this host.
@@ -265,5 +299,37 @@ mod tests {
             object_file::manifest_from_bytes(b"hello"),
             Err(SkipReason::NotALibrary(_))
         ));
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn entries_named_like_libraries_that_are_not_files_are_skipped_with_what_they_are() {
+        let dir = tempfile::tempdir().unwrap();
+        let name = |stem: &str| format!("lib{stem}.{LIBRARY_EXTENSION}");
+        std::fs::create_dir(dir.path().join(name("dir"))).unwrap();
+        std::os::unix::fs::symlink(
+            dir.path().join("nowhere"),
+            dir.path().join(name("dangling")),
+        )
+        .unwrap();
+        let fifo = dir.path().join(name("fifo"));
+        let made = std::process::Command::new("mkfifo").arg(&fifo).status();
+        std::fs::create_dir(dir.path().join("crate-sources")).unwrap();
+        let found = discover(dir.path(), None).unwrap();
+        let mut skipped: Vec<String> = found.skipped.iter().map(ToString::to_string).collect();
+        skipped.sort();
+        let at = |stem: &str| dir.path().join(name(stem)).display().to_string();
+        let mut expected = vec![
+            format!(
+                "{}: not a regular file: a symlink to nothing",
+                at("dangling")
+            ),
+            format!("{}: not a regular file: a directory", at("dir")),
+        ];
+        if made.is_ok_and(|s| s.success()) {
+            expected.push(format!("{}: not a regular file: a FIFO", at("fifo")));
+        }
+        assert_eq!(skipped, expected);
+        assert!(found.plugins.is_empty());
     }
 }
