@@ -5,8 +5,11 @@
 //! serves, so the three servers of the HTTP benchmark differ only in what sits between the
 //! socket and this function.
 
-use anyhow::Result;
+use std::path::PathBuf;
+
+use anyhow::{Context, Result};
 use axum::{Router, serve::ListenerExt};
+use host::serve::Ready;
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
 
@@ -44,11 +47,30 @@ pub fn call_response(id: &Value, text: &str) -> Value {
     })
 }
 
-/// Serves `router` on the loopback `port` (0 picks one) until killed, as the host serves:
-/// `TCP_NODELAY` on accepted sockets, and `listening on http://ADDR/mcp` on stderr once bound.
-pub async fn serve(router: Router, port: u16) -> Result<()> {
-    let listener = tokio::net::TcpListener::bind(("127.0.0.1", port)).await?;
-    eprintln!("listening on http://{}/mcp", listener.local_addr()?);
+/// Where a baseline listens and where it says so: the options both baselines take.
+#[derive(Debug, Clone, clap::Args)]
+pub struct Listen {
+    /// The loopback port to bind; 0 picks a free one.
+    #[arg(long, default_value_t = 0)]
+    pub port: u16,
+    /// Once listening, write `{"url", "address", "pid"}` to this file, as the host's
+    /// `--ready-file` does.
+    #[arg(long, value_name = "PATH")]
+    pub ready_file: Option<PathBuf>,
+}
+
+/// Serves `router` at `/mcp` on the loopback port `listen` names until killed, as the host
+/// serves: `TCP_NODELAY` on accepted sockets, and once bound the ready file (when asked for)
+/// and `listening on http://ADDR/mcp` on stderr.
+pub async fn serve(router: Router, listen: &Listen) -> Result<()> {
+    let listener = tokio::net::TcpListener::bind(("127.0.0.1", listen.port)).await?;
+    let address = listener.local_addr()?;
+    if let Some(file) = &listen.ready_file {
+        Ready::new(address, "/mcp")
+            .write(file)
+            .with_context(|| format!("writing the ready file {}", file.display()))?;
+    }
+    eprintln!("listening on http://{address}/mcp");
     let listener = listener.tap_io(|tcp| {
         let _ = tcp.set_nodelay(true);
     });

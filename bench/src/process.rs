@@ -1,99 +1,40 @@
-//! Server processes under test: started, found by the `listening on http://ADDR/...` line they
-//! print to stderr, measured through `/proc`, and killed on drop.
-//!
-//! Stderr is read by a background thread for the process's whole life (a full pipe would stall
-//! the server); lines after the first are kept only for an error message. The host's own
-//! environment variables (`REACTOR_MCP_*`, `RUST_LOG`) are cleared, so the caller's shell
-//! cannot change what is measured.
+//! Server processes under test: started through the workspace's `harness` crate (which waits
+//! for the `--ready-file` the host and both baselines write once they listen, and clears the
+//! host's `REACTOR_MCP_*` variables and `RUST_LOG`, so the caller's shell cannot change what is
+//! measured), measured through `/proc`, and killed on drop.
 
 use std::{
     ffi::OsStr,
-    io::{BufRead, BufReader},
     net::SocketAddr,
     path::Path,
-    process::{Child, Command, Stdio},
-    sync::mpsc,
-    thread,
     time::{Duration, Instant},
 };
 
 use anyhow::{Context, Result, bail};
-
-/// How long a server may take to say where it listens.
-const START_TIMEOUT: Duration = Duration::from_secs(30);
+use harness::{Launch, Process};
 
 /// A running server, killed when dropped.
 #[derive(Debug)]
 pub struct Server {
-    child: Child,
+    process: Process,
     addr: SocketAddr,
     /// When the process was spawned.
     pub spawned: Instant,
-    /// When it printed its listening line.
-    pub listening: Instant,
 }
 
 impl Server {
-    /// Starts `program ARGS` and waits for its `listening on http://ADDR` line.
+    /// Starts `program ARGS --ready-file PATH` and waits for it to write that file.
     pub fn start<I, S>(program: &Path, args: I) -> Result<Self>
     where
         I: IntoIterator<Item = S>,
         S: AsRef<OsStr>,
     {
-        let mut command = Command::new(program);
-        command
-            .args(args)
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .env_remove("RUST_LOG");
-        for (name, _) in std::env::vars_os() {
-            if name.to_string_lossy().starts_with("REACTOR_MCP_") {
-                command.env_remove(name);
-            }
-        }
-        let spawned = Instant::now();
-        let mut child = command
-            .spawn()
-            .with_context(|| format!("cannot start {}", program.display()))?;
-        let stderr = child.stderr.take().context("stderr is piped")?;
-        let (lines, received) = mpsc::channel();
-        thread::spawn(move || {
-            for line in BufReader::new(stderr).lines() {
-                let Ok(line) = line else { break };
-                if lines.send(line).is_err() {
-                    // Nobody listens any more: keep draining so the server never blocks.
-                    continue;
-                }
-            }
-        });
-        let mut seen = Vec::new();
-        let deadline = spawned + START_TIMEOUT;
-        loop {
-            let left = deadline.saturating_duration_since(Instant::now());
-            let line = match received.recv_timeout(left) {
-                Ok(line) => line,
-                Err(_) => {
-                    let _ = child.kill();
-                    let _ = child.wait();
-                    bail!(
-                        "{} did not say where it listens within {START_TIMEOUT:?}; it printed:\n{}",
-                        program.display(),
-                        seen.join("\n")
-                    );
-                }
-            };
-            if let Some(addr) = listening_address(&line) {
-                let listening = Instant::now();
-                return Ok(Self {
-                    child,
-                    addr,
-                    spawned,
-                    listening,
-                });
-            }
-            seen.push(line);
-        }
+        let (process, ready) = Launch::new(program).args(args).serve()?;
+        Ok(Self {
+            spawned: process.spawned(),
+            addr: ready.address,
+            process,
+        })
     }
 
     /// The address it listens on.
@@ -103,7 +44,7 @@ impl Server {
 
     /// The process id.
     pub fn pid(&self) -> u32 {
-        self.child.id()
+        self.process.pid()
     }
 
     /// Its resident set size now, in bytes.
@@ -116,19 +57,6 @@ impl Server {
         let maps = std::fs::read_to_string(format!("/proc/{}/maps", self.pid()))?;
         Ok(maps.lines().any(|line| line.contains(needle)))
     }
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-/// The address in a `listening on http://ADDR/...` line.
-fn listening_address(line: &str) -> Option<SocketAddr> {
-    let rest = line.split("listening on http://").nth(1)?;
-    rest.split(['/', ' ']).next()?.parse().ok()
 }
 
 /// The CPU time (user and system, every thread, live or exited) process `pid` has used.
@@ -170,15 +98,6 @@ pub fn rss_bytes(pid: u32) -> Result<u64> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn the_listening_line_gives_the_address() {
-        assert_eq!(
-            listening_address("listening on http://127.0.0.1:4040/mcp"),
-            Some("127.0.0.1:4040".parse().unwrap())
-        );
-        assert_eq!(listening_address("INFO something else"), None);
-    }
 
     #[test]
     fn this_process_has_a_resident_set_and_a_cpu_time() {

@@ -139,6 +139,10 @@ pub struct ServeArgs {
         value_name = "ORIGIN"
     )]
     pub allowed_origins: Vec<String>,
+    /// Once listening, write `{"url", "address", "pid"}` as JSON to this file (to `PATH.tmp`,
+    /// then renamed), for a process that starts the server and waits for it.
+    #[arg(long, env = "REACTOR_MCP_READY_FILE", value_name = "PATH")]
+    pub ready_file: Option<PathBuf>,
 }
 
 #[cfg(test)]
@@ -173,6 +177,8 @@ mod tests {
             "--allowed-host",
             "b.example:8080",
             "--stateless",
+            "--ready-file",
+            "ready.json",
         ]);
         let Command::Serve(serve) = command else {
             panic!("expected serve, got {command:?}")
@@ -180,6 +186,7 @@ mod tests {
         assert_eq!(common.plugin_dir, PathBuf::from("x"));
         assert_eq!(serve.allowed_hosts, ["a.example", "b.example:8080"]);
         assert!(serve.stateless);
+        assert_eq!(serve.ready_file, Some(PathBuf::from("ready.json")));
     }
 
     #[test]

@@ -1,27 +1,20 @@
-//! Running the host binary: one-shot commands ([`run_host`]) and long-running processes
-//! ([`HostProcess`], killed on drop).
+//! Running the host binary through [`harness`]: one-shot commands ([`run_host`]) and
+//! long-running processes ([`HostProcess`], killed on drop), panicking with what the host printed
+//! when it fails.
 //!
 //! The host's own environment variables are cleared, so a developer's shell cannot change a
 //! test's outcome; a test that wants one sets it explicitly.
 
 use std::{
-    io::Read,
     net::SocketAddr,
     path::PathBuf,
-    process::{Child, Command, ExitStatus, Stdio},
-    sync::{Arc, Condvar, Mutex, PoisonError},
-    thread,
-    time::{Duration, Instant},
+    process::{Command, ExitStatus},
+    time::Duration,
 };
 
+use harness::{Launch, Process, Ready};
+
 use crate::{build::host_bin, maps, plugin_dir::PluginDir};
-
-/// The prefix of the host's own environment variables (`REACTOR_MCP_EXTENSIONS`, ...), which
-/// are removed from every command, with `RUST_LOG`, unless a test sets them.
-const HOST_ENV_PREFIX: &str = "REACTOR_MCP_";
-
-/// How long [`HostProcess::serve`] waits for the host to say where it listens.
-const SERVE_TIMEOUT: Duration = Duration::from_secs(20);
 
 /// What a finished host command printed.
 #[derive(Debug)]
@@ -58,17 +51,15 @@ impl Output {
     }
 }
 
-fn host_command(args: &[&str], env: &[(&str, &str)]) -> Command {
-    let mut command = Command::new(host_bin());
-    command.args(args);
-    command.env_remove("RUST_LOG");
-    for (name, _) in std::env::vars_os() {
-        if name.to_string_lossy().starts_with(HOST_ENV_PREFIX) {
-            command.env_remove(name);
-        }
+/// `reactor-mcp-server ARGS` with these environment variables set, and the host's others
+/// cleared (see [`harness`]).
+fn host_launch(args: &[&str], env: &[(&str, &str)]) -> Launch {
+    let mut launch = Launch::new(host_bin());
+    launch.args(args);
+    for (name, value) in env {
+        launch.env(name, value);
     }
-    command.envs(env.iter().copied());
-    command
+    launch
 }
 
 /// Runs `reactor-mcp-server ARGS --plugin-dir DIR` to completion.
@@ -79,14 +70,17 @@ pub fn run_host(args: &[&str], dir: &PluginDir) -> Output {
 /// Runs `reactor-mcp-server ARGS --plugin-dir DIR` to completion with these environment
 /// variables set.
 pub fn run_host_with_env(args: &[&str], dir: &PluginDir, env: &[(&str, &str)]) -> Output {
-    let mut command = host_command(args, env);
-    command.arg("--plugin-dir").arg(dir.path());
-    output_of(command)
+    output_of(
+        host_launch(args, env)
+            .arg("--plugin-dir")
+            .arg(dir.path())
+            .command(),
+    )
 }
 
 /// Runs `reactor-mcp-server ARGS` to completion, adding no `--plugin-dir`.
 pub fn run_host_bare(args: &[&str], env: &[(&str, &str)]) -> Output {
-    output_of(host_command(args, env))
+    output_of(host_launch(args, env).command())
 }
 
 fn output_of(mut command: Command) -> Output {
@@ -100,143 +94,52 @@ fn output_of(mut command: Command) -> Output {
     }
 }
 
-/// Text a child writes to a pipe, collected by a background thread as it arrives.
-#[derive(Debug, Default)]
-struct Collected {
-    state: Mutex<(String, bool)>,
-    changed: Condvar,
-}
-
-impl Collected {
-    fn start(mut pipe: impl Read + Send + 'static) -> Arc<Self> {
-        let collected = Arc::new(Self::default());
-        let sink = Arc::clone(&collected);
-        thread::spawn(move || {
-            let mut buffer = [0_u8; 8192];
-            loop {
-                let read = pipe.read(&mut buffer).unwrap_or(0);
-                let mut state = sink.state.lock().unwrap_or_else(PoisonError::into_inner);
-                if read == 0 {
-                    state.1 = true;
-                } else {
-                    state.0.push_str(&String::from_utf8_lossy(&buffer[..read]));
-                }
-                sink.changed.notify_all();
-                if read == 0 {
-                    break;
-                }
-            }
-        });
-        collected
-    }
-
-    fn text(&self) -> String {
-        self.state
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .0
-            .clone()
-    }
-
-    /// Waits until the pipe closes or `deadline` passes; whether it closed.
-    fn wait_closed(&self, deadline: Instant) -> bool {
-        let mut state = self.state.lock().unwrap_or_else(PoisonError::into_inner);
-        while !state.1 {
-            let Some(left) = deadline.checked_duration_since(Instant::now()) else {
-                return false;
-            };
-            state = self
-                .changed
-                .wait_timeout(state, left)
-                .unwrap_or_else(PoisonError::into_inner)
-                .0;
-        }
-        true
-    }
-
-    /// The first complete line containing `needle`, waiting up to `timeout`; `None` when the
-    /// pipe closes or time runs out first.
-    fn wait_for_line(&self, needle: &str, timeout: Duration) -> Option<String> {
-        let deadline = Instant::now() + timeout;
-        let mut state = self.state.lock().unwrap_or_else(PoisonError::into_inner);
-        loop {
-            if let Some(line) = state
-                .0
-                .split_inclusive('\n')
-                .find(|l| l.ends_with('\n') && l.contains(needle))
-            {
-                return Some(line.trim_end().to_owned());
-            }
-            let left = deadline.checked_duration_since(Instant::now())?;
-            if state.1 {
-                return None;
-            }
-            state = self
-                .changed
-                .wait_timeout(state, left)
-                .unwrap_or_else(PoisonError::into_inner)
-                .0;
-        }
-    }
-}
-
 /// A running host, killed when dropped.
 #[derive(Debug)]
 pub struct HostProcess {
-    child: Child,
-    stdout: Arc<Collected>,
-    stderr: Arc<Collected>,
-    addr: Option<SocketAddr>,
+    process: Process,
+    ready: Option<Ready>,
 }
 
 impl HostProcess {
     /// Starts `reactor-mcp-server ARGS` with these environment variables set (and the host's
     /// others cleared).
     pub fn spawn(args: &[&str], env: &[(&str, &str)]) -> Self {
-        let mut command = host_command(args, env);
-        command
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped());
-        let mut child = command
+        let process = host_launch(args, env)
             .spawn()
-            .unwrap_or_else(|e| panic!("cannot start {command:?}: {e}"));
-        let stdout = Collected::start(child.stdout.take().expect("stdout is piped"));
-        let stderr = Collected::start(child.stderr.take().expect("stderr is piped"));
+            .unwrap_or_else(|e| panic!("{e}"));
         Self {
-            child,
-            stdout,
-            stderr,
-            addr: None,
+            process,
+            ready: None,
         }
     }
 
-    /// Starts `reactor-mcp-server serve --port 0 --plugin-dir DIR EXTRA_ARGS` and waits (up to
-    /// 20 s) for it to log `listening on http://ADDR/...`.
+    /// Starts `reactor-mcp-server serve --port 0 --plugin-dir DIR EXTRA_ARGS` and waits for its
+    /// ready file to say where it listens.
     pub fn serve(dir: &PluginDir, extra_args: &[&str]) -> Self {
-        let plugin_dir = dir.path().to_string_lossy().into_owned();
-        let mut args = vec!["serve", "--port", "0", "--plugin-dir", &plugin_dir];
-        args.extend_from_slice(extra_args);
-        let mut host = Self::spawn(&args, &[]);
-        let line = host.wait_for_stderr("listening on http://", SERVE_TIMEOUT);
-        let addr = line
-            .split("listening on http://")
-            .nth(1)
-            .and_then(|rest| rest.split(['/', ' ']).next())
-            .and_then(|addr| addr.parse().ok());
-        host.addr = Some(addr.unwrap_or_else(|| panic!("no address in the host's line `{line}`")));
-        host
+        let (process, ready) = host_launch(&["serve", "--port", "0"], &[])
+            .arg("--plugin-dir")
+            .arg(dir.path())
+            .args(extra_args)
+            .serve()
+            .unwrap_or_else(|e| panic!("{e}"));
+        Self {
+            process,
+            ready: Some(ready),
+        }
     }
 
     /// The process id.
     pub fn pid(&self) -> u32 {
-        self.child.id()
+        self.process.pid()
     }
 
     /// The address it listens on (after [`HostProcess::serve`]).
     pub fn addr(&self) -> SocketAddr {
-        self.addr
+        self.ready
+            .as_ref()
             .expect("the host was not started with HostProcess::serve")
+            .address
     }
 
     /// `http://ADDR`, without a path.
@@ -264,21 +167,21 @@ impl HostProcess {
 
     /// What it has written to standard error so far.
     pub fn stderr_so_far(&self) -> String {
-        self.stderr.text()
+        self.process.stderr()
     }
 
     /// What it has written to standard output so far.
     pub fn stdout_so_far(&self) -> String {
-        self.stdout.text()
+        self.process.stdout()
     }
 
     /// The first line of standard error containing `needle`, waiting up to `timeout`.
     /// Panics, showing what it has printed, if no such line comes or the process exits first.
     pub fn wait_for_stderr(&mut self, needle: &str, timeout: Duration) -> String {
-        match self.stderr.wait_for_line(needle, timeout) {
+        match self.process.wait_for_stderr(needle, timeout) {
             Some(line) => line,
             None => {
-                let status = self.child.try_wait().ok().flatten();
+                let status = self.process.try_wait().ok().flatten();
                 panic!(
                     "the host did not print `{needle}` within {timeout:?} (exit status: {status:?})\n--- stderr\n{}\n--- stdout\n{}",
                     self.stderr_so_far(),
@@ -291,24 +194,6 @@ impl HostProcess {
     /// Waits for the process to exit by itself (up to `timeout`) and for its output to be
     /// collected, and returns its status.
     pub fn wait_for_exit(&mut self, timeout: Duration) -> Option<ExitStatus> {
-        let deadline = Instant::now() + timeout;
-        loop {
-            if let Ok(Some(status)) = self.child.try_wait() {
-                self.stdout.wait_closed(deadline);
-                self.stderr.wait_closed(deadline);
-                return Some(status);
-            }
-            if Instant::now() >= deadline {
-                return None;
-            }
-            thread::sleep(Duration::from_millis(10));
-        }
-    }
-}
-
-impl Drop for HostProcess {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
+        self.process.wait_for_exit(timeout)
     }
 }

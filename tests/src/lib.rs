@@ -4,7 +4,8 @@
 //! plugin libraries: the first-party plugins and the fixture crates under `tests/fixtures/`,
 //! built once per test process by [`ensure_built`]. Each test fills its own [`PluginDir`];
 //! [`run_host`] runs one-shot commands such as `list`, and [`HostProcess`] keeps a host running
-//! (killed on drop). [`maps`] reads `/proc/<pid>/maps`, which is how tests prove a library was,
+//! (killed on drop), both through the workspace's `harness` crate, which the benchmarks and
+//! `cargo xtask conformance` start the host with too. [`maps`] reads `/proc/<pid>/maps`, which is how tests prove a library was,
 //! or was not, opened. [`mcp`] has the small helpers MCP tests share.
 
 mod build;

@@ -10,8 +10,9 @@
 //!    `npm` (any version) and the network.
 //! 2. **Build.** The `conformance` plugin (debug, through `build-plugins`) and the host binary.
 //! 3. **Serve.** The host on a free loopback port, discovering only that plugin
-//!    (`--plugin-dir plugins --extension conformance`), its log in
-//!    `target/conformance/host.log`. A guard kills it on every way out of this command.
+//!    (`--plugin-dir plugins --extension conformance`), started through the `harness` crate,
+//!    which waits for its ready file; its log in `target/conformance/host.log`. The harness
+//!    kills it on every way out of this command.
 //! 4. **Run.** `conformance server --url http://localhost:PORT/mcp?only=conformance --suite all`:
 //!    every server scenario, the *active* ones (the suite's default selection) and the
 //!    *pending* ones (`json-schema-2020-12`, `server-sse-polling`), unless `--suite` or
@@ -38,6 +39,7 @@ use std::{
 };
 
 use anyhow::{Context, Result, bail, ensure};
+use harness::Launch;
 use serde_json::Value;
 
 use crate::{build_plugins, cargo, display, project_root, run_command, target_dir};
@@ -53,8 +55,6 @@ pub(crate) const BASELINE: &str = "conformance-baseline.txt";
 const SUITE_PACKAGE: &str = "@modelcontextprotocol/conformance";
 /// The toolset the plugin serves and the URL selects.
 const TOOLSET: &str = "conformance";
-/// How long the host may take to start listening.
-const HOST_START_TIMEOUT: Duration = Duration::from_secs(60);
 /// How long a whole suite run may take before it is stopped.
 const SUITE_TIMEOUT: Duration = Duration::from_secs(15 * 60);
 
@@ -95,9 +95,12 @@ pub(crate) fn run(args: &Args) -> Result<()> {
     run_command(cargo().args(["build", "-p", "host", "--bin", "reactor-mcp-server"]))?;
 
     eprintln!("\n==> serving the conformance plugin");
-    let host = Host::start(&root, &work.join("host.log"))?;
-    let url = format!("http://localhost:{}/mcp?only={TOOLSET}", host.port);
-    eprintln!("host pid {} at {url}", host.child.id());
+    let (host, ready) = serve_host(&root, &work.join("host.log"))?;
+    let url = format!(
+        "http://localhost:{}/mcp?only={TOOLSET}",
+        ready.address.port()
+    );
+    eprintln!("host pid {} at {url}", ready.pid);
 
     let results_dir = work.join("results");
     if results_dir.exists() {
@@ -300,79 +303,27 @@ impl Drop for KillOnDrop {
     }
 }
 
-/// The host serving the conformance plugin.
-#[derive(Debug)]
-struct Host {
-    child: Child,
-    port: u16,
-}
-
-impl Host {
-    /// Starts the debug host on a free port, its output in `log`, and waits until it listens.
-    fn start(root: &Path, log: &Path) -> Result<Self> {
-        let binary = target_dir()
-            .join("debug")
-            .join(format!("reactor-mcp-server{}", env::consts::EXE_SUFFIX));
-        let output =
-            fs::File::create(log).with_context(|| format!("creating {}", log.display()))?;
-        let mut command = Command::new(&binary);
-        command
-            .args(["serve", "--host", "127.0.0.1", "--port", "0"])
-            .arg("--plugin-dir")
-            .arg(root.join("plugins"))
-            .args(["--extension", TOOLSET])
-            .current_dir(root)
-            .env_remove("RUST_LOG")
-            .env_remove("REACTOR_MCP_TOOLSETS")
-            .env_remove("REACTOR_MCP_STATELESS")
-            .stdin(Stdio::null())
-            .stdout(output.try_clone()?)
-            .stderr(output);
-        eprintln!("$ {}", display(&command));
-        let child = command
-            .spawn()
-            .with_context(|| format!("starting {}", binary.display()))?;
-        let mut host = Self { child, port: 0 };
-        let deadline = Instant::now() + HOST_START_TIMEOUT;
-        loop {
-            let text = read_lossy(log).unwrap_or_default();
-            if let Some(port) = listening_port(&text) {
-                host.port = port;
-                return Ok(host);
-            }
-            if let Some(status) = host.child.try_wait()? {
-                bail!("the host exited ({status}) before listening:\n{text}");
-            }
-            if Instant::now() > deadline {
-                bail!("the host did not listen within {HOST_START_TIMEOUT:?}:\n{text}");
-            }
-            thread::sleep(Duration::from_millis(50));
-        }
-    }
-}
-
-impl Drop for Host {
-    fn drop(&mut self) {
-        if let Ok(None) = self.child.try_wait() {
-            let _ = self.child.kill();
-        }
-        let _ = self.child.wait();
-    }
+/// Starts the debug host on a free port serving the conformance plugin, its output in `log`,
+/// and waits until it listens. The process is killed when dropped.
+fn serve_host(root: &Path, log: &Path) -> Result<(harness::Process, harness::Ready)> {
+    let binary = target_dir()
+        .join("debug")
+        .join(format!("reactor-mcp-server{}", env::consts::EXE_SUFFIX));
+    let mut host = Launch::new(&binary);
+    host.args(["serve", "--host", "127.0.0.1", "--port", "0"])
+        .arg("--plugin-dir")
+        .arg(root.join("plugins"))
+        .args(["--extension", TOOLSET])
+        .current_dir(root)
+        .log_to(log);
+    eprintln!("$ {}", display(&host.command()));
+    Ok(host.serve()?)
 }
 
 fn read_lossy(path: &Path) -> io::Result<String> {
     let mut bytes = Vec::new();
     fs::File::open(path)?.read_to_end(&mut bytes)?;
     Ok(String::from_utf8_lossy(&bytes).into_owned())
-}
-
-/// The port in the host's `listening on http://ADDRESS:PORT/PATH` line.
-fn listening_port(log: &str) -> Option<u16> {
-    let line = log
-        .lines()
-        .find_map(|l| l.strip_prefix("listening on http://"))?;
-    let address = line.split('/').next()?;
-    address.rsplit_once(':')?.1.parse().ok()
 }
 
 /// How a scenario went.
@@ -655,14 +606,6 @@ mod tests {
         );
         assert_eq!(scenario_of_folder("server-ping"), None);
         assert_eq!(scenario_of_folder("server--2026-03-30T10-54-00-123Z"), None);
-    }
-
-    #[test]
-    fn the_host_port_is_read_from_its_listening_line() {
-        let log = "INFO something\nlistening on http://127.0.0.1:40123/mcp\n";
-        assert_eq!(listening_port(log), Some(40123));
-        assert_eq!(listening_port("listening on http://[::1]:80/mcp"), Some(80));
-        assert_eq!(listening_port("starting"), None);
     }
 
     #[test]

@@ -4,8 +4,9 @@
 //! It parses the request, calls the same `echo` as the other two servers, and writes the same
 //! answer: JSON by default, one server-sent event under `--sse`, where `initialize` also hands
 //! out a session id so a stateful client runs unchanged (sessions are not kept: there is
-//! nothing to keep). `TCP_NODELAY` is set on accepted sockets. It prints
-//! `listening on http://ADDR/mcp` to stderr and serves until killed.
+//! nothing to keep). `TCP_NODELAY` is set on accepted sockets. Once bound it writes its
+//! `--ready-file` and prints `listening on http://ADDR/mcp` to stderr, as the host does, and
+//! serves until killed.
 
 use std::sync::{
     Arc,
@@ -29,9 +30,8 @@ use serde_json::{Value, json};
 /// The floor server.
 #[derive(Debug, Parser)]
 struct Args {
-    /// The loopback port to bind; 0 picks a free one.
-    #[arg(long, default_value_t = 0)]
-    port: u16,
+    #[command(flatten)]
+    listen: echo::Listen,
     /// Answer with server-sent events (and hand out session ids) instead of JSON.
     #[arg(long)]
     sse: bool,
@@ -128,5 +128,5 @@ async fn main() -> Result<()> {
             post(mcp).delete(|| async { StatusCode::OK.into_response() }),
         )
         .with_state(floor);
-    echo::serve(router, args.port).await
+    echo::serve(router, &args.listen).await
 }

@@ -3,8 +3,9 @@
 //!
 //! Served like the host serves: rmcp's streamable-HTTP service in axum at `/mcp`, with
 //! `TCP_NODELAY` on accepted sockets; stateful with SSE answers by default, stateless with JSON
-//! answers under `--stateless` (the host's two modes). It prints
-//! `listening on http://ADDR/mcp` to stderr, as the host does, and serves until killed.
+//! answers under `--stateless` (the host's two modes). Once bound it writes its `--ready-file`
+//! and prints `listening on http://ADDR/mcp` to stderr, as the host does, and serves until
+//! killed.
 
 use std::sync::Arc;
 
@@ -28,9 +29,8 @@ use serde_json::Value;
 /// A plain rmcp server with one `echo` tool.
 #[derive(Debug, Parser)]
 struct Args {
-    /// The loopback port to bind; 0 picks a free one.
-    #[arg(long, default_value_t = 0)]
-    port: u16,
+    #[command(flatten)]
+    listen: echo::Listen,
     /// Serve without sessions, with JSON answers.
     #[arg(long)]
     stateless: bool,
@@ -96,5 +96,5 @@ async fn main() -> Result<()> {
         config,
     );
     let router = Router::new().route_service("/mcp", service);
-    echo::serve(router, args.port).await
+    echo::serve(router, &args.listen).await
 }

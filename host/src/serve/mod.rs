@@ -1,7 +1,7 @@
 //! Serve: the plugins' tools over MCP (streamable HTTP), inside an axum app.
 //!
-//! [`run`] binds, prints `listening on http://HOST:PORT/PATH` to stderr, and serves until
-//! SIGINT or SIGTERM:
+//! [`run`] binds, writes the [`ready`] file when asked (`--ready-file`), prints
+//! `listening on http://HOST:PORT/PATH` to stderr, and serves until SIGINT or SIGTERM:
 //!
 //! - `PATH` (default `/mcp`): rmcp's streamable-HTTP service; [`handler`] answers from the tool
 //!   table of each request's own URL (see [`crate::selection`]; each query's resolution is
@@ -22,6 +22,7 @@ mod context;
 mod contributions;
 mod handler;
 mod http;
+mod ready;
 mod served;
 mod subscriptions;
 mod validate;
@@ -41,6 +42,8 @@ use rmcp::{
     },
 };
 use tokio_util::sync::CancellationToken;
+
+pub use ready::Ready;
 
 use crate::{
     build::Builder,
@@ -71,6 +74,14 @@ pub enum ServeError {
     Bind {
         /// The address asked for.
         address: String,
+        /// The cause.
+        source: std::io::Error,
+    },
+    /// The ready file could not be written.
+    #[error("cannot write the ready file {}: {source}", path.display())]
+    ReadyFile {
+        /// The file asked for.
+        path: std::path::PathBuf,
         /// The cause.
         source: std::io::Error,
     },
@@ -111,6 +122,14 @@ pub async fn run(registry: Arc<Registry>, args: ServeArgs) -> Result<(), ServeEr
             "listening on every interface, but only loopback Host headers are accepted: \
              add --allowed-host NAME for the names clients use"
         );
+    }
+    if let Some(file) = &args.ready_file {
+        Ready::new(address, &path)
+            .write(file)
+            .map_err(|source| ServeError::ReadyFile {
+                path: file.clone(),
+                source,
+            })?;
     }
     eprintln!("listening on http://{address}{path}");
 

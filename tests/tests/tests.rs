@@ -1,0 +1,13 @@
+//! The end-to-end tests, one test binary: each module is one area, and the dependency graph
+//! (host, rmcp, tokio, reqwest) is linked once rather than once per file, as ripgrep's
+//! `tests/tests.rs` does. A new area is a new module here; `tests/Cargo.toml` turns off
+//! cargo's one-binary-per-file discovery.
+
+mod activation;
+mod context;
+mod discovery;
+mod extensions;
+mod harness;
+mod list;
+mod resources;
+mod serve;
