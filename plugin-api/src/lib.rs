@@ -12,6 +12,7 @@ mod prompt;
 mod resource;
 mod result;
 pub mod runtime;
+pub mod testing;
 mod tool;
 
 // Each re-export below is part of the semver promise of this crate.

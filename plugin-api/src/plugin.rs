@@ -184,7 +184,11 @@ fn ffi_tool<P: PluginDefinition>(tool: Tool) -> Result<FfiTool, FfiError> {
 
 /// A handler as an ABI object; `name` is the tool it answers, for panic messages, and
 /// `plugin` the logger of its log messages.
-fn ffi_handler(plugin: &'static str, name: Arc<str>, handler: Handler) -> ToolHandlerBox {
+pub(crate) fn ffi_handler(
+    plugin: &'static str,
+    name: Arc<str>,
+    handler: Handler,
+) -> ToolHandlerBox {
     ToolHandlerBox::from_ptr(
         RArc::new(ToolImpl {
             plugin: Arc::from(plugin),

@@ -256,7 +256,7 @@ mod tests {
     };
 
     use super::*;
-    use crate::result::IntoToolOutput;
+    use crate::{result::IntoToolOutput, testing::wait};
 
     fn done() -> Result<FfiOutput, ToolError> {
         "done".into_output()
@@ -343,26 +343,6 @@ mod tests {
         assert_eq!(output.json.as_str(), r#""done""#);
     }
 
-    /// Polls `future` to its end on this thread, with no tokio runtime of the caller's: as the
-    /// host polls a call, whose tokio is not the plugin's.
-    fn poll_here<F: Future>(future: F) -> F::Output {
-        struct Unpark(std::thread::Thread);
-        impl std::task::Wake for Unpark {
-            fn wake(self: Arc<Self>) {
-                self.0.unpark();
-            }
-        }
-        let waker = std::task::Waker::from(Arc::new(Unpark(std::thread::current())));
-        let mut cx = std::task::Context::from_waker(&waker);
-        let mut future = std::pin::pin!(future);
-        loop {
-            if let Poll::Ready(output) = future.as_mut().poll(&mut cx) {
-                return output;
-            }
-            std::thread::park();
-        }
-    }
-
     #[test]
     fn an_async_call_is_polled_on_the_callers_thread_with_the_plugins_timers() {
         let caller = std::thread::current().id();
@@ -378,7 +358,7 @@ mod tests {
                 done()
             }),
         );
-        let output = poll_here(call).unwrap();
+        let output = wait(call).unwrap();
         assert_eq!(output.json.as_str(), r#""done""#);
         assert!(
             Context::current().is_none(),
@@ -396,7 +376,7 @@ mod tests {
                 panic!("second poll");
             }),
         );
-        let error = poll_here(call).unwrap_err();
+        let error = wait(call).unwrap_err();
         assert_eq!(error.kind, ErrorKind::Panicked);
         assert_eq!(error.message.as_str(), "tool t panicked: second poll");
     }
@@ -430,14 +410,13 @@ mod tests {
             assert!(Context::current().is_some());
             done()
         });
-        assert_eq!(poll_here(call).unwrap().json.as_str(), r#""done""#);
-        let error =
-            poll_here(inline("t".into(), Context::detached(), || panic!("boom"))).unwrap_err();
+        assert_eq!(wait(call).unwrap().json.as_str(), r#""done""#);
+        let error = wait(inline("t".into(), Context::detached(), || panic!("boom"))).unwrap_err();
         assert_eq!(error.kind, ErrorKind::Panicked);
         assert_eq!(error.message.as_str(), "tool t panicked: boom");
         assert!(Context::current().is_none());
         let again = inline("t".into(), Context::detached(), done);
-        assert_eq!(poll_here(again).unwrap().json.as_str(), r#""done""#);
+        assert_eq!(wait(again).unwrap().json.as_str(), r#""done""#);
     }
 
     #[test]

@@ -5,7 +5,8 @@
 //! its own `[workspace]` table and a path dependency on this checkout's `plugin-api`, so it
 //! builds on its own. The template mirrors `plugins/sandboxes`: a `Default` type, a
 //! `#[plugin(...)]` impl declaring one toolset, and one example tool whose doc comments are
-//! its description and its parameters' descriptions.
+//! its description and its parameters' descriptions, with tests that call it through
+//! `plugin_api::testing` (in `src/lib.rs`: a `cdylib` cannot be linked from `tests/`).
 
 use std::{
     fs,
@@ -69,7 +70,15 @@ pub(crate) fn run(args: &Args) -> Result<()> {
     let lib = build_plugins::library_file_name(name);
     eprintln!("created plugin crate `{name}` in {}", crate_dir.display());
     eprintln!("next steps:");
-    eprintln!("  1. write its tools in {}", src.join("lib.rs").display());
+    let test = if in_workspace {
+        format!("cargo test -p {name}")
+    } else {
+        "cargo test".to_owned()
+    };
+    eprintln!(
+        "  1. write its tools, and tests that call them, in {} ({test})",
+        src.join("lib.rs").display()
+    );
     if in_workspace {
         if parent != canonical(&plugins_dir)? {
             eprintln!(
@@ -285,6 +294,33 @@ impl {type_name} {{
         Ok(format!("{{greeting}}, {{name}}!"))
     }}
 }}
+
+#[cfg(test)]
+mod tests {{
+    //! The plugin's tools called in process, as the host would call them (`cargo test`).
+
+    use plugin_api::{{json, testing::PluginTest}};
+
+    use super::*;
+
+    #[test]
+    fn hello_greets_by_name() {{
+        let plugin = PluginTest::new::<{type_name}>();
+        let call = plugin.call("hello", json!({{"name": "Ada"}}));
+        assert_eq!(call.text(), "Hello, Ada!");
+        let call = plugin.call("hello", json!({{"name": "Ada", "greeting": "Hi"}}));
+        assert_eq!(call.text(), "Hi, Ada!");
+    }}
+
+    #[test]
+    fn hello_needs_a_name() {{
+        let plugin = PluginTest::new::<{type_name}>();
+        let call = plugin.call("hello", json!({{"name": " "}}));
+        assert_eq!(call.error().message(), "name is empty: say who to greet");
+        let call = plugin.call("hello", json!({{}}));
+        assert!(call.error().message().contains("missing field `name`"));
+    }}
+}}
 "#
     )
 }
@@ -355,13 +391,14 @@ mod tests {
         assert!(err.to_string().contains("already exists"), "{err}");
     }
 
-    /// Generates a plugin outside the workspace and builds it with cargo, as a user would.
+    /// Generates a plugin outside the workspace, builds it and runs its tests with cargo, as a
+    /// user would.
     ///
     /// Reasonably fast: it builds into the workspace's `target/` (same dependency versions,
     /// from a copy of `Cargo.lock`, and no network), so only the new crate compiles once
     /// `plugin-api` has been built by anything else in the workspace.
     #[test]
-    fn generated_plugin_builds_and_carries_a_manifest() {
+    fn generated_plugin_builds_passes_its_tests_and_carries_a_manifest() {
         let temp = TempDir::new();
         let name = "xtask-template-probe";
         run(&Args {
@@ -377,15 +414,31 @@ mod tests {
         .unwrap();
 
         let target = target_dir();
-        let status = cargo()
-            .current_dir(&crate_dir)
-            .args(["build", "--quiet"])
-            .env("CARGO_TARGET_DIR", &target)
-            .status()
-            .unwrap();
+        // Runs cargo in the generated crate, building into the workspace's target folder.
+        let cargo_in_crate = |args: &[&str]| {
+            let output = cargo()
+                .current_dir(&crate_dir)
+                .args(args)
+                .env("CARGO_TARGET_DIR", &target)
+                .output()
+                .unwrap();
+            let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
+            assert!(
+                output.status.success(),
+                "cargo {} in the generated plugin failed ({}):\n{stdout}\n{}",
+                args.join(" "),
+                output.status,
+                String::from_utf8_lossy(&output.stderr)
+            );
+            stdout
+        };
+        cargo_in_crate(&["build", "--quiet"]);
+
+        // Its own tests pass: they call its tool in process, through `plugin_api::testing`.
+        let report = cargo_in_crate(&["test", "--quiet"]);
         assert!(
-            status.success(),
-            "cargo build of the generated plugin failed ({status})"
+            report.contains("test result: ok. 2 passed"),
+            "the generated plugin's two tests did not run:\n{report}"
         );
 
         let library = target
