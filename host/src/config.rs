@@ -145,6 +145,27 @@ pub struct ServeArgs {
     pub ready_file: Option<PathBuf>,
 }
 
+impl ServeArgs {
+    /// The serve options these flags give.
+    pub fn options(&self) -> crate::serve::Options {
+        crate::serve::Options {
+            host: self.host.clone(),
+            port: self.port,
+            path: self.path.clone(),
+            fallback: self
+                .toolsets
+                .as_deref()
+                .map(|q| crate::selection::Query::parse(q.trim_start_matches('?'))),
+            name: self.name.clone(),
+            toolsets_tool: !self.no_toolsets_tool,
+            stateless: self.stateless,
+            allowed_hosts: self.allowed_hosts.clone(),
+            allowed_origins: self.allowed_origins.clone(),
+            ready_file: self.ready_file.clone(),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -212,5 +233,14 @@ mod tests {
     fn list_still_parses() {
         let (_, command) = parse(&["list", "--json"]);
         assert!(matches!(command, Command::List { json: true }));
+    }
+
+    #[test]
+    fn the_flags_defaults_are_the_serve_options_defaults() {
+        let (_, command) = parse(&[]);
+        let Command::Serve(serve) = command else {
+            panic!("expected serve, got {command:?}")
+        };
+        assert_eq!(serve.options(), crate::serve::Options::default());
     }
 }

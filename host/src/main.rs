@@ -84,7 +84,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
                     .join(", ")
             );
             let registry = Arc::new(Registry::new(discovery.plugins));
-            tokio::runtime::Runtime::new()?.block_on(serve::run(registry, args))?;
+            tokio::runtime::Runtime::new()?.block_on(serve::run(registry, args.options()))?;
             Ok(())
         }
     }

@@ -47,10 +47,52 @@ pub use ready::Ready;
 
 use crate::{
     build::Builder,
-    config::ServeArgs,
     registry::Registry,
     selection::{self, Query, Resolution},
 };
+
+/// How to serve: a plain value, built from the command line by `crate::config` or by hand.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Options {
+    /// The address to bind (a name, an IP, or a bracketed IPv6 address).
+    pub host: String,
+    /// The port to bind; 0 picks a free one.
+    pub port: u16,
+    /// The path of the MCP endpoint.
+    pub path: String,
+    /// The selection a URL that selects nothing gets.
+    pub fallback: Option<Query>,
+    /// The server name clients see (`serverInfo.name`).
+    pub name: String,
+    /// Whether the host's own `list_server_toolsets` tool is served.
+    pub toolsets_tool: bool,
+    /// Serve without sessions, with JSON answers.
+    pub stateless: bool,
+    /// Further `Host` names the server answers to.
+    pub allowed_hosts: Vec<String>,
+    /// Browser origins allowed to call the server.
+    pub allowed_origins: Vec<String>,
+    /// Where to say, once listening, where the server listens.
+    pub ready_file: Option<std::path::PathBuf>,
+}
+
+impl Default for Options {
+    /// Loopback, port 4040, `/mcp`, the host's tool on, sessions on.
+    fn default() -> Self {
+        Self {
+            host: "127.0.0.1".to_owned(),
+            port: 4040,
+            path: "/mcp".to_owned(),
+            fallback: None,
+            name: "reactor-mcp-server".to_owned(),
+            toolsets_tool: true,
+            stateless: false,
+            allowed_hosts: Vec::new(),
+            allowed_origins: Vec::new(),
+            ready_file: None,
+        }
+    }
+}
 
 /// The largest request body accepted (4 MiB); larger ones get 413.
 pub const MAX_REQUEST_BODY_BYTES: usize = 4 * 1024 * 1024;
@@ -91,7 +133,7 @@ pub enum ServeError {
 }
 
 /// Serves `registry`'s plugins as `args` say, until SIGINT or SIGTERM.
-pub async fn run(registry: Arc<Registry>, args: ServeArgs) -> Result<(), ServeError> {
+pub async fn run(registry: Arc<Registry>, args: Options) -> Result<(), ServeError> {
     let path = check_path(&args.path)?;
     let builder = Arc::new(Builder::new(registry));
     {
@@ -183,7 +225,7 @@ impl ServeState {
     /// [`subscriptions::dispatch`].
     fn new(
         builder: Arc<Builder>,
-        args: &ServeArgs,
+        args: &Options,
         path: &str,
     ) -> (Self, tokio::sync::mpsc::UnboundedReceiver<String>) {
         let info = ServerConfig::new(
@@ -198,13 +240,10 @@ impl ServeState {
         ));
         let (updates, receiver) = subscriptions::Updates::channel();
         let state = Self {
-            sets: served::Sets::new(Arc::clone(&builder), !args.no_toolsets_tool),
+            sets: served::Sets::new(Arc::clone(&builder), args.toolsets_tool),
             builder,
-            fallback: args
-                .toolsets
-                .as_deref()
-                .map(|q| Query::parse(q.trim_start_matches('?'))),
-            toolsets_tool: !args.no_toolsets_tool,
+            fallback: args.fallback.clone(),
+            toolsets_tool: args.toolsets_tool,
             info,
             path: path.to_owned(),
             subscriptions: subscriptions::Hub::new(),
@@ -243,12 +282,7 @@ impl ServeState {
 }
 
 /// The app: the MCP endpoint, `/healthz`, `/toolsets` and `/contributions`, behind the guard.
-fn router(
-    state: Arc<ServeState>,
-    args: &ServeArgs,
-    path: &str,
-    cancel: CancellationToken,
-) -> Router {
+fn router(state: Arc<ServeState>, args: &Options, path: &str, cancel: CancellationToken) -> Router {
     let mut config = StreamableHttpServerConfig::default()
         .with_cancellation_token(cancel)
         .with_max_request_body_bytes(MAX_REQUEST_BODY_BYTES)
