@@ -33,7 +33,9 @@ use crate::{
     context::LogLevel,
     contribution::JsonFuture,
     error::{ErrorKind, FfiError, ToolError},
-    ffi::{FfiOutput, HostContext, HostContextBox, PluginInstanceBox, ToolHandler, ToolHandlerBox},
+    ffi::{
+        FfiOutput, HostContext, HostContextBox, PluginInstanceBox, ToolHandlerBox, share_handler,
+    },
     manifest::ToolDecl,
     plugin::{PluginDefinition, ffi_handler, instantiate, no_wrap},
     result::{ToolOutput, ToolResult},
@@ -198,8 +200,7 @@ impl PluginTest {
     fn serve(&mut self, decl: ToolDecl, handler: ToolHandlerBox) -> Result<(), ToolError> {
         let mut handler = Arc::new(handler);
         for (index, _) in (0u32..).zip(self.extends).filter(|(_, t)| **t == decl.name) {
-            let original =
-                ToolHandlerBox::from_ptr(RArc::new(Shared(Arc::clone(&handler))), TD_Opaque);
+            let original = share_handler(&handler);
             match self.instance.wrap(index, original).into_result() {
                 Ok(wrapped) => handler = Arc::new(wrapped),
                 Err(e) if e.message.as_str() == no_wrap(index).message() => {}
@@ -419,20 +420,6 @@ pub(crate) fn wait<F: Future>(future: F) -> F::Output {
             return output;
         }
         std::thread::park();
-    }
-}
-
-/// A handler shared with the tools list, handed to an extension as an ABI object of its own
-/// (a `ToolHandlerBox` cannot be cloned).
-struct Shared(Arc<ToolHandlerBox>);
-
-impl ToolHandler for Shared {
-    fn call(
-        &self,
-        arguments: RString,
-        context: HostContextBox,
-    ) -> FfiFuture<RResult<FfiOutput, FfiError>> {
-        self.0.call(arguments, context)
     }
 }
 

@@ -2,7 +2,7 @@
 //! `sandboxes` and `sandboxes-datalayer`, and the `fixture-base` / `fixture-ext-*` fixtures),
 //! and rmcp's own client over streamable HTTP.
 //!
-//! What issue 4 asks, one test each: the narrowed `launch_sandbox`; composition in the
+//! One test each: the narrowed `launch_sandbox`; composition in the
 //! documented order whatever the file names; a description-only extension never opening its
 //! library while a wrapping one opens only once a URL serves its target; meta merge and
 //! fields left out; replacing without calling; the pending extension in `list --json` and

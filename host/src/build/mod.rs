@@ -26,14 +26,10 @@ use std::{
     sync::{Arc, Mutex, OnceLock, PoisonError},
 };
 
-use abi_stable::{
-    sabi_trait::TD_Opaque,
-    std_types::{RArc, RResult, RString},
-};
-use async_ffi::FfiFuture;
+use abi_stable::std_types::RString;
 use plugin_abi::{
-    FfiError, FfiOutput, HostContextBox, OutputKind, PluginInstanceBox, ToolHandler,
-    ToolHandlerBox, detached_host,
+    FfiError, FfiOutput, HostContextBox, OutputKind, PluginInstanceBox, ToolHandlerBox,
+    detached_host, share_handler,
 };
 use plugin_manifest::{Manifest, ToolDecl};
 use serde_json::{Map, Value};
@@ -164,29 +160,15 @@ impl LoadedPlugin {
     /// handler: the same tool, answered by the handler the plugin returns. The declaration is
     /// left as it is; the registry's static changes are applied by the caller.
     pub fn wrap(&self, index: u32, tool: &LoadedTool) -> Result<LoadedTool, FfiError> {
-        let original =
-            ToolHandlerBox::from_ptr(RArc::new(Shared(Arc::clone(&tool.handler))), TD_Opaque);
-        let handler = self.instance.wrap(index, original).into_result()?;
+        let handler = self
+            .instance
+            .wrap(index, share_handler(&tool.handler))
+            .into_result()?;
         Ok(LoadedTool {
             decl: tool.decl.clone(),
             plugin: tool.plugin.clone(),
             handler: Arc::new(handler),
         })
-    }
-}
-
-/// A handler the host shares (behind an `Arc`), handed to another plugin as an ABI object of
-/// its own: `ToolHandlerBox` cannot be cloned, and the original stays in the tables it is in.
-/// A call passes the wrapper's context on, so the wrapped tool talks to the same client.
-struct Shared(Arc<ToolHandlerBox>);
-
-impl ToolHandler for Shared {
-    fn call(
-        &self,
-        arguments: RString,
-        context: HostContextBox,
-    ) -> FfiFuture<RResult<FfiOutput, FfiError>> {
-        self.0.call(arguments, context)
     }
 }
 

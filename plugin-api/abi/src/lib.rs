@@ -115,6 +115,25 @@ pub trait ToolHandler: Send + Sync {
 /// A tool handler behind the ABI; cloning shares it.
 pub type ToolHandlerBox = ToolHandler_TO<'static, RArc<()>>;
 
+/// A new ABI object answering with `handler`, which stays shared: what is handed to an
+/// extension's wrap, since a `ToolHandlerBox` cannot be cloned and the original stays where it
+/// is. A call passes the caller's context on, so the wrapped tool talks to the same client.
+pub fn share_handler(handler: &std::sync::Arc<ToolHandlerBox>) -> ToolHandlerBox {
+    ToolHandlerBox::from_ptr(RArc::new(Shared(std::sync::Arc::clone(handler))), TD_Opaque)
+}
+
+struct Shared(std::sync::Arc<ToolHandlerBox>);
+
+impl ToolHandler for Shared {
+    fn call(
+        &self,
+        arguments: RString,
+        context: HostContextBox,
+    ) -> FfiFuture<RResult<FfiOutput, FfiError>> {
+        self.0.call(arguments, context)
+    }
+}
+
 /// What a tool answered.
 #[repr(C)]
 #[derive(Debug, Clone, PartialEq, Eq, StableAbi)]
