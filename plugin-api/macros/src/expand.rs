@@ -231,6 +231,14 @@ pub(crate) fn plugin(args: PluginArgs, mut item: ItemImpl) -> syn::Result<TokenS
                 <Self as ::core::default::Default>::default()
             }
 
+            fn manifest_record() -> &'static [u8] {
+                #[used]
+                #[cfg_attr(target_vendor = "apple", unsafe(link_section = "__DATA,__rmcpmf"))]
+                #[cfg_attr(not(target_vendor = "apple"), unsafe(link_section = ".rmcpmf"))]
+                static MANIFEST_RECORD: [u8; #record_len] = *#record;
+                &MANIFEST_RECORD
+            }
+
             #[allow(clippy::vec_init_then_push, unused_mut)]
             fn tools(self: &::std::sync::Arc<Self>) -> ::std::vec::Vec<::plugin_api::Tool> {
                 let mut tools = ::std::vec::Vec::new();
@@ -247,13 +255,8 @@ pub(crate) fn plugin(args: PluginArgs, mut item: ItemImpl) -> syn::Result<TokenS
         }
 
         const _: () = {
-            #[used]
-            #[cfg_attr(target_vendor = "apple", unsafe(link_section = "__DATA,__rmcpmf"))]
-            #[cfg_attr(not(target_vendor = "apple"), unsafe(link_section = ".rmcpmf"))]
-            static MANIFEST_RECORD: [u8; #record_len] = *#record;
-
             extern "C" fn manifest() -> #abi::std_types::RStr<'static> {
-                #p::manifest_json(&MANIFEST_RECORD)
+                #p::manifest_json(<#self_ty as #p::PluginDefinition>::manifest_record())
             }
 
             extern "C" fn instantiate() -> #abi::std_types::RResult<
