@@ -144,8 +144,14 @@ pub(crate) struct Contributions {
 
 impl Contributions {
     /// Parses `method` if it carries one of [`ATTRIBUTES`] (and removes the attribute);
-    /// whether it did.
-    pub(crate) fn take(&mut self, own_toolset: &str, method: &mut ImplItemFn) -> syn::Result<bool> {
+    /// whether it did. What names no toolset goes in `own_toolset`; what names one must name one
+    /// of `toolsets`.
+    pub(crate) fn take(
+        &mut self,
+        own_toolset: &str,
+        toolsets: &HashSet<String>,
+        method: &mut ImplItemFn,
+    ) -> syn::Result<bool> {
         let Some(pos) = method
             .attrs
             .iter()
@@ -164,18 +170,22 @@ impl Contributions {
         }
         fields.only(kind.fields)?;
         let shape = Shape::of(method)?;
+        if kind.name == COMPLETION.name {
+            self.completion(&fields, method, &shape)?;
+            return Ok(true);
+        }
+        let named = fields.named(kind, own_toolset, toolsets, method)?;
         match kind.name {
-            "resource" => self.resource(own_toolset, &fields, method, &shape),
-            "resource_template" => self.template(own_toolset, &fields, method, &shape),
-            "prompt" => self.prompt(own_toolset, &fields, method, &shape),
-            _ => self.completion(&fields, method, &shape),
+            "resource" => self.resource(named, &fields, method, &shape),
+            "resource_template" => self.template(named, &fields, method, &shape),
+            _ => self.prompt(named, method, &shape),
         }?;
         Ok(true)
     }
 
     fn resource(
         &mut self,
-        own_toolset: &str,
+        named: Named,
         fields: &Fields,
         method: &ImplItemFn,
         shape: &Shape,
@@ -188,9 +198,7 @@ impl Contributions {
             ));
         }
         let size = fields.size.as_ref().map(LitInt::base10_parse).transpose()?;
-        let decl = fields
-            .named(own_toolset, method)
-            .resource(uri.value(), size);
+        let decl = named.resource(uri.value(), size);
         let key = format!("`{}`", uri.value());
         let parsed = RESOURCE.parsed(&self.resources, key, decl, uri.span(), shape, Vec::new())?;
         self.resources.push(parsed);
@@ -199,7 +207,7 @@ impl Contributions {
 
     fn template(
         &mut self,
-        own_toolset: &str,
+        named: Named,
         fields: &Fields,
         method: &ImplItemFn,
         shape: &Shape,
@@ -211,7 +219,7 @@ impl Contributions {
         let params: Vec<String> = shape.params.iter().map(|p| p.name.clone()).collect();
         if sorted(&variables) != sorted(&params) {
             return Err(syn::Error::new(
-                method.sig.span(),
+                method.sig.paren_token.span.join(),
                 format!(
                     "the parameters of a #[resource_template] method are its template's variables: \
                      expected {}, found {}",
@@ -225,7 +233,7 @@ impl Contributions {
             .iter()
             .map(|p| p.read(quote!(variable)))
             .collect();
-        let decl = fields.named(own_toolset, method).template(text.value());
+        let decl = named.template(text.value());
         self.completable
             .push((CompletionRef::Resource { uri: text.value() }, variables));
         let key = format!("`{}`", text.value());
@@ -234,13 +242,7 @@ impl Contributions {
         Ok(())
     }
 
-    fn prompt(
-        &mut self,
-        own_toolset: &str,
-        fields: &Fields,
-        method: &ImplItemFn,
-        shape: &Shape,
-    ) -> syn::Result<()> {
+    fn prompt(&mut self, named: Named, method: &ImplItemFn, shape: &Shape) -> syn::Result<()> {
         let arguments = shape
             .params
             .iter()
@@ -250,7 +252,7 @@ impl Contributions {
                 required: p.optional.is_none(),
             })
             .collect();
-        let decl = fields.named(own_toolset, method).prompt(arguments);
+        let decl = named.prompt(arguments);
         let lets = shape
             .params
             .iter()
@@ -319,31 +321,9 @@ impl Contributions {
         Ok(())
     }
 
-    /// Checks what needs the whole plugin: toolsets are declared, completions refer to a
-    /// prompt argument or template variable of this plugin.
-    pub(crate) fn check(&self, toolsets: &HashSet<String>) -> syn::Result<()> {
-        let resources = self
-            .resources
-            .iter()
-            .map(|p| (RESOURCE.what, &p.decl.name, &p.decl.toolset, p.span));
-        let templates = self
-            .templates
-            .iter()
-            .map(|p| (TEMPLATE.what, &p.decl.name, &p.decl.toolset, p.span));
-        let prompts = self
-            .prompts
-            .iter()
-            .map(|p| (PROMPT.what, &p.decl.name, &p.decl.toolset, p.span));
-        for (what, name, toolset, span) in resources.chain(templates).chain(prompts) {
-            if !toolsets.contains(toolset) {
-                return Err(syn::Error::new(
-                    span,
-                    format!(
-                        "{what} `{name}` is in toolset `{toolset}`, which this plugin does not declare"
-                    ),
-                ));
-            }
-        }
+    /// Checks what needs the whole plugin: completions refer to a prompt argument or template
+    /// variable of this plugin.
+    pub(crate) fn check(&self) -> syn::Result<()> {
         for c in &self.completions {
             let CompletionDecl {
                 reference,
@@ -501,13 +481,35 @@ impl Fields {
         })
     }
 
-    /// What a resource, a resource template and a prompt are called and say of themselves.
-    fn named(&self, own_toolset: &str, method: &ImplItemFn) -> Named {
-        Named {
-            name: self
-                .name
-                .as_ref()
-                .map_or_else(|| method.sig.ident.to_string(), LitStr::value),
+    /// What a resource, a resource template or a prompt (`kind`) is called and says of itself;
+    /// an error at its `toolset` if that is not one of `toolsets`.
+    fn named(
+        &self,
+        kind: &Kind,
+        own_toolset: &str,
+        toolsets: &HashSet<String>,
+        method: &ImplItemFn,
+    ) -> syn::Result<Named> {
+        let name = self
+            .name
+            .as_ref()
+            .map_or_else(|| method.sig.ident.to_string(), LitStr::value);
+        if let Some(toolset) = self
+            .toolset
+            .as_ref()
+            .filter(|t| !toolsets.contains(&t.value()))
+        {
+            return Err(syn::Error::new(
+                toolset.span(),
+                format!(
+                    "{} `{name}` is in toolset `{}`, which this plugin does not declare",
+                    kind.what,
+                    toolset.value()
+                ),
+            ));
+        }
+        Ok(Named {
+            name,
             title: self.title.as_ref().map(LitStr::value),
             description: self
                 .description
@@ -518,7 +520,7 @@ impl Fields {
                 .toolset
                 .as_ref()
                 .map_or_else(|| own_toolset.to_owned(), LitStr::value),
-        }
+        })
     }
 }
 

@@ -25,7 +25,10 @@ struct ExtendMethod {
 /// One `#[tool]` method, parsed.
 struct ToolMethod {
     decl: ToolDecl,
-    span: Span,
+    /// Where its name is given: `name = "..."`, else the method's name.
+    name_span: Span,
+    /// Where its toolset is given: `toolset = "..."`, else the method's name.
+    toolset_span: Span,
     tokens: TokenStream,
 }
 
@@ -94,7 +97,7 @@ pub(crate) fn plugin(args: PluginArgs, mut item: ItemImpl) -> syn::Result<TokenS
         let ImplItem::Fn(method) = impl_item else {
             continue;
         };
-        if contributions.take(&own_toolset, method)? {
+        if contributions.take(&own_toolset, &toolset_names, method)? {
             continue;
         }
         if let Some(pos) = method
@@ -118,13 +121,13 @@ pub(crate) fn plugin(args: PluginArgs, mut item: ItemImpl) -> syn::Result<TokenS
             } = &tool.decl;
             if tools.iter().any(|t| t.decl.name == *tool_name) {
                 return Err(syn::Error::new(
-                    tool.span,
+                    tool.name_span,
                     format!("tool `{tool_name}` is declared twice"),
                 ));
             }
             if !toolset_names.contains(toolset) {
                 return Err(syn::Error::new(
-                    tool.span,
+                    tool.toolset_span,
                     format!(
                         "tool `{tool_name}` is in toolset `{toolset}`, which this plugin does not declare"
                     ),
@@ -134,7 +137,7 @@ pub(crate) fn plugin(args: PluginArgs, mut item: ItemImpl) -> syn::Result<TokenS
         }
     }
 
-    contributions.check(&toolset_names)?;
+    contributions.check()?;
 
     let activation = args
         .on_startup
@@ -446,8 +449,8 @@ fn tool_method(
         };
         if let Some(by_ref) = context_param(&typed.ty) {
             if std::mem::replace(&mut takes_context, true) {
-                return Err(syn::Error::new(
-                    typed.ty.span(),
+                return Err(syn::Error::new_spanned(
+                    &typed.ty,
                     "a tool takes at most one `Context` parameter",
                 ));
             }
@@ -465,8 +468,8 @@ fn tool_method(
             ));
         };
         if matches!(&*typed.ty, Type::Reference(_)) {
-            return Err(syn::Error::new(
-                typed.ty.span(),
+            return Err(syn::Error::new_spanned(
+                &typed.ty,
                 "tool arguments must be owned types (`String`, not `&str`)",
             ));
         }
@@ -558,5 +561,10 @@ fn tool_method(
         let this = ::std::sync::Arc::clone(self);
         #handler
     }};
-    Ok(ToolMethod { decl, span, tokens })
+    Ok(ToolMethod {
+        decl,
+        name_span: args.name.as_ref().map_or(span, LitStr::span),
+        toolset_span: args.toolset.as_ref().map_or(span, LitStr::span),
+        tokens,
+    })
 }
