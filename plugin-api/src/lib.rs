@@ -1,7 +1,5 @@
 #![doc = include_str!("../README.md")]
 
-#[cfg(doctest)]
-mod compile_checks;
 mod context;
 mod contribution;
 pub mod error;

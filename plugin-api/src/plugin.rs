@@ -43,6 +43,13 @@ pub trait PluginDefinition: Send + Sync + Sized + 'static {
     /// Builds the plugin's state.
     fn create() -> Self;
 
+    /// The record the attribute wrote into the library's manifest link section: the manifest's
+    /// JSON, framed as `plugin_manifest::section` frames it. Empty for a definition written by
+    /// hand.
+    fn manifest_record() -> &'static [u8] {
+        &[]
+    }
+
     /// The tools declared with `#[tool]`, in order, then those of `#[dynamic_tools]`.
     fn tools(self: &Arc<Self>) -> Vec<Tool>;
 

@@ -4,6 +4,7 @@
 //! Each parser checks what can be checked on its own (a JSON `meta` or `input_schema` is an
 //! object, a name is not empty); checks across the whole plugin are in `expand`.
 
+use plugin_manifest::{Annotations, ExtensionDecl, ToolDecl, ToolsetDecl};
 use serde_json::{Map, Value};
 use syn::{
     Attribute, Expr, ExprLit, Lit, LitBool, LitInt, LitStr, meta::ParseNestedMeta, spanned::Spanned,
@@ -32,6 +33,33 @@ pub(crate) struct ToolsetArgs {
     pub(crate) always: bool,
 }
 
+impl ToolsetArgs {
+    /// The toolset `name`, with nothing else said: served by default, not always.
+    pub(crate) fn new(name: LitStr) -> Self {
+        Self {
+            name,
+            title: None,
+            description: None,
+            instructions: None,
+            default: true,
+            always: false,
+        }
+    }
+
+    /// The manifest's declaration of this toolset.
+    pub(crate) fn decl(&self) -> ToolsetDecl {
+        let text = |value: &Option<LitStr>| value.as_ref().map(LitStr::value).unwrap_or_default();
+        ToolsetDecl {
+            name: self.name.value(),
+            title: text(&self.title),
+            description: text(&self.description),
+            instructions: text(&self.instructions),
+            default: self.default,
+            always: self.always,
+        }
+    }
+}
+
 impl PluginArgs {
     pub(crate) fn parse(&mut self, meta: ParseNestedMeta<'_>) -> syn::Result<()> {
         if meta.path.is_ident("name") {
@@ -46,19 +74,12 @@ impl PluginArgs {
             self.on_toolset.push(non_empty(meta.value()?.parse()?)?);
         } else if meta.path.is_ident("toolset") {
             let mut name = None;
-            let mut toolset = ToolsetArgs {
-                name: LitStr::new(
-                    "",
-                    meta.path
-                        .get_ident()
-                        .map_or_else(proc_macro2::Span::call_site, |i| i.span()),
-                ),
-                title: None,
-                description: None,
-                instructions: None,
-                default: true,
-                always: false,
-            };
+            let mut toolset = ToolsetArgs::new(LitStr::new(
+                "",
+                meta.path
+                    .get_ident()
+                    .map_or_else(proc_macro2::Span::call_site, |i| i.span()),
+            ));
             meta.parse_nested_meta(|inner| {
                 if inner.path.is_ident("name") {
                     name = Some(non_empty(inner.value()?.parse()?)?);
@@ -97,17 +118,16 @@ impl PluginArgs {
 pub(crate) struct Shown {
     pub(crate) title: Option<LitStr>,
     pub(crate) description: Option<LitStr>,
-    /// The hints given, by their MCP names.
-    pub(crate) annotations: Map<String, Value>,
+    /// The hints given.
+    pub(crate) annotations: Annotations,
     pub(crate) meta: Option<Map<String, Value>>,
 }
 
 impl Shown {
     /// Parses the field `key` if it is one of these; whether it was.
     fn parse(&mut self, key: &str, meta: &ParseNestedMeta<'_>) -> syn::Result<bool> {
-        if let Some(hint) = hint(key) {
-            self.annotations
-                .insert(hint.to_owned(), Value::Bool(flag(meta)?));
+        if let Some(hint) = hint(&mut self.annotations, key) {
+            *hint = Some(flag(meta)?);
         } else if key == "title" {
             self.title = Some(meta.value()?.parse()?);
         } else if key == "description" {
@@ -120,21 +140,20 @@ impl Shown {
         Ok(true)
     }
 
-    /// Writes `title`, `annotations` (when a hint is given) and `meta` into a declaration. The
-    /// description is the caller's: a tool defaults it to the doc comment, an extension may
-    /// leave it out.
-    pub(crate) fn write(&self, decl: &mut Map<String, Value>) {
-        if let Some(title) = &self.title {
-            decl.insert("title".into(), title.value().into());
-        }
-        if !self.annotations.is_empty() {
-            decl.insert(
-                "annotations".into(),
-                Value::Object(self.annotations.clone()),
-            );
-        }
-        if let Some(meta) = &self.meta {
-            decl.insert("meta".into(), Value::Object(meta.clone()));
+    /// The declaration of a tool called `name` in `toolset`, described by the description given
+    /// or else by the doc comment among `attrs`.
+    pub(crate) fn tool(&self, name: String, toolset: String, attrs: &[Attribute]) -> ToolDecl {
+        ToolDecl {
+            name,
+            title: self.title.as_ref().map(LitStr::value),
+            description: self
+                .description
+                .as_ref()
+                .map_or_else(|| doc_comment(attrs), LitStr::value),
+            toolset,
+            annotations: self.annotations,
+            meta: self.meta.clone(),
+            input_schema: None,
         }
     }
 }
@@ -248,20 +267,19 @@ impl ExtendArgs {
         }
     }
 
-    /// The manifest's `ExtensionDecl`, as JSON.
-    pub(crate) fn decl(&self, wrap: bool) -> Value {
-        let mut decl = Map::new();
-        decl.insert("tool".into(), self.tool.value().into());
-        decl.insert("order".into(), self.order.into());
-        decl.insert("wrap".into(), wrap.into());
-        self.shown.write(&mut decl);
-        if let Some(description) = &self.shown.description {
-            decl.insert("description".into(), description.value().into());
+    /// The manifest's declaration of this extension; `wrap` when a method's code wraps the tool.
+    pub(crate) fn decl(&self, wrap: bool) -> ExtensionDecl {
+        let shown = &self.shown;
+        ExtensionDecl {
+            tool: self.tool.value(),
+            order: self.order,
+            wrap,
+            title: shown.title.as_ref().map(LitStr::value),
+            description: shown.description.as_ref().map(LitStr::value),
+            annotations: (!shown.annotations.is_empty()).then_some(shown.annotations),
+            meta: shown.meta.clone(),
+            input_schema: self.input_schema.clone(),
         }
-        if let Some(schema) = &self.input_schema {
-            decl.insert("input_schema".into(), Value::Object(schema.clone()));
-        }
-        Value::Object(decl)
     }
 }
 
@@ -294,13 +312,13 @@ impl ArgArgs {
     }
 }
 
-/// The MCP name of an annotation hint written as `read_only`, `destructive`, ...
-fn hint(key: &str) -> Option<&'static str> {
+/// The hint of `annotations` written `key` (`read_only`, `destructive`, ...), if it is one.
+fn hint<'a>(annotations: &'a mut Annotations, key: &str) -> Option<&'a mut Option<bool>> {
     match key {
-        "read_only" => Some("readOnlyHint"),
-        "destructive" => Some("destructiveHint"),
-        "idempotent" => Some("idempotentHint"),
-        "open_world" => Some("openWorldHint"),
+        "read_only" => Some(&mut annotations.read_only),
+        "destructive" => Some(&mut annotations.destructive),
+        "idempotent" => Some(&mut annotations.idempotent),
+        "open_world" => Some(&mut annotations.open_world),
         _ => None,
     }
 }

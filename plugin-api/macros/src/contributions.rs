@@ -11,17 +11,20 @@
 
 use std::collections::HashSet;
 
-use plugin_manifest::uri_template::UriTemplate;
+use plugin_manifest::{
+    CompletionDecl, CompletionRef, Manifest, PromptArgumentDecl, PromptDecl, ResourceDecl,
+    ResourceTemplateDecl, uri_template::UriTemplate,
+};
 use proc_macro2::{Span, TokenStream};
 use quote::quote;
-use serde_json::{Map, Value};
+use serde::Serialize;
 use syn::{
     FnArg, Ident, ImplItemFn, LitInt, LitStr, Pat, Type, meta::ParseNestedMeta, spanned::Spanned,
 };
 
 use crate::{
     attrs::{ArgArgs, doc_comment, key},
-    expand::{method_call, returns_result},
+    expand::{method_call, returns_result, to_json},
 };
 
 /// One of the four attributes: what it registers, and how.
@@ -91,35 +94,26 @@ pub(crate) const ATTRIBUTES: [&str; 4] =
 
 /// One parsed method: its declaration, what must be unique about it, and the statement that
 /// registers it.
-struct Parsed {
-    decl: Map<String, Value>,
+struct Parsed<D> {
+    decl: D,
     /// Its URI, template, name, or prompt and argument, quoted for messages.
     key: String,
     span: Span,
     tokens: TokenStream,
 }
 
-impl Parsed {
-    fn str(&self, key: &str) -> &str {
-        self.decl
-            .get(key)
-            .and_then(Value::as_str)
-            .unwrap_or_default()
-    }
-}
-
 impl Kind {
     /// `decl`, registered by code that reads its parameters (`lets`) and calls the method;
     /// an error if `list` already has one with this `key`.
-    fn parsed(
+    fn parsed<D: Serialize>(
         &self,
-        list: &[Parsed],
+        list: &[Parsed<D>],
         key: String,
-        decl: Map<String, Value>,
+        decl: D,
         span: Span,
         shape: &Shape,
         lets: Vec<TokenStream>,
-    ) -> syn::Result<Parsed> {
+    ) -> syn::Result<Parsed<D>> {
         if list.iter().any(|p| p.key == key) {
             return Err(syn::Error::new(
                 span,
@@ -139,19 +133,25 @@ impl Kind {
 /// Every contribution method of a plugin, in declaration order per kind.
 #[derive(Default)]
 pub(crate) struct Contributions {
-    resources: Vec<Parsed>,
-    templates: Vec<Parsed>,
-    prompts: Vec<Parsed>,
-    completions: Vec<Parsed>,
-    /// The variables of each template, and the arguments of each prompt, by URI template or
-    /// prompt name: what a completion may refer to.
-    completable: Vec<(Value, Vec<String>)>,
+    resources: Vec<Parsed<ResourceDecl>>,
+    templates: Vec<Parsed<ResourceTemplateDecl>>,
+    prompts: Vec<Parsed<PromptDecl>>,
+    completions: Vec<Parsed<CompletionDecl>>,
+    /// The variables of each template, and the arguments of each prompt: what a completion may
+    /// refer to.
+    completable: Vec<(CompletionRef, Vec<String>)>,
 }
 
 impl Contributions {
     /// Parses `method` if it carries one of [`ATTRIBUTES`] (and removes the attribute);
-    /// whether it did.
-    pub(crate) fn take(&mut self, own_toolset: &str, method: &mut ImplItemFn) -> syn::Result<bool> {
+    /// whether it did. What names no toolset goes in `own_toolset`; what names one must name one
+    /// of `toolsets`.
+    pub(crate) fn take(
+        &mut self,
+        own_toolset: &str,
+        toolsets: &HashSet<String>,
+        method: &mut ImplItemFn,
+    ) -> syn::Result<bool> {
         let Some(pos) = method
             .attrs
             .iter()
@@ -170,18 +170,22 @@ impl Contributions {
         }
         fields.only(kind.fields)?;
         let shape = Shape::of(method)?;
+        if kind.name == COMPLETION.name {
+            self.completion(&fields, method, &shape)?;
+            return Ok(true);
+        }
+        let named = fields.named(kind, own_toolset, toolsets, method)?;
         match kind.name {
-            "resource" => self.resource(own_toolset, &fields, method, &shape),
-            "resource_template" => self.template(own_toolset, &fields, method, &shape),
-            "prompt" => self.prompt(own_toolset, &fields, method, &shape),
-            _ => self.completion(&fields, method, &shape),
+            "resource" => self.resource(named, &fields, method, &shape),
+            "resource_template" => self.template(named, &fields, method, &shape),
+            _ => self.prompt(named, method, &shape),
         }?;
         Ok(true)
     }
 
     fn resource(
         &mut self,
-        own_toolset: &str,
+        named: Named,
         fields: &Fields,
         method: &ImplItemFn,
         shape: &Shape,
@@ -193,11 +197,8 @@ impl Contributions {
                 "a #[resource] method takes no arguments (a #[resource_template] reads them from the URI)",
             ));
         }
-        let mut decl = fields.shown(own_toolset, method);
-        decl.insert("uri".into(), uri.value().into());
-        if let Some(size) = &fields.size {
-            decl.insert("size".into(), size.base10_parse::<u64>()?.into());
-        }
+        let size = fields.size.as_ref().map(LitInt::base10_parse).transpose()?;
+        let decl = named.resource(uri.value(), size);
         let key = format!("`{}`", uri.value());
         let parsed = RESOURCE.parsed(&self.resources, key, decl, uri.span(), shape, Vec::new())?;
         self.resources.push(parsed);
@@ -206,7 +207,7 @@ impl Contributions {
 
     fn template(
         &mut self,
-        own_toolset: &str,
+        named: Named,
         fields: &Fields,
         method: &ImplItemFn,
         shape: &Shape,
@@ -218,7 +219,7 @@ impl Contributions {
         let params: Vec<String> = shape.params.iter().map(|p| p.name.clone()).collect();
         if sorted(&variables) != sorted(&params) {
             return Err(syn::Error::new(
-                method.sig.span(),
+                method.sig.paren_token.span.join(),
                 format!(
                     "the parameters of a #[resource_template] method are its template's variables: \
                      expected {}, found {}",
@@ -232,40 +233,26 @@ impl Contributions {
             .iter()
             .map(|p| p.read(quote!(variable)))
             .collect();
-        let mut decl = fields.shown(own_toolset, method);
-        decl.insert("uri_template".into(), text.value().into());
-        self.completable.push((
-            serde_json::json!({"type": "ref/resource", "uri": text.value()}),
-            variables,
-        ));
+        let decl = named.template(text.value());
+        self.completable
+            .push((CompletionRef::Resource { uri: text.value() }, variables));
         let key = format!("`{}`", text.value());
         let parsed = TEMPLATE.parsed(&self.templates, key, decl, text.span(), shape, lets)?;
         self.templates.push(parsed);
         Ok(())
     }
 
-    fn prompt(
-        &mut self,
-        own_toolset: &str,
-        fields: &Fields,
-        method: &ImplItemFn,
-        shape: &Shape,
-    ) -> syn::Result<()> {
-        let mut decl = fields.shown(own_toolset, method);
-        let arguments: Vec<Value> = shape
+    fn prompt(&mut self, named: Named, method: &ImplItemFn, shape: &Shape) -> syn::Result<()> {
+        let arguments = shape
             .params
             .iter()
-            .map(|p| {
-                let mut arg = Map::new();
-                arg.insert("name".into(), p.name.clone().into());
-                if !p.description.is_empty() {
-                    arg.insert("description".into(), p.description.clone().into());
-                }
-                arg.insert("required".into(), p.optional.is_none().into());
-                Value::Object(arg)
+            .map(|p| PromptArgumentDecl {
+                name: p.name.clone(),
+                description: p.description.clone(),
+                required: p.optional.is_none(),
             })
             .collect();
-        decl.insert("arguments".into(), arguments.into());
+        let decl = named.prompt(arguments);
         let lets = shape
             .params
             .iter()
@@ -278,10 +265,12 @@ impl Contributions {
             })
             .collect();
         self.completable.push((
-            serde_json::json!({"type": "ref/prompt", "name": decl["name"]}),
+            CompletionRef::Prompt {
+                name: decl.name.clone(),
+            },
             shape.params.iter().map(|p| p.name.clone()).collect(),
         ));
-        let key = format!("`{}`", decl["name"].as_str().unwrap_or_default());
+        let key = format!("`{}`", decl.name);
         let span = method.sig.ident.span();
         let parsed = PROMPT.parsed(&self.prompts, key, decl, span, shape, lets)?;
         self.prompts.push(parsed);
@@ -296,8 +285,8 @@ impl Contributions {
     ) -> syn::Result<()> {
         let argument = fields.required("argument", method)?;
         let reference = match (&fields.prompt, &fields.resource) {
-            (Some(name), None) => serde_json::json!({"type": "ref/prompt", "name": name.value()}),
-            (None, Some(uri)) => serde_json::json!({"type": "ref/resource", "uri": uri.value()}),
+            (Some(name), None) => CompletionRef::Prompt { name: name.value() },
+            (None, Some(uri)) => CompletionRef::Resource { uri: uri.value() },
             _ => {
                 return Err(syn::Error::new(
                     method.sig.span(),
@@ -321,59 +310,38 @@ impl Contributions {
             let ident = &context.ident;
             lets.push(quote!(let #ident = ::core::clone::Clone::clone(&request.arguments);));
         }
-        let key = format!(
-            "of {} argument `{}`",
-            describe(&reference),
-            argument.value()
-        );
-        let mut decl = Map::new();
-        decl.insert("ref".into(), reference);
-        decl.insert("argument".into(), argument.value().into());
+        let key = format!("of {reference} argument `{}`", argument.value());
+        let decl = CompletionDecl {
+            reference,
+            argument: argument.value(),
+        };
         let span = argument.span();
         let parsed = COMPLETION.parsed(&self.completions, key, decl, span, shape, lets)?;
         self.completions.push(parsed);
         Ok(())
     }
 
-    /// Checks what needs the whole plugin: toolsets are declared, completions refer to a
-    /// prompt argument or template variable of this plugin.
-    pub(crate) fn check(&self, toolsets: &HashSet<String>) -> syn::Result<()> {
-        for (kind, parsed) in [
-            ("resource", &self.resources),
-            ("resource template", &self.templates),
-            ("prompt", &self.prompts),
-        ] {
-            for p in parsed {
-                let toolset = p.str("toolset");
-                if !toolsets.contains(toolset) {
-                    return Err(syn::Error::new(
-                        p.span,
-                        format!(
-                            "{kind} `{}` is in toolset `{toolset}`, which this plugin does not declare",
-                            p.str("name")
-                        ),
-                    ));
-                }
-            }
-        }
+    /// Checks what needs the whole plugin: completions refer to a prompt argument or template
+    /// variable of this plugin.
+    pub(crate) fn check(&self) -> syn::Result<()> {
         for c in &self.completions {
-            let argument = c.str("argument");
-            let Some((_, arguments)) = self.completable.iter().find(|(r, _)| *r == c.decl["ref"])
-            else {
+            let CompletionDecl {
+                reference,
+                argument,
+            } = &c.decl;
+            let Some((_, arguments)) = self.completable.iter().find(|(r, _)| r == reference) else {
                 return Err(syn::Error::new(
                     c.span,
                     format!(
-                        "#[complete] refers to {}, which this plugin does not declare",
-                        describe(&c.decl["ref"])
+                        "#[complete] refers to {reference}, which this plugin does not declare"
                     ),
                 ));
             };
-            if !arguments.iter().any(|a| a == argument) {
+            if !arguments.contains(argument) {
                 return Err(syn::Error::new(
                     c.span,
                     format!(
-                        "{} has no argument `{argument}` (it has {})",
-                        describe(&c.decl["ref"]),
+                        "{reference} has no argument `{argument}` (it has {})",
                         names(arguments)
                     ),
                 ));
@@ -382,33 +350,24 @@ impl Contributions {
         Ok(())
     }
 
-    /// The manifest's lists, each left out when empty.
-    pub(crate) fn manifest(&self, manifest: &mut Map<String, Value>) {
-        for (key, parsed) in [
-            ("resources", &self.resources),
-            ("resource_templates", &self.templates),
-            ("prompts", &self.prompts),
-            ("completions", &self.completions),
-        ] {
-            if !parsed.is_empty() {
-                let decls = parsed.iter().map(|p| Value::Object(p.decl.clone()));
-                manifest.insert(key.into(), decls.collect());
-            }
-        }
+    /// Fills the manifest's resources, resource templates, prompts and completions.
+    pub(crate) fn manifest(&self, manifest: &mut Manifest) {
+        manifest.resources = decls(&self.resources);
+        manifest.resource_templates = decls(&self.templates);
+        manifest.prompts = decls(&self.prompts);
+        manifest.completions = decls(&self.completions);
     }
 
     /// The `contributions()` of `PluginDefinition`, if the plugin has any.
     pub(crate) fn definition(&self) -> Option<TokenStream> {
-        let all: Vec<&TokenStream> = [
-            &self.resources,
-            &self.templates,
-            &self.prompts,
-            &self.completions,
-        ]
-        .into_iter()
-        .flatten()
-        .map(|p| &p.tokens)
-        .collect();
+        let all: Vec<&TokenStream> = self
+            .resources
+            .iter()
+            .map(|p| &p.tokens)
+            .chain(self.templates.iter().map(|p| &p.tokens))
+            .chain(self.prompts.iter().map(|p| &p.tokens))
+            .chain(self.completions.iter().map(|p| &p.tokens))
+            .collect();
         (!all.is_empty()).then(|| {
             quote! {
                 fn contributions(
@@ -423,15 +382,9 @@ impl Contributions {
     }
 }
 
-/// `ref/prompt` or `ref/resource` JSON, in words.
-fn describe(reference: &Value) -> String {
-    match reference["type"].as_str() {
-        Some("ref/prompt") => format!("prompt `{}`", reference["name"].as_str().unwrap_or("")),
-        _ => format!(
-            "resource template `{}`",
-            reference["uri"].as_str().unwrap_or("")
-        ),
-    }
+/// The declarations of `parsed`, in order.
+fn decls<D: Clone>(parsed: &[Parsed<D>]) -> Vec<D> {
+    parsed.iter().map(|p| p.decl.clone()).collect()
 }
 
 fn sorted(names: &[String]) -> Vec<&str> {
@@ -528,32 +481,95 @@ impl Fields {
         })
     }
 
-    /// `name` (default: the method's), `title`, `description` (default: the doc comment),
-    /// `mime_type` and `toolset` (default: the plugin's own).
-    fn shown(&self, own_toolset: &str, method: &ImplItemFn) -> Map<String, Value> {
-        let mut decl = Map::new();
+    /// What a resource, a resource template or a prompt (`kind`) is called and says of itself;
+    /// an error at its `toolset` if that is not one of `toolsets`.
+    fn named(
+        &self,
+        kind: &Kind,
+        own_toolset: &str,
+        toolsets: &HashSet<String>,
+        method: &ImplItemFn,
+    ) -> syn::Result<Named> {
         let name = self
             .name
             .as_ref()
             .map_or_else(|| method.sig.ident.to_string(), LitStr::value);
-        decl.insert("name".into(), name.into());
-        if let Some(title) = &self.title {
-            decl.insert("title".into(), title.value().into());
-        }
-        let description = self
-            .description
-            .as_ref()
-            .map_or_else(|| doc_comment(&method.attrs), LitStr::value);
-        decl.insert("description".into(), description.into());
-        if let Some(mime_type) = &self.mime_type {
-            decl.insert("mime_type".into(), mime_type.value().into());
-        }
-        let toolset = self
+        if let Some(toolset) = self
             .toolset
             .as_ref()
-            .map_or_else(|| own_toolset.to_owned(), LitStr::value);
-        decl.insert("toolset".into(), toolset.into());
-        decl
+            .filter(|t| !toolsets.contains(&t.value()))
+        {
+            return Err(syn::Error::new(
+                toolset.span(),
+                format!(
+                    "{} `{name}` is in toolset `{}`, which this plugin does not declare",
+                    kind.what,
+                    toolset.value()
+                ),
+            ));
+        }
+        Ok(Named {
+            name,
+            title: self.title.as_ref().map(LitStr::value),
+            description: self
+                .description
+                .as_ref()
+                .map_or_else(|| doc_comment(&method.attrs), LitStr::value),
+            mime_type: self.mime_type.as_ref().map(LitStr::value),
+            toolset: self
+                .toolset
+                .as_ref()
+                .map_or_else(|| own_toolset.to_owned(), LitStr::value),
+        })
+    }
+}
+
+/// The fields a resource, a resource template and a prompt share: `name` (default: the
+/// method's), `title`, `description` (default: the doc comment), `mime_type` (not for a
+/// prompt) and `toolset` (default: the plugin's own).
+struct Named {
+    name: String,
+    title: Option<String>,
+    description: String,
+    mime_type: Option<String>,
+    toolset: String,
+}
+
+impl Named {
+    /// The declaration of the static resource at `uri`.
+    fn resource(self, uri: String, size: Option<u64>) -> ResourceDecl {
+        ResourceDecl {
+            uri,
+            name: self.name,
+            title: self.title,
+            description: self.description,
+            mime_type: self.mime_type,
+            toolset: self.toolset,
+            size,
+        }
+    }
+
+    /// The declaration of the resource template `uri_template`.
+    fn template(self, uri_template: String) -> ResourceTemplateDecl {
+        ResourceTemplateDecl {
+            uri_template,
+            name: self.name,
+            title: self.title,
+            description: self.description,
+            mime_type: self.mime_type,
+            toolset: self.toolset,
+        }
+    }
+
+    /// The declaration of a prompt taking `arguments` (a prompt has no MIME type).
+    fn prompt(self, arguments: Vec<PromptArgumentDecl>) -> PromptDecl {
+        PromptDecl {
+            name: self.name,
+            title: self.title,
+            description: self.description,
+            toolset: self.toolset,
+            arguments,
+        }
     }
 }
 
@@ -660,17 +676,12 @@ impl Shape {
 
     /// `contributions.KIND(decl, Code::sync(...))`: the code reads the parameters (`lets`),
     /// calls the method and answers with its value.
-    fn register(
-        &self,
-        kind: &Kind,
-        decl: &Map<String, Value>,
-        lets: Vec<TokenStream>,
-    ) -> TokenStream {
+    fn register(&self, kind: &Kind, decl: &impl Serialize, lets: Vec<TokenStream>) -> TokenStream {
         let register = Ident::new(kind.register, Span::call_site());
         let request = Ident::new(kind.request, Span::call_site());
         let p = quote!(::plugin_api::__private);
         let request = quote!(#p::#request);
-        let decl = Value::Object(decl.clone()).to_string();
+        let decl = to_json(decl);
         let args: Vec<&Ident> = self.params.iter().map(|p| &p.ident).collect();
         let call = method_call(
             self.has_self,

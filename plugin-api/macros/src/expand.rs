@@ -3,15 +3,16 @@
 
 use std::collections::HashSet;
 
+use plugin_manifest::{Activation, Manifest, ToolDecl};
 use proc_macro2::{Span, TokenStream};
 use quote::{ToTokens, format_ident, quote};
-use serde_json::{Map, Value, json};
+use serde::Serialize;
 use syn::{
     FnArg, Ident, ImplItem, ImplItemFn, ItemImpl, LitStr, Pat, ReturnType, Type, spanned::Spanned,
 };
 
 use crate::{
-    attrs::{ArgArgs, ExtendArgs, PluginArgs, ToolArgs, doc_comment},
+    attrs::{ArgArgs, ExtendArgs, PluginArgs, ToolArgs, ToolsetArgs, doc_comment},
     contributions::Contributions,
 };
 
@@ -23,8 +24,11 @@ struct ExtendMethod {
 
 /// One `#[tool]` method, parsed.
 struct ToolMethod {
-    decl: Map<String, Value>,
-    span: Span,
+    decl: ToolDecl,
+    /// Where its name is given: `name = "..."`, else the method's name.
+    name_span: Span,
+    /// Where its toolset is given: `toolset = "..."`, else the method's name.
+    toolset_span: Span,
     tokens: TokenStream,
 }
 
@@ -64,20 +68,7 @@ pub(crate) fn plugin(args: PluginArgs, mut item: ItemImpl) -> syn::Result<TokenS
                 format!("toolset `{}` is declared twice", t.name.value()),
             ));
         }
-        let mut decl = Map::new();
-        decl.insert("name".into(), t.name.value().into());
-        for (key, value) in [
-            ("title", &t.title),
-            ("description", &t.description),
-            ("instructions", &t.instructions),
-        ] {
-            if let Some(v) = value {
-                decl.insert(key.into(), v.value().into());
-            }
-        }
-        decl.insert("default".into(), t.default.into());
-        decl.insert("always".into(), t.always.into());
-        toolsets.push(Value::Object(decl));
+        toolsets.push(t.decl());
     }
     // A plugin with tools and no toolset gets one named after it; a plugin that only extends
     // other plugins' tools has nothing to select, so it gets none.
@@ -87,17 +78,13 @@ pub(crate) fn plugin(args: PluginArgs, mut item: ItemImpl) -> syn::Result<TokenS
     });
     if toolsets.is_empty() && has_tools {
         toolset_names.insert(name.clone());
-        toolsets.push(json!({"name": name, "default": true, "always": false}));
+        toolsets.push(ToolsetArgs::new(LitStr::new(&name, Span::call_site())).decl());
     }
     // The plugin's own toolset: the one named after it, else the first it declares.
     let own_toolset = if toolset_names.contains(&name) {
         name.clone()
     } else {
-        toolsets
-            .first()
-            .and_then(|t| t["name"].as_str())
-            .unwrap_or_default()
-            .to_owned()
+        toolsets.first().map(|t| t.name.clone()).unwrap_or_default()
     };
 
     let self_ty = &item.self_ty;
@@ -110,7 +97,7 @@ pub(crate) fn plugin(args: PluginArgs, mut item: ItemImpl) -> syn::Result<TokenS
         let ImplItem::Fn(method) = impl_item else {
             continue;
         };
-        if contributions.take(&own_toolset, method)? {
+        if contributions.take(&own_toolset, &toolset_names, method)? {
             continue;
         }
         if let Some(pos) = method
@@ -127,17 +114,20 @@ pub(crate) fn plugin(args: PluginArgs, mut item: ItemImpl) -> syn::Result<TokenS
         } else if let Some(pos) = method.attrs.iter().position(|a| a.path().is_ident("tool")) {
             let attr = method.attrs.remove(pos);
             let tool = tool_method(&own_toolset, ToolArgs::from_attr(&attr)?, method)?;
-            let tool_name = tool.decl["name"].as_str().unwrap_or_default().to_owned();
-            if tools.iter().any(|t| t.decl["name"] == tool.decl["name"]) {
+            let ToolDecl {
+                name: tool_name,
+                toolset,
+                ..
+            } = &tool.decl;
+            if tools.iter().any(|t| t.decl.name == *tool_name) {
                 return Err(syn::Error::new(
-                    tool.span,
+                    tool.name_span,
                     format!("tool `{tool_name}` is declared twice"),
                 ));
             }
-            let toolset = tool.decl["toolset"].as_str().unwrap_or_default();
             if !toolset_names.contains(toolset) {
                 return Err(syn::Error::new(
-                    tool.span,
+                    tool.toolset_span,
                     format!(
                         "tool `{tool_name}` is in toolset `{toolset}`, which this plugin does not declare"
                     ),
@@ -147,36 +137,43 @@ pub(crate) fn plugin(args: PluginArgs, mut item: ItemImpl) -> syn::Result<TokenS
         }
     }
 
-    contributions.check(&toolset_names)?;
+    contributions.check()?;
 
-    let mut activation: Vec<Value> = Vec::new();
-    if args.on_startup {
-        activation.push("on_startup".into());
-    }
-    activation.extend(
-        args.on_toolset
-            .iter()
-            .map(|t| json!({"on_toolset": t.value()})),
-    );
-    let mut manifest = json!({
-        "abi": env!("CARGO_PKG_VERSION"),
-        "name": name,
-        "version": version,
-        "description": description,
-        "toolsets": toolsets,
-        "activation": activation,
-        "tools": tools.iter().map(|t| Value::Object(t.decl.clone())).collect::<Vec<_>>(),
-        "dynamic_tools": dynamic.is_some(),
+    let activation = args
+        .on_startup
+        .then_some(Activation::OnStartup)
+        .into_iter()
+        .chain(
+            args.on_toolset
+                .iter()
+                .map(|t| Activation::OnToolset(t.value())),
+        )
+        .collect();
+    let mut manifest = Manifest {
+        // Every crate of the workspace has the workspace's version, and plugin-api depends on
+        // this crate and on plugin-abi at exactly that version: this crate's version is the ABI's.
+        abi: env!("CARGO_PKG_VERSION").to_owned(),
+        name: name.clone(),
+        version,
+        description,
+        toolsets,
+        activation,
+        tools: tools.iter().map(|t| t.decl.clone()).collect(),
+        dynamic_tools: dynamic.is_some(),
         // Attribute extensions first, then `#[extend]` methods: the indices `wrap` dispatches on.
-        "extends": args.extends.iter().map(|e| e.decl(false))
+        extends: args
+            .extends
+            .iter()
+            .map(|e| e.decl(false))
             .chain(extend_methods.iter().map(|e| e.args.decl(true)))
-            .collect::<Vec<_>>(),
-    });
-    if let Value::Object(fields) = &mut manifest {
-        contributions.manifest(fields);
-    }
-    let manifest = manifest.to_string();
-    let record = plugin_manifest::section::encode(&manifest);
+            .collect(),
+        resources: Vec::new(),
+        resource_templates: Vec::new(),
+        prompts: Vec::new(),
+        completions: Vec::new(),
+    };
+    contributions.manifest(&mut manifest);
+    let record = plugin_manifest::section::encode(&to_json(&manifest));
     let record_len = record.len();
     let record = proc_macro2::Literal::byte_string(&record);
 
@@ -231,6 +228,14 @@ pub(crate) fn plugin(args: PluginArgs, mut item: ItemImpl) -> syn::Result<TokenS
                 <Self as ::core::default::Default>::default()
             }
 
+            fn manifest_record() -> &'static [u8] {
+                #[used]
+                #[cfg_attr(target_vendor = "apple", unsafe(link_section = "__DATA,__rmcpmf"))]
+                #[cfg_attr(not(target_vendor = "apple"), unsafe(link_section = ".rmcpmf"))]
+                static MANIFEST_RECORD: [u8; #record_len] = *#record;
+                &MANIFEST_RECORD
+            }
+
             #[allow(clippy::vec_init_then_push, unused_mut)]
             fn tools(self: &::std::sync::Arc<Self>) -> ::std::vec::Vec<::plugin_api::Tool> {
                 let mut tools = ::std::vec::Vec::new();
@@ -247,13 +252,8 @@ pub(crate) fn plugin(args: PluginArgs, mut item: ItemImpl) -> syn::Result<TokenS
         }
 
         const _: () = {
-            #[used]
-            #[cfg_attr(target_vendor = "apple", unsafe(link_section = "__DATA,__rmcpmf"))]
-            #[cfg_attr(not(target_vendor = "apple"), unsafe(link_section = ".rmcpmf"))]
-            static MANIFEST_RECORD: [u8; #record_len] = *#record;
-
             extern "C" fn manifest() -> #abi::std_types::RStr<'static> {
-                #p::manifest_json(&MANIFEST_RECORD)
+                #p::manifest_json(<#self_ty as #p::PluginDefinition>::manifest_record())
             }
 
             extern "C" fn instantiate() -> #abi::std_types::RResult<
@@ -386,6 +386,11 @@ pub(crate) fn method_call(
     call
 }
 
+/// A declaration as the JSON the manifest and the generated code carry.
+pub(crate) fn to_json(decl: &impl Serialize) -> String {
+    serde_json::to_string(decl).expect("a declaration has string keys, so it serialises")
+}
+
 fn take_marker(attrs: &mut Vec<syn::Attribute>, name: &str) -> bool {
     let before = attrs.len();
     attrs.retain(|a| !a.path().is_ident(name));
@@ -410,11 +415,6 @@ fn tool_method(
         .name
         .as_ref()
         .map_or_else(|| fn_name.to_string(), LitStr::value);
-    let description = args
-        .shown
-        .description
-        .as_ref()
-        .map_or_else(|| doc_comment(&method.attrs), LitStr::value);
     let toolset = args
         .toolset
         .as_ref()
@@ -426,11 +426,7 @@ fn tool_method(
         ));
     }
 
-    let mut decl = Map::new();
-    decl.insert("name".into(), name.clone().into());
-    decl.insert("description".into(), description.into());
-    decl.insert("toolset".into(), toolset.into());
-    args.shown.write(&mut decl);
+    let decl = args.shown.tool(name, toolset, &method.attrs);
 
     let mut has_self = false;
     let mut fields = Vec::new();
@@ -453,8 +449,8 @@ fn tool_method(
         };
         if let Some(by_ref) = context_param(&typed.ty) {
             if std::mem::replace(&mut takes_context, true) {
-                return Err(syn::Error::new(
-                    typed.ty.span(),
+                return Err(syn::Error::new_spanned(
+                    &typed.ty,
                     "a tool takes at most one `Context` parameter",
                 ));
             }
@@ -472,8 +468,8 @@ fn tool_method(
             ));
         };
         if matches!(&*typed.ty, Type::Reference(_)) {
-            return Err(syn::Error::new(
-                typed.ty.span(),
+            return Err(syn::Error::new_spanned(
+                &typed.ty,
                 "tool arguments must be owned types (`String`, not `&str`)",
             ));
         }
@@ -524,7 +520,7 @@ fn tool_method(
         returns_result(&method.sig.output),
     );
     let p = quote!(::plugin_api::__private);
-    let decl_json = Value::Object(decl.clone()).to_string();
+    let decl_json = to_json(&decl);
     let body = quote! {
         let arguments: Arguments = #p::parse_arguments(&arguments)?;
         #p::to_output(#value)
@@ -565,5 +561,10 @@ fn tool_method(
         let this = ::std::sync::Arc::clone(self);
         #handler
     }};
-    Ok(ToolMethod { decl, span, tokens })
+    Ok(ToolMethod {
+        decl,
+        name_span: args.name.as_ref().map_or(span, LitStr::span),
+        toolset_span: args.toolset.as_ref().map_or(span, LitStr::span),
+        tokens,
+    })
 }
