@@ -1,10 +1,10 @@
 //! The plugin side of resources, resource templates, prompts and completions: each declaration
-//! with the code that answers it ([`Contributions`]), and the dispatch the ABI entry points in
+//! with the code that answers it ([`ContributionHandlers`]), and the dispatch the ABI entry points in
 //! `plugin.rs` use.
 //!
-//! The `#[plugin]` attribute fills a [`Contributions`] from the `#[resource]`,
+//! The `#[plugin]` attribute fills a [`ContributionHandlers`] from the `#[resource]`,
 //! `#[resource_template]`, `#[prompt]` and `#[complete]` methods; the same declarations are in
-//! the manifest, and [`Contributions::declarations`] lets the host check that at activation.
+//! the manifest, and [`ContributionHandlers::declarations`] lets the host check that at activation.
 //! Reading a URI tries the static resources (exact URI), then the templates, in declaration
 //! order. Code runs on the plugin's own runtime (sync on the blocking pool, async on the
 //! workers: unlike an async tool, it is not polled in place); a panic comes back as an error naming the resource or prompt, and dropping
@@ -212,7 +212,7 @@ fn to_json(value: impl serde::Serialize) -> Result<String, ToolError> {
 
 /// A plugin's resources, resource templates, prompts and completions, with their code.
 #[derive(Debug, Default)]
-pub struct Contributions {
+pub struct ContributionHandlers {
     resources: Vec<(ResourceDecl, Code<ResourceRequest>)>,
     templates: Vec<(ResourceTemplateDecl, UriTemplate, Code<ResourceRequest>)>,
     prompts: Vec<(PromptDecl, Code<PromptRequest>)>,
@@ -246,7 +246,7 @@ fn parse_decl<D: serde::de::DeserializeOwned>(json: &str) -> D {
     serde_json::from_str(json).expect("the #[plugin] attribute wrote a valid declaration")
 }
 
-impl Contributions {
+impl ContributionHandlers {
     /// Adds a static resource, its `ResourceDecl` given as JSON.
     pub fn resource(&mut self, decl: &str, code: Code<ResourceRequest>) {
         self.resources.push((parse_decl(decl), code));
@@ -408,8 +408,8 @@ mod tests {
             Vec::new()
         }
 
-        fn contributions(self: &Arc<Self>) -> Contributions {
-            let mut c = Contributions::default();
+        fn contributions(self: &Arc<Self>) -> ContributionHandlers {
+            let mut c = ContributionHandlers::default();
             c.resource(
                 r#"{"uri": "test://text", "name": "text", "toolset": "library"}"#,
                 Code::sync(|r: ResourceRequest| r.answer("hello")),

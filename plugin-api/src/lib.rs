@@ -44,7 +44,7 @@ pub use tool::{Tool, ToolBuilder, schema_for};
 #[doc(hidden)]
 pub mod __private {
     pub use crate::contribution::{
-        Code, CompletionRequest, Contributions, PromptRequest, ResourceRequest,
+        Code, CompletionRequest, ContributionHandlers, PromptRequest, ResourceRequest,
     };
     pub use crate::plugin::{PluginDefinition, instantiate, manifest_json, no_wrap};
     pub use crate::tool::{parse_arguments, to_output};

@@ -18,7 +18,7 @@ use plugin_manifest::section;
 
 use crate::{
     context::Context,
-    contribution::{Contributions, JsonFuture},
+    contribution::{ContributionHandlers, JsonFuture},
     error::{ErrorKind, FfiError, ToolError, panic_message},
     extension::{Original, Wrapped},
     ffi::{
@@ -58,8 +58,8 @@ pub trait PluginDefinition: Send + Sync + Sized + 'static {
 
     /// The `#[resource]`, `#[resource_template]`, `#[prompt]` and `#[complete]` methods, with
     /// their declarations. Called once, when the plugin is instantiated.
-    fn contributions(self: &Arc<Self>) -> Contributions {
-        Contributions::default()
+    fn contributions(self: &Arc<Self>) -> ContributionHandlers {
+        ContributionHandlers::default()
     }
 
     /// Runs the `#[extend]` method of entry number `extension` of the manifest's `extends`.
@@ -105,7 +105,7 @@ fn guard<T>(what: &str, f: impl FnOnce() -> Result<T, FfiError>) -> RResult<T, F
 }
 
 /// A live plugin: its state, and its resources, prompts and completions.
-struct Instance<P>(Arc<P>, Contributions);
+struct Instance<P>(Arc<P>, ContributionHandlers);
 
 /// Starts `start` (a call, a read, a prompt or a completion) under `catch_unwind`; a panic
 /// comes back as an error naming `what`.

@@ -100,7 +100,7 @@ mod tests {
     use std::sync::Arc;
 
     use plugin_api::{
-        __private::{Code, Contributions, PluginDefinition, ResourceRequest, instantiate},
+        __private::{Code, ContributionHandlers, PluginDefinition, ResourceRequest, instantiate},
         Tool,
     };
 
@@ -120,8 +120,8 @@ mod tests {
             Vec::new()
         }
 
-        fn contributions(self: &Arc<Self>) -> Contributions {
-            let mut c = Contributions::default();
+        fn contributions(self: &Arc<Self>) -> ContributionHandlers {
+            let mut c = ContributionHandlers::default();
             c.resource(
                 r#"{"uri": "test://a", "name": "a", "toolset": "s"}"#,
                 Code::sync(|r: ResourceRequest| r.answer("a")),

@@ -31,7 +31,7 @@ use crate::{
 struct Kind {
     /// The attribute.
     name: &'static str,
-    /// The `plugin_api::__private::Contributions` method registering what it declares.
+    /// The `plugin_api::__private::ContributionHandlers` method registering what it declares.
     register: &'static str,
     /// What it declares, in messages.
     what: &'static str,
@@ -132,7 +132,7 @@ impl Kind {
 
 /// Every contribution method of a plugin, in declaration order per kind.
 #[derive(Default)]
-pub(crate) struct Contributions {
+pub(crate) struct ContributionMethods {
     resources: Vec<Parsed<ResourceDecl>>,
     templates: Vec<Parsed<ResourceTemplateDecl>>,
     prompts: Vec<Parsed<PromptDecl>>,
@@ -142,7 +142,7 @@ pub(crate) struct Contributions {
     completable: Vec<(CompletionRef, Vec<String>)>,
 }
 
-impl Contributions {
+impl ContributionMethods {
     /// Parses `method` if it carries one of [`ATTRIBUTES`] (and removes the attribute);
     /// whether it did. What names no toolset goes in `own_toolset`; what names one must name one
     /// of `toolsets`.
@@ -372,8 +372,8 @@ impl Contributions {
             quote! {
                 fn contributions(
                     self: &::std::sync::Arc<Self>,
-                ) -> ::plugin_api::__private::Contributions {
-                    let mut contributions = ::plugin_api::__private::Contributions::default();
+                ) -> ::plugin_api::__private::ContributionHandlers {
+                    let mut contributions = ::plugin_api::__private::ContributionHandlers::default();
                     #(#all)*
                     contributions
                 }

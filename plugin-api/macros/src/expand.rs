@@ -13,7 +13,7 @@ use syn::{
 
 use crate::{
     attrs::{ArgArgs, ExtendArgs, PluginArgs, ToolArgs, ToolsetArgs, doc_comment},
-    contributions::Contributions,
+    contributions::ContributionMethods,
 };
 
 /// One `#[extend]` method, parsed: what the manifest says, and how to call it.
@@ -92,7 +92,7 @@ pub(crate) fn plugin(args: PluginArgs, mut item: ItemImpl) -> syn::Result<TokenS
     let mut extend_methods: Vec<ExtendMethod> = Vec::new();
     let mut dynamic = None;
     let mut on_stop = None;
-    let mut contributions = Contributions::default();
+    let mut contributions = ContributionMethods::default();
     for impl_item in &mut item.items {
         let ImplItem::Fn(method) = impl_item else {
             continue;
