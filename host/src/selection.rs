@@ -174,6 +174,9 @@ pub fn split_names<'a>(values: impl IntoIterator<Item = &'a str>) -> Vec<String>
 }
 
 #[cfg(test)]
+mod properties;
+
+#[cfg(test)]
 mod tests {
     use super::*;
 

@@ -1,6 +1,6 @@
 //! The request context a tool may take: log to the client, report progress, notice
 //! cancellation, ask the client for a completion (sampling) or for input (elicitation), and read
-//! the request's active toolsets.
+//! the request's active toolsets and session.
 //!
 //! A `#[tool]` method gets it by declaring a parameter of type [`Context`] (or `&Context`); it is
 //! not one of the tool's arguments. Code without such a parameter (a [`crate::Tool`] built at run
@@ -24,7 +24,7 @@ use plugin_abi::{HostContextBox, detached_host};
 use crate::error::ToolError;
 
 /// What a tool can do with the request it serves: log, report progress, notice cancellation,
-/// ask the client, read the active toolsets.
+/// ask the client, read the active toolsets and the session.
 ///
 /// A `#[tool]` method takes it by declaring a parameter of type `Context` (or `&Context`); that
 /// parameter is not one of the tool's arguments. It works the same in `fn` and `async fn` tools
@@ -211,6 +211,35 @@ impl Context {
             .collect()
     }
 
+    /// The MCP session this call belongs to (the id the server gave the client at
+    /// `initialize`), or `None` for a request outside a session: on a `--stateless` server, in
+    /// a [`Context::detached`] one, or on a host older than this method. A plugin that keeps
+    /// state per client keys it by this, so one client never sees another's.
+    ///
+    /// ```
+    /// use std::{collections::HashMap, sync::Mutex};
+    ///
+    /// use plugin_api::{Context, plugin};
+    ///
+    /// #[derive(Debug, Default)]
+    /// pub struct Notes(Mutex<HashMap<Option<String>, Vec<String>>>);
+    ///
+    /// #[plugin(name = "notes")]
+    /// impl Notes {
+    ///     /// Keep a note for this session; answer how many it has.
+    ///     #[tool]
+    ///     fn note(&self, text: String, ctx: &Context) -> usize {
+    ///         let mut notes = self.0.lock().unwrap();
+    ///         let mine = notes.entry(ctx.session_id()).or_default();
+    ///         mine.push(text);
+    ///         mine.len()
+    ///     }
+    /// }
+    /// ```
+    pub fn session_id(&self) -> Option<String> {
+        self.host.session().into_option().map(RString::into_string)
+    }
+
     /// The capabilities the client declared (`sampling`, `elicitation`, `roots`, ...), as a
     /// JSON object; `{}` when unknown.
     pub fn client_capabilities(&self) -> Value {
@@ -312,6 +341,7 @@ mod tests {
         );
         assert!(ctx.active_toolsets().is_empty());
         assert_eq!(ctx.client_capabilities(), serde_json::json!({}));
+        assert_eq!(ctx.session_id(), None);
     }
 
     #[test]

@@ -8,7 +8,8 @@
 //! Reading a URI tries the static resources (exact URI), then the templates, in declaration
 //! order. Code runs on the plugin's own runtime (sync on the blocking pool, async on the
 //! workers: unlike an async tool, it is not polled in place); a panic comes back as an error naming the resource or prompt, and dropping
-//! the future aborts the work.
+//! the future aborts the work. Sync code counts against the pool's bound like a sync tool: when
+//! it is full, the answer is at once that the plugin is busy.
 
 use std::{collections::HashMap, future::Future, pin::Pin, str::FromStr, sync::Arc};
 
@@ -24,7 +25,7 @@ use crate::{
     manifest::{CompletionDecl, CompletionRef, PromptDecl, ResourceDecl, ResourceTemplateDecl},
     prompt::IntoPromptResult,
     resource::IntoResourceContents,
-    runtime::{joined, runtime},
+    runtime::{blocking, joined, runtime},
 };
 
 /// The future the host awaits for a read, a prompt or a completion: JSON text or an error.
@@ -60,7 +61,10 @@ impl<In: Send + 'static> Code<In> {
         let handle = match self {
             Self::Sync(f) => {
                 let f = Arc::clone(f);
-                runtime().spawn_blocking(move || f(input))
+                match blocking(move || f(input)) {
+                    Ok(handle) => handle,
+                    Err(busy) => return ready(Err(busy)),
+                }
             }
             Self::Async(f) => runtime().spawn(f(input)),
         };

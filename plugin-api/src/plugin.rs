@@ -24,7 +24,7 @@ use crate::{
     ffi::{
         FfiTool, HostContextBox, PluginInstance, PluginInstanceBox, ToolHandler, ToolHandlerBox,
     },
-    runtime::CallFuture,
+    runtime::{self, CallFuture},
     tool::{Handler, Tool},
 };
 
@@ -87,6 +87,7 @@ pub fn manifest_json(record: &'static [u8]) -> abi_stable::std_types::RStr<'stat
 #[doc(hidden)]
 pub fn instantiate<P: PluginDefinition>() -> RResult<PluginInstanceBox, FfiError> {
     guard("instantiate", || {
+        runtime::name_plugin(P::NAME);
         let plugin = Arc::new(P::create());
         let contributions = P::contributions(&plugin);
         let instance = Instance(plugin, contributions);

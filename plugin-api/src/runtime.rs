@@ -11,6 +11,12 @@
 //! call that does not wait. A synchronous tool runs on the plugin's blocking pool (it may block),
 //! unless it opted in to run inline: then it runs on the polling thread during the first poll.
 //!
+//! The blocking pool is bounded: at most [`sync_call_limit`] synchronous calls (tools, and
+//! resource, prompt and completion methods) run at once, [`THREADS_ENV`] setting it. A call that
+//! finds them all running is not queued behind them: it answers at once that the plugin is busy,
+//! so calls that hang cannot make every other call of the plugin wait for minutes. Inline and
+//! async tools never touch the pool and are never refused.
+//!
 //! Dropping the `FfiFuture` cancels the call: the tool's [`Context`] reports it at once (so the
 //! tool can stop cleanly), an unfinished async tool is handed to the plugin's runtime to finish
 //! there, and dropped if still running [`CANCEL_GRACE`] later. Panics in the work (in any poll)
@@ -20,7 +26,10 @@ use std::{
     future::Future,
     panic::{AssertUnwindSafe, catch_unwind},
     pin::Pin,
-    sync::{Arc, OnceLock},
+    sync::{
+        Arc, OnceLock,
+        atomic::{AtomicUsize, Ordering},
+    },
     task::{Poll, ready},
     time::Duration,
 };
@@ -39,8 +48,29 @@ use crate::{
     ffi::FfiOutput,
 };
 
-/// The most blocking threads one plugin's synchronous tools may occupy at once.
-const MAX_BLOCKING_THREADS: usize = 64;
+/// The environment variable (of the host's process) that sets how many synchronous calls one
+/// plugin runs at once: a positive integer; unset or anything else means [`DEFAULT_THREADS`].
+pub const THREADS_ENV: &str = "REACTOR_MCP_PLUGIN_THREADS";
+
+/// How many synchronous calls one plugin runs at once unless [`THREADS_ENV`] says otherwise.
+pub const DEFAULT_THREADS: usize = 64;
+
+/// Blocking threads the pool has beyond [`sync_call_limit`], for blocking work the plugin's own
+/// code starts (`tokio::task::spawn_blocking`, `tokio::fs`), which is not counted.
+const SPARE_BLOCKING_THREADS: usize = 16;
+
+/// How many synchronous calls this plugin runs at once ([`THREADS_ENV`], read once); a call
+/// beyond them answers that the plugin is busy.
+pub fn sync_call_limit() -> usize {
+    static LIMIT: OnceLock<usize> = OnceLock::new();
+    *LIMIT.get_or_init(|| {
+        std::env::var(THREADS_ENV)
+            .ok()
+            .and_then(|value| value.trim().parse().ok())
+            .filter(|&n| n > 0)
+            .unwrap_or(DEFAULT_THREADS)
+    })
+}
 
 /// This plugin's runtime: two worker threads (they drive the timers and IO of async tools, run
 /// tasks the tools spawn and finish cancelled calls), a bounded pool for sync tools.
@@ -51,7 +81,7 @@ pub fn runtime() -> &'static Runtime {
     RUNTIME.get_or_init(|| {
         tokio::runtime::Builder::new_multi_thread()
             .worker_threads(2)
-            .max_blocking_threads(MAX_BLOCKING_THREADS)
+            .max_blocking_threads(sync_call_limit() + SPARE_BLOCKING_THREADS)
             .thread_name("reactor-plugin")
             .enable_all()
             .build()
@@ -69,19 +99,125 @@ pub(crate) type Work = Pin<Box<dyn Future<Output = Result<FfiOutput, ToolError>>
 /// cancellation, before it is aborted.
 pub const CANCEL_GRACE: Duration = Duration::from_secs(2);
 
+/// The name the busy error gives this library's plugin; set when it is instantiated.
+static PLUGIN: OnceLock<&'static str> = OnceLock::new();
+
+/// Names the plugin in the busy error: the first plugin instantiated in this library (a real
+/// library has one; a test process building several shares one runtime, and so one pool).
+pub(crate) fn name_plugin(name: &'static str) {
+    let _ = PLUGIN.set(name);
+}
+
+/// Counts the synchronous calls running on the blocking pool against a limit.
+pub(crate) struct Slots {
+    running: AtomicUsize,
+    limit: usize,
+}
+
+impl Slots {
+    pub(crate) const fn new(limit: usize) -> Self {
+        Self {
+            running: AtomicUsize::new(0),
+            limit,
+        }
+    }
+
+    /// This library's: [`sync_call_limit`] of them.
+    fn plugins() -> &'static Self {
+        static SLOTS: OnceLock<Slots> = OnceLock::new();
+        SLOTS.get_or_init(|| Self::new(sync_call_limit()))
+    }
+
+    /// One slot, held until the [`Slot`] is dropped; the busy error when all are taken.
+    fn take(&'static self) -> Result<Slot, FfiError> {
+        self.running
+            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |running| {
+                (running < self.limit).then_some(running + 1)
+            })
+            .map(|_| Slot(self))
+            .map_err(|_| self.busy())
+    }
+
+    /// The error a call gets when every slot is taken.
+    fn busy(&self) -> FfiError {
+        let plugin = match PLUGIN.get() {
+            Some(name) if !name.is_empty() => format!("plugin `{name}`"),
+            _ => "this plugin".to_owned(),
+        };
+        let calls = if self.limit == 1 { "call" } else { "calls" };
+        FfiError::new(
+            ErrorKind::Tool,
+            format!(
+                "{plugin} is busy: {} {calls} running, try again later",
+                self.limit
+            ),
+        )
+    }
+
+    /// Runs `work` on the plugin's blocking pool if a slot is free, holding it until `work`
+    /// returns; the busy error at once otherwise.
+    pub(crate) fn spawn<T: Send + 'static>(
+        &'static self,
+        work: impl FnOnce() -> T + Send + 'static,
+    ) -> Result<JoinHandle<T>, FfiError> {
+        let slot = self.take()?;
+        Ok(runtime().spawn_blocking(move || {
+            let _slot = slot;
+            work()
+        }))
+    }
+}
+
+/// A running synchronous call's place in its [`Slots`].
+struct Slot(&'static Slots);
+
+impl Drop for Slot {
+    fn drop(&mut self) {
+        self.0.running.fetch_sub(1, Ordering::AcqRel);
+    }
+}
+
+/// Runs `work` on the plugin's blocking pool if fewer than [`sync_call_limit`] synchronous
+/// calls are running; the busy error at once otherwise.
+pub(crate) fn blocking<T: Send + 'static>(
+    work: impl FnOnce() -> T + Send + 'static,
+) -> Result<JoinHandle<T>, FfiError> {
+    Slots::plugins().spawn(work)
+}
+
 /// Runs a synchronous tool on the plugin's blocking pool, with `context` as the thread's
-/// [`Context::current`]. A blocking task cannot be aborted: it sees cancellation through
+/// [`Context::current`]; answers at once that the plugin is busy when [`sync_call_limit`]
+/// calls are running. A blocking task cannot be aborted: it sees cancellation through
 /// [`Context::is_cancelled`].
 pub(crate) fn spawn_blocking<F>(tool: Arc<str>, context: Context, work: F) -> CallFuture
 where
     F: FnOnce() -> Result<FfiOutput, ToolError> + Send + 'static,
 {
+    spawn_blocking_in(Slots::plugins(), tool, context, work)
+}
+
+/// [`spawn_blocking`] counted in `slots`.
+fn spawn_blocking_in<F>(
+    slots: &'static Slots,
+    tool: Arc<str>,
+    context: Context,
+    work: F,
+) -> CallFuture
+where
+    F: FnOnce() -> Result<FfiOutput, ToolError> + Send + 'static,
+{
     let cancel = context.cancellation().clone();
-    let handle = runtime().spawn_blocking(move || {
+    let spawned = slots.spawn(move || {
         let _entered = context.enter();
         work()
     });
-    finish(tool, cancel, handle)
+    match spawned {
+        Ok(handle) => finish(tool, cancel, handle),
+        Err(busy) => {
+            cancel.cancel();
+            async move { RResult::RErr(busy) }.into_ffi()
+        }
+    }
 }
 
 /// Runs an asynchronous tool by polling it in place (see the module's documentation), with
@@ -330,6 +466,52 @@ mod tests {
         std::thread::sleep(Duration::from_millis(20));
         drop(call);
         saw.recv_timeout(Duration::from_secs(1)).unwrap();
+    }
+
+    #[test]
+    fn a_sync_call_beyond_the_limit_is_busy_at_once_and_one_after_works() {
+        let slots: &'static Slots = Box::leak(Box::new(Slots::new(2)));
+        let (release, hold) = mpsc::channel::<()>();
+        let hold = Arc::new(std::sync::Mutex::new(hold));
+        let hanging: Vec<CallFuture> = (0..2)
+            .map(|_| {
+                let hold = Arc::clone(&hold);
+                spawn_blocking_in(slots, "t".into(), Context::detached(), move || {
+                    hold.lock().unwrap().recv().unwrap();
+                    done()
+                })
+            })
+            .collect();
+
+        let asked = Instant::now();
+        let busy = wait(spawn_blocking_in(
+            slots,
+            "t".into(),
+            Context::detached(),
+            done,
+        ))
+        .unwrap_err();
+        assert!(asked.elapsed() < Duration::from_millis(500));
+        assert_eq!(busy.kind, ErrorKind::Tool);
+        assert!(
+            busy.message
+                .ends_with("is busy: 2 calls running, try again later"),
+            "{}",
+            busy.message
+        );
+        // Inline and async calls do not use the pool.
+        assert!(wait(inline("t".into(), Context::detached(), done)).is_ok());
+        let polled = in_place("t".into(), Context::detached(), Box::pin(async { done() }));
+        assert!(wait(polled).is_ok());
+
+        for _ in &hanging {
+            release.send(()).unwrap();
+        }
+        for call in hanging {
+            assert!(wait(call).is_ok());
+        }
+        let after = spawn_blocking_in(slots, "t".into(), Context::detached(), done);
+        assert_eq!(wait(after).unwrap().json.as_str(), r#""done""#);
     }
 
     #[test]

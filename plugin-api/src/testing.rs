@@ -264,6 +264,35 @@ impl PluginTest {
         self
     }
 
+    /// Makes every call belong to the MCP session `id` (`ctx.session_id()`); by default calls
+    /// belong to none, as on a `--stateless` server. Two tests of one plugin, each with its
+    /// own session, show what one client sees of another's state.
+    ///
+    /// ```
+    /// use plugin_api::{Context, json, plugin, testing::PluginTest};
+    ///
+    /// #[derive(Debug, Default)]
+    /// pub struct WhoAmI;
+    ///
+    /// #[plugin(name = "who_am_i")]
+    /// impl WhoAmI {
+    ///     /// The caller's session.
+    ///     #[tool]
+    ///     fn session(ctx: &Context) -> Option<String> {
+    ///         ctx.session_id()
+    ///     }
+    /// }
+    ///
+    /// let test = PluginTest::new::<WhoAmI>();
+    /// assert_eq!(test.call("session", json!({})).value(), json!(null));
+    /// let test = test.with_session("session-a");
+    /// assert_eq!(test.call("session", json!({})).text(), "session-a");
+    /// ```
+    pub fn with_session(mut self, id: impl Into<String>) -> Self {
+        self.client.session = Some(id.into());
+        self
+    }
+
     /// The tools served, as a client lists them (name, description, input schema, ...): the
     /// plugin's in order, dynamic ones included, then those added with
     /// [`PluginTest::with_tool`].
@@ -577,13 +606,14 @@ pub struct ClientRequest {
     pub params: Value,
 }
 
-/// The test's client: its answers, capabilities and active toolsets.
+/// The test's client: its answers, capabilities, active toolsets and session.
 #[derive(Debug, Clone, Default)]
 struct Client {
     /// What the client answers each method with; a later answer for a method wins.
     answers: Vec<(String, Value)>,
     capabilities: Option<Value>,
     toolsets: Option<Vec<String>>,
+    session: Option<String>,
 }
 
 impl Client {
@@ -700,6 +730,10 @@ impl HostContext for Recorder {
 
     fn resource_updated(&self, uri: RString) {
         self.record().updated.push(uri.into_string());
+    }
+
+    fn session(&self) -> ROption<RString> {
+        self.client.session.as_deref().map(RString::from).into()
     }
 }
 

@@ -117,7 +117,12 @@ impl HostProcess {
     /// Starts `reactor-mcp-server serve --port 0 --plugin-dir DIR EXTRA_ARGS` and waits for its
     /// ready file to say where it listens.
     pub fn serve(dir: &PluginDir, extra_args: &[&str]) -> Self {
-        let (process, ready) = host_launch(&["serve", "--port", "0"], &[])
+        Self::serve_with_env(dir, extra_args, &[])
+    }
+
+    /// [`HostProcess::serve`] with these environment variables set (the host's others cleared).
+    pub fn serve_with_env(dir: &PluginDir, extra_args: &[&str], env: &[(&str, &str)]) -> Self {
+        let (process, ready) = host_launch(&["serve", "--port", "0"], env)
             .arg("--plugin-dir")
             .arg(dir.path())
             .args(extra_args)

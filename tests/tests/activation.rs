@@ -95,7 +95,9 @@ async fn sandboxes_launch_list_and_stop_through_the_host() {
     let missing = call(&sandboxes, "stop_sandbox", json!({"id": "sbx-9"})).await;
     assert_eq!(
         missing,
-        Err(CallError::Tool("no sandbox has id sbx-9".to_owned()))
+        Err(CallError::Tool(
+            "this session has no sandbox with id sbx-9".to_owned()
+        ))
     );
 }
 
@@ -151,8 +153,9 @@ fn loaded_tools_carry_their_input_schema() {
     assert_eq!(schema["properties"]["sandbox_name"]["type"], "string");
     assert_eq!(
         schema["properties"]["sandbox_name"]["description"],
-        "A name for the sandbox."
+        "A name for the sandbox (at most 128 characters)."
     );
+    assert_eq!(schema["properties"]["sandbox_name"]["maxLength"], 128);
     assert_eq!(schema["properties"]["variant"]["default"], "eval");
     assert_eq!(schema["properties"]["variant"]["type"], "string");
     assert_eq!(schema["additionalProperties"], false);

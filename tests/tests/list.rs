@@ -55,12 +55,12 @@ fn list_shows_both_plugins_their_toolsets_and_every_tool() {
         "activation: when one of its toolsets is served",
         // Every tool: title, toolset, annotations, first line of the description.
         "tool launch_sandbox \"Launch Sandbox\" (sandboxes): Launch a sandbox for this session to run code in.",
-        "tool list_sandboxes \"List Sandboxes\" (sandboxes) [read_only, idempotent, !open_world]: List the sandboxes launched so far, with their status.",
-        "tool stop_sandbox \"Stop Sandbox\" (sandboxes) [destructive, idempotent]: Stop a sandbox. Stopping a stopped sandbox changes nothing.",
+        "tool list_sandboxes \"List Sandboxes\" (sandboxes) [read_only, idempotent, !open_world]: List this session's sandboxes, with their status.",
+        "tool stop_sandbox \"Stop Sandbox\" (sandboxes) [destructive, idempotent]: Stop one of this session's sandboxes. Stopping a stopped sandbox changes nothing.",
         "tool echo (benchmarks) [read_only, idempotent, !open_world]: Return the text unchanged.",
         "tool add (benchmarks) [read_only, idempotent, !open_world]: Add two numbers.",
-        "tool sleep (benchmarks) [read_only, idempotent, !open_world]: Wait this many milliseconds without holding a thread, then say so.",
-        "tool blob (benchmarks) [read_only, idempotent, !open_world]: Return a string of this many bytes.",
+        "tool sleep (benchmarks) [read_only, idempotent, !open_world]: Wait this many milliseconds (at most one hour) without holding a thread, then say so.",
+        "tool blob (benchmarks) [read_only, idempotent, !open_world]: Return a string of this many bytes (at most 16 MiB).",
     ] {
         assert!(
             text.contains(expected),

@@ -322,7 +322,7 @@ async fn bad_calls_get_their_errors_and_the_next_call_works() {
         .await
         .unwrap();
     assert_eq!(result.is_error, Some(true));
-    assert_eq!(text(&result), "no sandbox has id sbx-9");
+    assert_eq!(text(&result), "this session has no sandbox with id sbx-9");
     fine().await;
 }
 

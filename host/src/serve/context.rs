@@ -17,6 +17,11 @@
 //! - requests to the client only when it declared the capability (`sampling`, `elicitation`,
 //!   `roots`) and the request belongs to a session (a stateless request has no channel back to
 //!   the client): otherwise the tool gets an error at once, naming the reason.
+//!
+//! The call's session, which a plugin reads to keep its clients' state apart, is the
+//! `mcp-session-id` header of the request: rmcp answers 404 to a request naming a session that
+//! does not exist, so it is the caller's own session (or one whose id it holds, which is the
+//! same capability). A stateless request carries none.
 
 // Logging, sampling and roots are deprecated by SEP-2577 (protocol 2026-07-28), and still part
 // of 2025-11-25, which clients speak.
@@ -126,6 +131,8 @@ pub(crate) struct CallContext {
     /// The request's selection, shared with the server's cache: its active set is not copied.
     resolution: Arc<Resolution>,
     capabilities: Arc<Option<ClientCapabilities>>,
+    /// The request's session id; `None` outside a session.
+    session: Option<Arc<str>>,
     /// Why requests cannot reach the client, if they cannot.
     no_requests: Option<&'static str>,
     /// Where "this resource changed" goes: to every subscribed session, not only this one.
@@ -142,17 +149,20 @@ impl CallContext {
         updates: &Updates,
     ) -> (Self, mpsc::UnboundedReceiver<Event>) {
         let (events, receiver) = mpsc::unbounded_channel();
-        let in_session = request
+        let session: Option<Arc<str>> = request
             .extensions
             .get::<Parts>()
-            .is_some_and(|p| p.headers.contains_key("mcp-session-id"));
+            .and_then(|p| p.headers.get("mcp-session-id"))
+            .and_then(|id| id.to_str().ok())
+            .map(Arc::from);
         let context = Self {
             events,
             level: level.clone(),
             progress_token: request.meta.get_progress_token(),
             resolution: Arc::clone(resolution),
             capabilities: Arc::new(request.client_capabilities()),
-            no_requests: (!in_session).then_some(NO_SESSION),
+            no_requests: session.is_none().then_some(NO_SESSION),
+            session,
             updates: updates.clone(),
         };
         (context, receiver)
@@ -281,6 +291,10 @@ impl HostContext for CallContext {
     fn resource_updated(&self, uri: RString) {
         self.updates.send(uri.into_string());
     }
+
+    fn session(&self) -> ROption<RString> {
+        self.session.as_deref().map(RString::from).into()
+    }
 }
 
 /// Runs one tool call for `request`: `call` starts it with its context; the future resolves to
@@ -384,6 +398,7 @@ mod tests {
                 unknown: Vec::new(),
             }),
             capabilities: Arc::new(serde_json::from_value(capabilities).ok()),
+            session: in_session.then(|| Arc::from("session-1")),
             no_requests: (!in_session).then_some(NO_SESSION),
             updates: Updates::channel().0,
         };
@@ -533,6 +548,18 @@ mod tests {
             json!({"sampling": {}})
         );
     }
+
+    #[test]
+    fn the_session_is_the_requests_and_none_outside_one() {
+        let (in_session, _events) = context(true, json!({}), false);
+        assert_eq!(
+            in_session.session().into_option().map(RString::into_string),
+            Some("session-1".to_owned())
+        );
+        let (stateless, _events) = context(false, json!({}), false);
+        assert!(stateless.session().is_none());
+    }
+
     #[test]
     fn a_resource_update_goes_to_the_server_even_after_the_call_ended() {
         let (updates, mut server) = Updates::channel();
@@ -546,6 +573,7 @@ mod tests {
                 unknown: Vec::new(),
             }),
             capabilities: Arc::new(None),
+            session: None,
             no_requests: None,
             updates,
         };

@@ -192,9 +192,21 @@ pub trait HostContext: Clone + Send + Sync {
     /// to every session subscribed to it (`resources/subscribe`), whichever request this
     /// context came with. Returns at once; the sending happens on the host's side. Added
     /// after the first release: on a host without it, the default does nothing.
+    // `last_prefix_field` stays here for the life of ABI 0.1: methods appended below are
+    // optional in the vtable (abi_stable calls their default body when a host built before them
+    // hands a vtable without them), while moving the attribute changes the prefix's length,
+    // which abi_stable's layout check refuses (`MismatchedPrefixSize`) for every library built
+    // before the move.
     #[sabi(last_prefix_field)]
     fn resource_updated(&self, uri: RString) {
         drop(uri);
+    }
+
+    /// The MCP session the call belongs to (the `mcp-session-id` of its request), or none for
+    /// a request outside a session (a `--stateless` server). Appended after
+    /// `resource_updated`: on a host without it, the default answers none.
+    fn session(&self) -> ROption<RString> {
+        ROption::RNone
     }
 }
 

@@ -480,11 +480,17 @@ fn tool_method(
         for attr in typed.attrs.iter().filter(|a| a.path().is_ident("arg")) {
             ArgArgs::from_attr(attr, &mut arg)?;
         }
+        // `#[schemars(...)]` (a range, a length) goes to the argument's field, so the schema
+        // says it; the parameter itself cannot carry it.
+        let (schemars, others): (Vec<_>, Vec<_>) = std::mem::take(&mut typed.attrs)
+            .into_iter()
+            .partition(|a| a.path().is_ident("schemars"));
+        typed.attrs = others;
         typed
             .attrs
             .retain(|a| !a.path().is_ident("arg") && !a.path().is_ident("doc"));
 
-        let mut attrs = Vec::new();
+        let mut attrs: Vec<_> = schemars.iter().map(|a| quote!(#a)).collect();
         let description = arg.description.map(|d| d.value()).unwrap_or(doc);
         if !description.is_empty() {
             attrs.push(quote!(#[schemars(description = #description)]));

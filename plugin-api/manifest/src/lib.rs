@@ -7,6 +7,8 @@
 //! [`uri_template`] matches resource URIs against RFC 6570 templates, and [`abi_compatible`]
 //! says whether a host can open a library built against another version of the ABI crate.
 
+#[cfg(test)]
+mod properties;
 pub mod section;
 pub mod uri_template;
 

@@ -27,7 +27,9 @@ fn default_environment() -> String {
 
 /// Sandboxes on Datalayer: narrows `launch_sandbox` to the `datalayer` variant.
 ///
-/// The narrowed tool takes a sandbox name and a Datalayer environment (`ai-env` by default).
+/// The narrowed tool takes a sandbox name and a Datalayer environment (`ai-env` by default),
+/// each at most 128 characters as `sandboxes` bounds its names; the original keeps the session's
+/// sandboxes apart, since the wrapper's call carries the caller's context.
 #[plugin(extend(
     tool = "launch_notebook",
     description = "Launch a Jupyter notebook on Datalayer, in the environment of your choice."
@@ -42,11 +44,16 @@ impl SandboxesDatalayer {
         input_schema = r#"{
             "type": "object",
             "properties": {
-                "sandbox_name": {"type": "string", "description": "A name for the sandbox."},
+                "sandbox_name": {
+                    "type": "string",
+                    "description": "A name for the sandbox (at most 128 characters).",
+                    "maxLength": 128
+                },
                 "environment": {
                     "type": "string",
                     "description": "The Datalayer environment to run it in.",
-                    "default": "ai-env"
+                    "default": "ai-env",
+                    "maxLength": 128
                 }
             },
             "required": ["sandbox_name"],
