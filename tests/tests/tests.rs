@@ -11,3 +11,4 @@ mod harness;
 mod list;
 mod resources;
 mod serve;
+mod sessions;
