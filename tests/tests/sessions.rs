@@ -4,9 +4,10 @@
 //!
 //! Covered: an `initialize` beyond `--max-sessions` gets 503 with a JSON-RPC error while earlier
 //! sessions keep working; a session idle past `--session-idle-timeout` is closed, answers 404
-//! and gives back its place; a call longer than the idle timeout gets its answer; subscriptions
-//! beyond `--max-subscriptions` or `--max-uri-length` are refused naming the bound; a sampling
-//! request the client never answers fails after `--client-request-timeout`.
+//! and gives back its place; an open `GET` stream keeps its session until the client drops it;
+//! a call longer than the idle timeout gets its answer; subscriptions beyond
+//! `--max-subscriptions` or `--max-uri-length` are refused naming the bound; a sampling request
+//! the client never answers fails after `--client-request-timeout`.
 
 // Sampling and resources/subscribe are deprecated by SEP-2577 (protocol 2026-07-28); clients of
 // 2025-11-25, which these tests speak, still use them.
@@ -49,6 +50,20 @@ async fn assert_served(session: &RawSession, id: u64) {
     let (status, answer) = session.request(id, "ping", json!({})).await;
     assert_eq!(status, 200, "{answer}");
     assert_eq!(answer["result"], json!({}), "{answer}");
+}
+
+/// Polls a server with `--max-sessions 1` with `initialize`s until one is served (the one
+/// session there was is closed); how long that took. The polls carry no session id, so they are
+/// no use of the session that holds the place.
+async fn until_the_place_is_free(url: &str) -> Duration {
+    let started = Instant::now();
+    loop {
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        if initialize(url).await.0 == 200 {
+            return started.elapsed();
+        }
+        assert!(started.elapsed() < PATIENCE, "the session was never closed");
+    }
 }
 
 fn assert_full(status: u16, body: &Value, max: u64) {
@@ -110,19 +125,7 @@ async fn a_session_idle_past_the_timeout_is_closed_answers_404_and_gives_back_it
     let (status, body) = initialize(&url).await;
     assert_full(status, &body, 1);
 
-    let started = Instant::now();
-    let closed_after = loop {
-        tokio::time::sleep(Duration::from_millis(100)).await;
-        let (status, _) = initialize(&url).await;
-        if status == 200 {
-            break started.elapsed();
-        }
-        assert!(
-            started.elapsed() < PATIENCE,
-            "the idle session was never closed"
-        );
-    };
-    // The initializes above carried no session id: they did not keep the idle one alive.
+    let closed_after = until_the_place_is_free(&url).await;
     assert!(
         closed_after >= Duration::from_millis(900),
         "{closed_after:?}"
@@ -130,6 +133,35 @@ async fn a_session_idle_past_the_timeout_is_closed_answers_404_and_gives_back_it
     let (status, answer) = session.request(3, "ping", json!({})).await;
     assert_eq!(status, 404, "{answer}");
     println!("an idle session was closed {closed_after:?} after its last request");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn an_open_get_stream_keeps_its_session_until_the_client_goes() {
+    let (_dir, _host, url) = serve(
+        &["benchmarks"],
+        &["--max-sessions", "1", "--session-idle-timeout", "1"],
+        "",
+    );
+    let session = RawSession::open(&url).await;
+    let stream = session
+        .http
+        .get(&url)
+        .header("accept", "text/event-stream")
+        .header("mcp-session-id", &session.id)
+        .header("mcp-protocol-version", "2025-06-18")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(stream.status(), 200);
+    tokio::time::sleep(Duration::from_millis(2500)).await;
+    assert_served(&session, 2).await;
+
+    // Polled with session-less initializes (refused while the session holds the one place),
+    // which do not count as the session's use.
+    drop(stream);
+    let closed_after = until_the_place_is_free(&url).await;
+    assert_eq!(session.request(3, "ping", json!({})).await.0, 404);
+    println!("the session was closed {closed_after:?} after its GET stream was dropped");
 }
 
 #[tokio::test(flavor = "multi_thread")]
