@@ -11,6 +11,8 @@
 //!   (concurrent sessions bounded by count and time, loopback only);
 //! - [`process`] (servers under test, RSS from `/proc`) and [`fixtures`] (plugin folders, and
 //!   200 distinct plugins made from one library);
+//! - [`churn`]: sessions opened and closed round after round, with the server's RSS
+//!   (`reactor-bench sessions`);
 //! - [`abi`]: the in-process subjects of the ABI benchmark, shared by criterion
 //!   (`benches/abi.rs`) and the quick mode;
 //! - `fixtures/many-tools`: a plugin with 1,000 tools built at run time.
@@ -19,6 +21,7 @@
 //! keep working; it asserts nothing about timings.
 
 pub mod abi;
+pub mod churn;
 pub mod client;
 pub mod echo;
 pub mod figures;

@@ -1,8 +1,10 @@
 //! The command line: every flag with its environment variable.
 
-use std::path::PathBuf;
+use std::{path::PathBuf, time::Duration};
 
 use clap::{Args, Parser, Subcommand, builder::BoolishValueParser};
+
+use crate::serve::SessionLimits;
 
 /// An MCP server whose tools come from plugins.
 #[derive(Debug, Parser)]
@@ -78,6 +80,7 @@ impl Common {
 
 /// The commands.
 #[derive(Debug, Subcommand)]
+#[allow(clippy::large_enum_variant)] // built once at start-up: boxing `serve`'s options buys nothing
 pub enum Command {
     /// Serve the plugins' tools over MCP (streamable HTTP); the default command.
     Serve(ServeArgs),
@@ -143,6 +146,94 @@ pub struct ServeArgs {
     /// then renamed), for a process that starts the server and waits for it.
     #[arg(long, env = "REACTOR_MCP_READY_FILE", value_name = "PATH")]
     pub ready_file: Option<PathBuf>,
+    /// The bounds on sessions.
+    #[command(flatten)]
+    pub sessions: SessionArgs,
+}
+
+/// The bounds on sessions and what each holds (see `crate::serve::SessionLimits`).
+#[derive(Debug, Clone, Args)]
+pub struct SessionArgs {
+    /// The most sessions open at once; an `initialize` beyond it gets HTTP 503 and a JSON-RPC
+    /// error saying the server is full.
+    #[arg(
+        long,
+        env = "REACTOR_MCP_MAX_SESSIONS",
+        value_name = "N",
+        default_value_t = to_u64(SessionLimits::DEFAULT.max_sessions),
+        value_parser = clap::value_parser!(u64).range(1..)
+    )]
+    pub max_sessions: u64,
+    /// Close a session after this many seconds without an open stream (no request in flight,
+    /// no GET stream); a closed session answers 404.
+    #[arg(
+        long,
+        env = "REACTOR_MCP_SESSION_IDLE_TIMEOUT",
+        value_name = "SECONDS",
+        default_value_t = SessionLimits::DEFAULT.idle_timeout.as_secs(),
+        value_parser = clap::value_parser!(u64).range(1..)
+    )]
+    pub session_idle_timeout: u64,
+    /// The messages a session keeps per stream for a client that is not reading it (replayed
+    /// when it resumes); older ones are dropped.
+    #[arg(
+        long,
+        env = "REACTOR_MCP_SESSION_BUFFER",
+        value_name = "N",
+        default_value_t = to_u64(SessionLimits::DEFAULT.buffered_messages),
+        value_parser = clap::value_parser!(u64).range(1..=65_536)
+    )]
+    pub session_buffer: u64,
+    /// The most resource subscriptions one session may hold.
+    #[arg(
+        long,
+        env = "REACTOR_MCP_MAX_SUBSCRIPTIONS",
+        value_name = "N",
+        default_value_t = to_u64(SessionLimits::DEFAULT.max_subscriptions)
+    )]
+    pub max_subscriptions: u64,
+    /// The longest URI, in bytes, a session may subscribe to.
+    #[arg(
+        long,
+        env = "REACTOR_MCP_MAX_URI_LENGTH",
+        value_name = "BYTES",
+        default_value_t = to_u64(SessionLimits::DEFAULT.max_uri_bytes)
+    )]
+    pub max_uri_length: u64,
+    /// How many seconds a request the server sends a client (sampling, elicitation, roots)
+    /// waits for its answer before the tool is told it failed.
+    #[arg(
+        long,
+        env = "REACTOR_MCP_CLIENT_REQUEST_TIMEOUT",
+        value_name = "SECONDS",
+        default_value_t = SessionLimits::DEFAULT.client_request_timeout.as_secs(),
+        value_parser = clap::value_parser!(u64).range(1..)
+    )]
+    pub client_request_timeout: u64,
+}
+
+impl SessionArgs {
+    /// The session limits these flags give.
+    pub fn limits(&self) -> SessionLimits {
+        SessionLimits {
+            max_sessions: to_usize(self.max_sessions),
+            idle_timeout: Duration::from_secs(self.session_idle_timeout),
+            buffered_messages: to_usize(self.session_buffer),
+            max_subscriptions: to_usize(self.max_subscriptions),
+            max_uri_bytes: to_usize(self.max_uri_length),
+            client_request_timeout: Duration::from_secs(self.client_request_timeout),
+        }
+    }
+}
+
+/// A count as a flag's value.
+const fn to_u64(n: usize) -> u64 {
+    n as u64
+}
+
+/// A flag's value as a count (saturating on 32-bit targets).
+fn to_usize(n: u64) -> usize {
+    usize::try_from(n).unwrap_or(usize::MAX)
 }
 
 impl ServeArgs {
@@ -162,6 +253,7 @@ impl ServeArgs {
             allowed_hosts: self.allowed_hosts.clone(),
             allowed_origins: self.allowed_origins.clone(),
             ready_file: self.ready_file.clone(),
+            sessions: self.sessions.limits(),
         }
     }
 }
@@ -233,6 +325,49 @@ mod tests {
     fn list_still_parses() {
         let (_, command) = parse(&["list", "--json"]);
         assert!(matches!(command, Command::List { json: true }));
+    }
+
+    #[test]
+    fn session_bounds_take_flags_and_refuse_zero() {
+        let (_, command) = parse(&[
+            "--max-sessions",
+            "2",
+            "--session-idle-timeout",
+            "3",
+            "--session-buffer",
+            "4",
+            "--max-subscriptions",
+            "5",
+            "--max-uri-length",
+            "6",
+            "--client-request-timeout",
+            "7",
+        ]);
+        let Command::Serve(serve) = command else {
+            panic!("expected serve, got {command:?}")
+        };
+        assert_eq!(
+            serve.options().sessions,
+            SessionLimits {
+                max_sessions: 2,
+                idle_timeout: Duration::from_secs(3),
+                buffered_messages: 4,
+                max_subscriptions: 5,
+                max_uri_bytes: 6,
+                client_request_timeout: Duration::from_secs(7),
+            }
+        );
+        for flag in [
+            "--max-sessions",
+            "--session-idle-timeout",
+            "--session-buffer",
+            "--client-request-timeout",
+        ] {
+            assert!(
+                Cli::try_parse_from(["reactor-mcp-server", flag, "0"]).is_err(),
+                "{flag} 0"
+            );
+        }
     }
 
     #[test]

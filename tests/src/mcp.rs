@@ -143,15 +143,7 @@ impl RawSession {
     /// If the server does not answer with a session.
     pub async fn open(url: &str) -> Self {
         let http = reqwest::Client::new();
-        let response = post(
-            &http,
-            url,
-            None,
-            json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-                "protocolVersion": "2025-06-18", "capabilities": {},
-                "clientInfo": {"name": "raw", "version": "1"}}}),
-        )
-        .await;
+        let response = initialize(&http, url, 1).await;
         assert_eq!(response.status(), 200);
         let id = response
             .headers()
@@ -198,6 +190,24 @@ impl RawSession {
         let body = response.text().await.unwrap_or_default();
         (status, messages(&body))
     }
+}
+
+/// Posts an `initialize` with JSON-RPC id `id` to `url` (protocol 2025-06-18, no
+/// capabilities), without a session, and returns the answer unread.
+///
+/// # Panics
+///
+/// If the request cannot be sent.
+pub async fn initialize(http: &reqwest::Client, url: &str, id: u64) -> reqwest::Response {
+    post(
+        http,
+        url,
+        None,
+        json!({"jsonrpc": "2.0", "id": id, "method": "initialize", "params": {
+            "protocolVersion": "2025-06-18", "capabilities": {},
+            "clientInfo": {"name": "raw", "version": "1"}}}),
+    )
+    .await
 }
 
 /// Posts JSON-RPC `body` to `url`, in session `session` if given, as a 2025-06-18 client.

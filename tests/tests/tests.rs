@@ -11,4 +11,5 @@ mod harness;
 mod list;
 mod resources;
 mod serve;
+mod sessions;
 mod tool_bounds;

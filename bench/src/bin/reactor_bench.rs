@@ -1,5 +1,6 @@
-//! `reactor-bench`: measures and prints the benchmark figures (`run`), or puts one load on
-//! one MCP endpoint (`load`).
+//! `reactor-bench`: measures and prints the benchmark figures (`run`), puts one load on one
+//! MCP endpoint (`load`), or opens and closes sessions on one and reports the server's RSS
+//! (`sessions`).
 //!
 //! `cargo xtask bench` builds everything and calls `reactor-bench run`; run by hand, it needs
 //! the artifacts already built in `--artifacts` (see `bench::figures::Artifacts`).
@@ -8,6 +9,7 @@ use std::{net::SocketAddr, path::PathBuf, process::ExitCode, time::Duration};
 
 use anyhow::{Context, Result, bail};
 use bench::{
+    churn,
     client::{Endpoint, Mode},
     figures::{self, Artifacts, Plan},
     load::{self, LoadSpec},
@@ -58,6 +60,28 @@ enum Command {
         /// The server's process id, to report its CPU time per call.
         #[arg(long, value_name = "PID")]
         server_pid: Option<u32>,
+    },
+    /// Open sessions on one endpoint (stateful), close them, and again, printing the server's
+    /// RSS after each step.
+    Sessions {
+        /// The endpoint, `http://127.0.0.1:PORT/PATH[?QUERY]` (loopback only).
+        url: String,
+        /// The server's process id, to read its RSS.
+        #[arg(long, value_name = "PID")]
+        server_pid: u32,
+        /// Sessions opened per round.
+        #[arg(long, default_value_t = 1000)]
+        sessions: usize,
+        /// Rounds of opening and closing.
+        #[arg(long, default_value_t = 5)]
+        rounds: usize,
+        /// How long the server is left to settle before each reading, in seconds.
+        #[arg(long, default_value_t = 1.0)]
+        settle: f64,
+        /// Leave the sessions open and wait this many seconds for the server to close them (its
+        /// idle timeout), instead of ending each with `DELETE`.
+        #[arg(long, value_name = "SECONDS")]
+        abandon: Option<f64>,
     },
 }
 
@@ -129,6 +153,44 @@ fn run(cli: Cli) -> Result<()> {
                 micros(result.p99_us()),
                 micros(result.cpu_per_call_us())
             );
+            Ok(())
+        }
+        Command::Sessions {
+            url,
+            server_pid,
+            sessions,
+            rounds,
+            settle,
+            abandon,
+        } => {
+            let (addr, target) = split_url(&url)?;
+            let endpoint = Endpoint::new(addr, target);
+            let close = abandon.map_or(churn::Close::Delete, |seconds| {
+                churn::Close::Abandon(Duration::from_secs_f64(seconds))
+            });
+            let churn = tokio::runtime::Runtime::new()?.block_on(churn::run(
+                &endpoint,
+                server_pid,
+                sessions,
+                rounds,
+                close,
+                Duration::from_secs_f64(settle),
+            ))?;
+            let mb = |bytes: u64| bytes as f64 / 1e6;
+            println!("RSS before: {:.1} MB", mb(churn.before));
+            let mut closed_before = churn.before;
+            for (n, round) in churn.rounds.iter().enumerate() {
+                let per_session =
+                    (round.open as f64 - closed_before as f64) / sessions.max(1) as f64 / 1e3;
+                println!(
+                    "round {}: {sessions} sessions open {:.1} MB ({per_session:.1} kB each), \
+                     closed {:.1} MB",
+                    n + 1,
+                    mb(round.open),
+                    mb(round.closed)
+                );
+                closed_before = round.closed;
+            }
             Ok(())
         }
     }

@@ -13,7 +13,8 @@ use anyhow::Result;
 
 use super::{Artifacts, Plan};
 use crate::{
-    client::{self, Connection, Endpoint, Mode, Session},
+    churn,
+    client::{Endpoint, Mode, Session},
     fixtures::PluginFolder,
     process::Server,
     report::{Report, Table, Verdict, bytes, ratio},
@@ -23,8 +24,6 @@ use crate::{
 const MAX_IDLE_RSS: f64 = 20e6;
 /// The target for memory per session, in bytes.
 const MAX_SESSION_BYTES: f64 = 50e3;
-/// Connections the sessions are opened over.
-const CONNECTIONS: usize = 4;
 /// How long the process is left to settle before its RSS is read.
 const SETTLE: Duration = Duration::from_millis(300);
 
@@ -119,22 +118,7 @@ async fn footprint(server: &Server, target: &str, sessions: usize) -> Result<Foo
     tokio::time::sleep(SETTLE).await;
     let baseline = server.rss_bytes()? as f64;
 
-    let tasks: Vec<_> = (0..CONNECTIONS)
-        .map(|i| {
-            let endpoint = endpoint.clone();
-            let count = sessions / CONNECTIONS + usize::from(i < sessions % CONNECTIONS);
-            tokio::spawn(async move {
-                let mut connection = Connection::open(&endpoint).await?;
-                for _ in 0..count {
-                    client::initialize(&mut connection).await?;
-                }
-                anyhow::Ok(())
-            })
-        })
-        .collect();
-    for task in tasks {
-        task.await??;
-    }
+    churn::open(&endpoint, sessions).await?;
     tokio::time::sleep(SETTLE).await;
     let loaded = server.rss_bytes()? as f64;
     first.close().await?;

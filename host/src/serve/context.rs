@@ -16,7 +16,10 @@
 //! - progress only when the request carries a `progressToken`;
 //! - requests to the client only when it declared the capability (`sampling`, `elicitation`,
 //!   `roots`) and the request belongs to a session (a stateless request has no channel back to
-//!   the client): otherwise the tool gets an error at once, naming the reason.
+//!   the client): otherwise the tool gets an error at once, naming the reason. A request the
+//!   client leaves unanswered fails after the `--client-request-timeout` (the client is told it
+//!   was cancelled), with a message naming the method and the timeout; the tool decides what
+//!   then. Cancelling the call ends its requests at once.
 //!
 //! The call's session, which a plugin reads to keep its clients' state apart, is the
 //! `mcp-session-id` header of the request: rmcp answers 404 to a request naming a session that
@@ -33,6 +36,7 @@ use std::{
         Arc,
         atomic::{AtomicU8, Ordering},
     },
+    time::Duration,
 };
 
 use abi_stable::{
@@ -51,7 +55,7 @@ use rmcp::model::{
 use rmcp::{
     RoleServer, ServiceError,
     model::LoggingLevel,
-    service::{Peer, RequestContext},
+    service::{Peer, PeerRequestOptions, RequestContext},
 };
 use serde_json::Value;
 use tokio::sync::mpsc;
@@ -299,12 +303,14 @@ impl HostContext for CallContext {
 
 /// Runs one tool call for `request`: `call` starts it with its context; the future resolves to
 /// its outcome, or to `None` as soon as the request is cancelled (the plugin's future is then
-/// dropped, which cancels the tool).
+/// dropped, which cancels the tool). Requests the tool sends the client wait at most
+/// `client_timeout` for their answers.
 pub(crate) async fn run<F: Future>(
     request: &RequestContext<RoleServer>,
     level: &SessionLevel,
     resolution: &Arc<Resolution>,
     updates: &Updates,
+    client_timeout: Duration,
     call: impl FnOnce(HostContextBox) -> F,
 ) -> Option<F::Output> {
     let (context, mut events) = CallContext::new(request, level, resolution, updates);
@@ -321,7 +327,7 @@ pub(crate) async fn run<F: Future>(
             outcome = &mut plugin => break outcome,
             Some(event) = events.recv() => match event {
                 Event::Request { request, method, reply } => {
-                    asked.push(ask(peer, request, method, reply));
+                    asked.push(ask(peer, request, method, client_timeout, reply));
                 }
                 other => notify(peer, other).await,
             },
@@ -350,23 +356,42 @@ async fn notify(peer: &Peer<RoleServer>, event: Event) {
     }
 }
 
-/// Sends `request` to the client and replies with its result as JSON, or why it failed.
+/// Sends `request` to the client and replies with its result as JSON, or why it failed; gives
+/// up (and tells the client it was cancelled) after `timeout`.
 async fn ask(
     peer: &Peer<RoleServer>,
     request: ServerRequest,
     method: String,
+    timeout: Duration,
     reply: oneshot::Sender<Result<String, String>>,
 ) {
-    let answer = match peer.send_request(request).await {
+    let answered = match peer
+        .send_request_with_option(request, PeerRequestOptions::with_timeout(timeout))
+        .await
+    {
+        Ok(handle) => handle.await_response().await,
+        Err(error) => Err(error),
+    };
+    let answer = match answered {
         Ok(result) => serde_json::to_string(&result)
             .map_err(|e| format!("the client's answer to {method} could not be read: {e}")),
         Err(ServiceError::McpError(error)) => Err(format!(
             "the client answered {method} with an error: {} (code {})",
             error.message, error.code.0
         )),
+        Err(ServiceError::Timeout { timeout }) => Err(unanswered(&method, timeout)),
         Err(error) => Err(format!("{method} failed: {error}")),
     };
     let _ = reply.send(answer);
+}
+
+/// What a tool is told of a request the client did not answer in time.
+fn unanswered(method: &str, timeout: Duration) -> String {
+    format!(
+        "the client did not answer {method} within {} s (--client-request-timeout); the request \
+         was cancelled",
+        timeout.as_secs_f64()
+    )
 }
 
 #[cfg(test)]

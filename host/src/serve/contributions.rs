@@ -33,7 +33,10 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
-use super::{ServeState, subscriptions::Session};
+use super::{
+    ServeState,
+    subscriptions::{Refused, Session},
+};
 use crate::{
     build::{CallError, LoadedPlugin},
     registry::{CompletionOwner, Registry},
@@ -143,7 +146,9 @@ pub(super) async fn read_resource(
 
 /// `resources/subscribe`: a URI served here is recorded for `session`, reached through `peer`.
 /// Only a URI the session's active set serves is, so a session hears only of resources it can
-/// read. (`resources/unsubscribe` needs no check: it forgets the URI if it was recorded.)
+/// read; and only within the session's bounds (URI length first, then the count), else
+/// `-32602` naming the bound. (`resources/unsubscribe` needs no check: it forgets the URI if it
+/// was recorded.)
 pub(super) fn subscribe<P: Clone>(
     registry: &Registry,
     active: &ActiveSet,
@@ -151,11 +156,20 @@ pub(super) fn subscribe<P: Clone>(
     uri: &str,
     peer: P,
 ) -> Result<(), ErrorData> {
+    let refused = |refused: Refused| {
+        let data = match refused {
+            Refused::TooMany { limit } => json!({"max_subscriptions": limit}),
+            Refused::UriTooLong { length, limit } => {
+                json!({"uri_length": length, "max_uri_length": limit})
+            }
+        };
+        ErrorData::invalid_params(refused.to_string(), Some(data))
+    };
+    session.bounds().check_uri(uri).map_err(refused)?;
     if registry.resource_owner(active, uri).is_none() {
         return Err(not_found(uri));
     }
-    session.subscribe(uri, peer);
-    Ok(())
+    session.subscribe(uri, peer).map_err(refused)
 }
 
 /// `prompts/get`: checks the arguments, then the plugin serving the prompt answers.
@@ -285,7 +299,10 @@ mod tests {
     use plugin_manifest::Manifest;
 
     use super::*;
-    use crate::{discovery::DiscoveredPlugin, serve::subscriptions::Hub};
+    use crate::{
+        discovery::DiscoveredPlugin,
+        serve::subscriptions::{Bounds, Hub},
+    };
 
     fn registry() -> Registry {
         let manifest = Manifest::from_json(
@@ -356,7 +373,10 @@ mod tests {
     fn a_subscription_to_a_uri_served_here_is_recorded_until_unsubscribed() {
         let registry = registry();
         let active = ActiveSet::from_names(["library"]);
-        let hub = Hub::new();
+        let hub = Hub::new(Bounds {
+            per_session: 2,
+            uri_bytes: 12,
+        });
         let session = hub.session();
         subscribe(&registry, &active, &session, "test://t/7", "peer").unwrap();
         subscribe(&registry, &active, &session, "test://a", "peer").unwrap();
@@ -375,5 +395,37 @@ mod tests {
         let error = subscribe(&registry, &active, &session, "test://nope", "peer").unwrap_err();
         assert_eq!(error.code.0, -32002);
         assert_eq!(error.data, Some(json!({"uri": "test://nope"})));
+    }
+
+    #[test]
+    fn a_subscription_past_a_bound_is_invalid_params_naming_it() {
+        let registry = registry();
+        let active = ActiveSet::from_names(["library"]);
+        let hub = Hub::new(Bounds {
+            per_session: 1,
+            uri_bytes: 12,
+        });
+        let session = hub.session();
+        // Too long is said before "not found": the URI is not looked at.
+        let error = subscribe(&registry, &active, &session, "test://t/123456", "p").unwrap_err();
+        assert_eq!(error.code.0, -32602);
+        assert!(
+            error.message.contains("--max-uri-length"),
+            "{}",
+            error.message
+        );
+        assert_eq!(
+            error.data,
+            Some(json!({"uri_length": 15, "max_uri_length": 12}))
+        );
+        subscribe(&registry, &active, &session, "test://a", "p").unwrap();
+        let error = subscribe(&registry, &active, &session, "test://t/7", "p").unwrap_err();
+        assert_eq!(error.code.0, -32602);
+        assert!(
+            error.message.contains("--max-subscriptions"),
+            "{}",
+            error.message
+        );
+        assert_eq!(error.data, Some(json!({"max_subscriptions": 1})));
     }
 }

@@ -189,6 +189,7 @@ impl ServerHandler for Handler {
             &self.level,
             &resolution,
             &self.state.updates,
+            self.state.limits.client_request_timeout,
             |host| tool.call_with(arguments, host),
         )
         .await

@@ -13,6 +13,9 @@
 //! - `GET /healthz`, `GET /toolsets[?query]` and `GET /contributions` ([`http`]); the last two
 //!   from manifests alone.
 //! - Every route sits behind the Host/Origin guard ([`http::guard`]); request bodies are bounded.
+//! - Sessions are bounded ([`sessions`]): how many are open, how long one may idle (a call in
+//!   flight holds it open), what each buffers and subscribes to, and how long a request to the
+//!   client may wait; [`SessionLimits`] holds the numbers.
 //!
 //! At start-up only plugins with an `on_startup` event are opened. On shutdown, sessions are
 //! cancelled, in-flight requests get a short grace period, and every opened plugin is told to
@@ -24,6 +27,7 @@ mod handler;
 mod http;
 mod ready;
 mod served;
+mod sessions;
 mod subscriptions;
 mod validate;
 
@@ -37,13 +41,12 @@ use std::{
 use axum::{Router, extract::DefaultBodyLimit, middleware, routing::get, serve::ListenerExt};
 use rmcp::{
     model::{Implementation, ServerCapabilities, ServerConfig},
-    transport::streamable_http_server::{
-        StreamableHttpServerConfig, StreamableHttpService, session::local::LocalSessionManager,
-    },
+    transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService},
 };
 use tokio_util::sync::CancellationToken;
 
 pub use ready::Ready;
+pub use sessions::SessionLimits;
 
 use crate::{
     build::Builder,
@@ -74,6 +77,8 @@ pub struct Options {
     pub allowed_origins: Vec<String>,
     /// Where to say, once listening, where the server listens.
     pub ready_file: Option<std::path::PathBuf>,
+    /// The bounds on sessions and on what each holds.
+    pub sessions: SessionLimits,
 }
 
 impl Default for Options {
@@ -90,6 +95,7 @@ impl Default for Options {
             allowed_hosts: Vec::new(),
             allowed_origins: Vec::new(),
             ready_file: None,
+            sessions: SessionLimits::default(),
         }
     }
 }
@@ -210,6 +216,8 @@ pub(crate) struct ServeState {
     toolsets_tool: bool,
     info: ServerConfig,
     path: String,
+    /// The bounds on sessions.
+    limits: SessionLimits,
     /// Every session's resource subscriptions.
     subscriptions: Arc<subscriptions::ServerHub>,
     /// Where plugins say a resource changed; [`subscriptions::dispatch`] sends it on.
@@ -246,7 +254,11 @@ impl ServeState {
             toolsets_tool: args.toolsets_tool,
             info,
             path: path.to_owned(),
-            subscriptions: subscriptions::Hub::new(),
+            limits: args.sessions,
+            subscriptions: subscriptions::Hub::new(subscriptions::Bounds {
+                per_session: args.sessions.max_subscriptions,
+                uri_bytes: args.sessions.max_uri_bytes,
+            }),
             updates,
             resolved: RwLock::default(),
         };
@@ -284,7 +296,7 @@ impl ServeState {
 /// The app: the MCP endpoint, `/healthz`, `/toolsets` and `/contributions`, behind the guard.
 fn router(state: Arc<ServeState>, args: &Options, path: &str, cancel: CancellationToken) -> Router {
     let mut config = StreamableHttpServerConfig::default()
-        .with_cancellation_token(cancel)
+        .with_cancellation_token(cancel.clone())
         .with_max_request_body_bytes(MAX_REQUEST_BODY_BYTES)
         // The guard below checks Host and Origin on every route, this one included.
         .disable_allowed_hosts()
@@ -294,12 +306,24 @@ fn router(state: Arc<ServeState>, args: &Options, path: &str, cancel: Cancellati
             .with_legacy_session_mode(false)
             .with_json_response(true);
     }
+    let sessions = sessions::Sessions::new(&args.sessions);
+    tokio::spawn(sessions::Sessions::expire_idle(
+        Arc::downgrade(&sessions),
+        cancel,
+    ));
     let factory_state = Arc::clone(&state);
     let mcp = StreamableHttpService::new(
         move || Ok(handler::Handler::new(Arc::clone(&factory_state))),
-        Arc::new(LocalSessionManager::default()),
+        Arc::clone(&sessions),
         config,
     );
+    let mut mcp = Router::new().route_service(path, mcp);
+    if !args.stateless {
+        mcp = mcp.layer(middleware::from_fn_with_state(
+            sessions,
+            sessions::refuse_when_full,
+        ));
+    }
     let policy = Arc::new(http::AccessPolicy::new(
         &args.host,
         &args.allowed_hosts,
@@ -309,7 +333,7 @@ fn router(state: Arc<ServeState>, args: &Options, path: &str, cancel: Cancellati
         .route("/healthz", get(http::healthz))
         .route("/toolsets", get(http::toolsets))
         .route("/contributions", get(http::contributions))
-        .route_service(path, mcp)
+        .merge(mcp)
         .with_state(state)
         .layer(DefaultBodyLimit::max(MAX_REQUEST_BODY_BYTES))
         .layer(middleware::from_fn_with_state(policy, http::guard))

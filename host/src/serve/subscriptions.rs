@@ -27,7 +27,52 @@ use tokio::sync::mpsc;
 /// Which sessions subscribed to which URI; `P` is how a session is reached (a peer).
 pub(crate) struct Hub<P> {
     next: AtomicU64,
+    bounds: Bounds,
     state: Mutex<State<P>>,
+}
+
+/// What one session may subscribe to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Bounds {
+    /// The most subscriptions one session holds.
+    pub(crate) per_session: usize,
+    /// The longest URI, in bytes.
+    pub(crate) uri_bytes: usize,
+}
+
+/// Why a subscription was refused: the bound it would pass.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub(crate) enum Refused {
+    /// The session holds as many subscriptions as allowed.
+    #[error(
+        "this session already holds {limit} resource subscriptions, the most \
+         --max-subscriptions allows; unsubscribe from one first"
+    )]
+    TooMany {
+        /// The limit.
+        limit: usize,
+    },
+    /// The URI is longer than allowed.
+    #[error("the URI is {length} bytes long; --max-uri-length allows at most {limit}")]
+    UriTooLong {
+        /// The URI's length in bytes.
+        length: usize,
+        /// The limit.
+        limit: usize,
+    },
+}
+
+impl Bounds {
+    /// Whether a URI this long may be subscribed to.
+    pub(crate) fn check_uri(&self, uri: &str) -> Result<(), Refused> {
+        if uri.len() > self.uri_bytes {
+            return Err(Refused::UriTooLong {
+                length: uri.len(),
+                limit: self.uri_bytes,
+            });
+        }
+        Ok(())
+    }
 }
 
 struct State<P> {
@@ -63,10 +108,11 @@ impl<P> std::fmt::Debug for Hub<P> {
 }
 
 impl<P: Clone> Hub<P> {
-    /// An empty hub.
-    pub(crate) fn new() -> Arc<Self> {
+    /// An empty hub whose sessions subscribe within `bounds`.
+    pub(crate) fn new(bounds: Bounds) -> Arc<Self> {
         Arc::new(Self {
             next: AtomicU64::new(1),
+            bounds,
             state: Mutex::new(State {
                 by_uri: BTreeMap::new(),
                 by_session: BTreeMap::new(),
@@ -86,18 +132,25 @@ impl<P: Clone> Hub<P> {
         self.state.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
-    fn subscribe(&self, session: u64, uri: &str, peer: P) {
+    fn subscribe(&self, session: u64, uri: &str, peer: P) -> Result<(), Refused> {
+        self.bounds.check_uri(uri)?;
         let mut state = self.lock();
+        let uris = state.by_session.entry(session).or_default();
+        if !uris.contains(uri) && uris.len() >= self.bounds.per_session {
+            if uris.is_empty() {
+                state.by_session.remove(&session);
+            }
+            return Err(Refused::TooMany {
+                limit: self.bounds.per_session,
+            });
+        }
+        uris.insert(uri.to_owned());
         state
             .by_uri
             .entry(uri.to_owned())
             .or_default()
             .insert(session, peer);
-        state
-            .by_session
-            .entry(session)
-            .or_default()
-            .insert(uri.to_owned());
+        Ok(())
     }
 
     fn unsubscribe(&self, session: u64, uri: &str) {
@@ -152,9 +205,15 @@ impl<P: Clone> std::fmt::Debug for Session<P> {
 }
 
 impl<P: Clone> Session<P> {
-    /// Subscribes the session, reached through `peer`, to `uri`.
-    pub(crate) fn subscribe(&self, uri: &str, peer: P) {
-        self.hub.subscribe(self.id, uri, peer);
+    /// Subscribes the session, reached through `peer`, to `uri`, unless that would pass a
+    /// bound. Subscribing again to a URI it holds is always allowed.
+    pub(crate) fn subscribe(&self, uri: &str, peer: P) -> Result<(), Refused> {
+        self.hub.subscribe(self.id, uri, peer)
+    }
+
+    /// What the session may subscribe to.
+    pub(crate) fn bounds(&self) -> Bounds {
+        self.hub.bounds
     }
 
     /// Unsubscribes the session from `uri` (nothing if it was not subscribed).
@@ -222,35 +281,40 @@ pub(crate) async fn dispatch(hub: Arc<ServerHub>, mut updates: mpsc::UnboundedRe
 mod tests {
     use super::*;
 
+    const ROOMY: Bounds = Bounds {
+        per_session: 100,
+        uri_bytes: 100,
+    };
+
     fn names(subscribers: Vec<(u64, &'static str)>) -> Vec<&'static str> {
         subscribers.into_iter().map(|(_, p)| p).collect()
     }
 
     #[test]
     fn each_uri_reaches_the_sessions_subscribed_to_it() {
-        let hub = Hub::new();
+        let hub = Hub::new(ROOMY);
         let a = hub.session();
         let b = hub.session();
-        a.subscribe("x://1", "a");
-        a.subscribe("x://2", "a");
-        b.subscribe("x://1", "b");
+        a.subscribe("x://1", "a").unwrap();
+        a.subscribe("x://2", "a").unwrap();
+        b.subscribe("x://1", "b").unwrap();
         assert_eq!(names(hub.subscribers("x://1")), ["a", "b"]);
         assert_eq!(names(hub.subscribers("x://2")), ["a"]);
         assert!(hub.subscribers("x://3").is_empty());
         // Subscribing twice is once.
-        b.subscribe("x://1", "b");
+        b.subscribe("x://1", "b").unwrap();
         assert_eq!(names(hub.subscribers("x://1")), ["a", "b"]);
         assert_eq!(b.uris().into_iter().collect::<Vec<_>>(), ["x://1"]);
     }
 
     #[test]
     fn unsubscribing_stops_one_uri_for_one_session() {
-        let hub = Hub::new();
+        let hub = Hub::new(ROOMY);
         let a = hub.session();
         let b = hub.session();
-        a.subscribe("x://1", "a");
-        a.subscribe("x://2", "a");
-        b.subscribe("x://1", "b");
+        a.subscribe("x://1", "a").unwrap();
+        a.subscribe("x://2", "a").unwrap();
+        b.subscribe("x://1", "b").unwrap();
         a.unsubscribe("x://1");
         a.unsubscribe("x://never");
         assert_eq!(names(hub.subscribers("x://1")), ["b"]);
@@ -263,12 +327,12 @@ mod tests {
 
     #[test]
     fn a_session_that_ends_or_is_forgotten_leaves_nothing_behind() {
-        let hub = Hub::new();
+        let hub = Hub::new(ROOMY);
         let a = hub.session();
         let b = hub.session();
-        a.subscribe("x://1", "a");
-        a.subscribe("x://2", "a");
-        b.subscribe("x://2", "b");
+        a.subscribe("x://1", "a").unwrap();
+        a.subscribe("x://2", "a").unwrap();
+        b.subscribe("x://2", "b").unwrap();
         drop(a);
         assert!(hub.subscribers("x://1").is_empty());
         assert_eq!(names(hub.subscribers("x://2")), ["b"]);
@@ -277,6 +341,44 @@ mod tests {
         assert!(hub.subscribers("x://2").is_empty());
         let state = hub.lock();
         assert!(state.by_uri.is_empty() && state.by_session.is_empty());
+    }
+
+    #[test]
+    fn a_session_subscribes_within_its_bounds() {
+        let hub = Hub::new(Bounds {
+            per_session: 2,
+            uri_bytes: 8,
+        });
+        let a = hub.session();
+        let b = hub.session();
+        assert_eq!(
+            a.subscribe("x://long-uri", "a"),
+            Err(Refused::UriTooLong {
+                length: 12,
+                limit: 8
+            })
+        );
+        assert_eq!(b.subscribe("x://1", "b"), Ok(()), "nothing was left behind");
+        a.subscribe("x://1", "a").unwrap();
+        a.subscribe("x://2", "a").unwrap();
+        let refused = a.subscribe("x://3", "a").unwrap_err();
+        assert_eq!(refused, Refused::TooMany { limit: 2 });
+        assert!(
+            refused.to_string().contains("--max-subscriptions"),
+            "{refused}"
+        );
+        // Holding a URI already is no new subscription; another session has its own count.
+        a.subscribe("x://2", "a").unwrap();
+        b.subscribe("x://3", "b").unwrap();
+        a.unsubscribe("x://1");
+        a.subscribe("x://3", "a").unwrap();
+        assert_eq!(names(hub.subscribers("x://3")), ["a", "b"]);
+        let none = Hub::new(Bounds {
+            per_session: 0,
+            uri_bytes: 8,
+        });
+        assert!(none.session().subscribe("x://1", "c").is_err());
+        assert!(none.lock().by_session.is_empty(), "no empty entries");
     }
 
     #[test]

@@ -1,0 +1,542 @@
+//! Sessions: how many may be open, when an idle one is closed, and what each may hold.
+//!
+//! [`Sessions`] is the session manager rmcp's streamable-HTTP service runs on: it wraps rmcp's
+//! `LocalSessionManager` (which keeps each session's worker, its streams and their buffers) and
+//! adds what rmcp leaves out:
+//!
+//! - **A cap.** At most [`SessionLimits::max_sessions`] sessions are open at once. The
+//!   [`refuse_when_full`] middleware answers an `initialize` beyond it with HTTP 503 and a
+//!   JSON-RPC error naming the limit; earlier sessions are untouched.
+//! - **Idle expiry that a call in flight holds off.** rmcp's own keep-alive ends a session after
+//!   some time without messages, even while a call is still running (the client then gets an
+//!   empty stream). It is turned off here. Instead every stream the session answers on (a
+//!   request's stream, a standalone `GET` stream, a resumed one) counts as use while it is open,
+//!   and a session is closed only once it has had no open stream for
+//!   [`SessionLimits::idle_timeout`]. A long call keeps its stream, so it gets its answer;
+//!   a client that went away leaves no stream, so its session is closed and its memory freed.
+//!   A closed session answers 404, so a client knows to start a new one.
+//!
+//! rmcp bounds what a session buffers for a stream no client is reading (a standalone stream
+//! while none is connected, or a request's stream kept for a resume) by its channel capacity,
+//! set here from [`SessionLimits::buffered_messages`]. The other limits in [`SessionLimits`]
+//! (subscriptions, URI length, the timeout on requests to the client) are applied by
+//! [`super::subscriptions`] and [`super::context`].
+
+use std::{
+    cell::Cell,
+    collections::HashMap,
+    sync::{
+        Arc, Mutex, PoisonError, Weak,
+        atomic::{AtomicUsize, Ordering},
+    },
+    time::{Duration, Instant},
+};
+
+use axum::{
+    body::Body,
+    extract::{Request, State},
+    http::{Method, StatusCode, header},
+    middleware::Next,
+    response::{IntoResponse, Response},
+};
+use futures::{Stream, StreamExt};
+use rmcp::{
+    model::{ClientJsonRpcMessage, ServerJsonRpcMessage},
+    transport::{
+        WorkerTransport,
+        common::server_side_http::SessionId,
+        streamable_http_server::session::{
+            ServerSseMessage, SessionManager,
+            local::{LocalSessionManager, LocalSessionManagerError, LocalSessionWorker},
+        },
+    },
+};
+use serde_json::{Value, json};
+use tokio_util::sync::CancellationToken;
+
+/// The bounds on sessions and on what each holds; `crate::config` gives each a flag.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SessionLimits {
+    /// The most sessions open at once (`--max-sessions`).
+    pub max_sessions: usize,
+    /// How long a session may go without an open stream before it is closed
+    /// (`--session-idle-timeout`).
+    pub idle_timeout: Duration,
+    /// The messages kept per stream for a client that is not reading it (`--session-buffer`).
+    pub buffered_messages: usize,
+    /// The most resource subscriptions one session may hold (`--max-subscriptions`).
+    pub max_subscriptions: usize,
+    /// The longest URI, in bytes, a session may subscribe to (`--max-uri-length`).
+    pub max_uri_bytes: usize,
+    /// How long a request the server sends a client (sampling, elicitation, roots) may wait
+    /// for its answer (`--client-request-timeout`).
+    pub client_request_timeout: Duration,
+}
+
+impl SessionLimits {
+    /// The defaults: a thousand sessions of ~60 kB idle each are ~60 MB; five minutes idle is
+    /// rmcp's own keep-alive; sixteen buffered messages is rmcp's channel capacity; a hundred
+    /// subscriptions of at most 2 KiB (the practical URL limit of browsers and proxies) bound a
+    /// session's subscriptions to ~200 kB; five minutes leaves a person time to answer an
+    /// elicitation and a model time to sample.
+    pub const DEFAULT: Self = Self {
+        max_sessions: 1000,
+        idle_timeout: Duration::from_secs(300),
+        buffered_messages: 16,
+        max_subscriptions: 100,
+        max_uri_bytes: 2048,
+        client_request_timeout: Duration::from_secs(300),
+    };
+}
+
+impl Default for SessionLimits {
+    fn default() -> Self {
+        Self::DEFAULT
+    }
+}
+
+/// Why the session manager failed.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum SessionsError {
+    /// As many sessions as allowed are open.
+    #[error(
+        "the server is full: {max} sessions are open, the most --max-sessions allows; \
+         try again later"
+    )]
+    Full {
+        /// The limit.
+        max: usize,
+    },
+    /// The session is closed or was never opened.
+    #[error("session not found: {0}")]
+    NotFound(SessionId),
+    /// rmcp's session manager failed.
+    #[error(transparent)]
+    Local(#[from] LocalSessionManagerError),
+}
+
+/// How one session is used: its open streams, and since when it has had none.
+#[derive(Debug)]
+struct Usage {
+    streams: usize,
+    idle_since: Instant,
+}
+
+/// Every open session's [`Usage`], shared with the guards of their streams.
+#[derive(Debug, Default)]
+struct Usages(Mutex<HashMap<SessionId, Usage>>);
+
+impl Usages {
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<SessionId, Usage>> {
+        self.0.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Marks `id` as used now; whether it is open.
+    fn touch(&self, id: &SessionId) -> bool {
+        self.lock()
+            .get_mut(id)
+            .map(|usage| usage.idle_since = Instant::now())
+            .is_some()
+    }
+
+    /// Counts a new stream of `id`; the guard uncounts it when dropped.
+    fn open_stream(self: &Arc<Self>, id: &SessionId) -> Option<StreamGuard> {
+        let mut usages = self.lock();
+        let usage = usages.get_mut(id)?;
+        usage.streams += 1;
+        Some(StreamGuard {
+            usages: Arc::clone(self),
+            id: SessionId::clone(id),
+        })
+    }
+
+    /// Forgets the sessions without an open stream since `idle` ago, and returns them.
+    fn take_idle(&self, idle: Duration, now: Instant) -> Vec<SessionId> {
+        let mut usages = self.lock();
+        let expired: Vec<SessionId> = usages
+            .iter()
+            .filter(|(_, u)| u.streams == 0 && now.duration_since(u.idle_since) >= idle)
+            .map(|(id, _)| SessionId::clone(id))
+            .collect();
+        for id in &expired {
+            usages.remove(id);
+        }
+        expired
+    }
+}
+
+/// One open stream of a session; dropping it (the stream ended, or its client went away)
+/// starts the session's idle time when it was the last.
+#[derive(Debug)]
+struct StreamGuard {
+    usages: Arc<Usages>,
+    id: SessionId,
+}
+
+impl Drop for StreamGuard {
+    fn drop(&mut self) {
+        if let Some(usage) = self.usages.lock().get_mut(&self.id) {
+            usage.streams = usage.streams.saturating_sub(1);
+            usage.idle_since = Instant::now();
+        }
+    }
+}
+
+/// rmcp's `LocalSessionManager` with a cap on open sessions and idle expiry that open streams
+/// hold off.
+#[derive(Debug)]
+pub(crate) struct Sessions {
+    inner: LocalSessionManager,
+    max: usize,
+    idle: Duration,
+    /// Sessions admitted: being created, or open.
+    admitted: AtomicUsize,
+    usages: Arc<Usages>,
+}
+
+impl Sessions {
+    /// A manager within `limits`; [`Sessions::expire_idle`] must run beside it.
+    pub(crate) fn new(limits: &SessionLimits) -> Arc<Self> {
+        let mut inner = LocalSessionManager::default();
+        // Idle sessions are closed by `expire_idle`, which knows about calls in flight.
+        inner.session_config.keep_alive = None;
+        inner.session_config.channel_capacity = limits.buffered_messages.max(1);
+        Arc::new(Self {
+            inner,
+            max: limits.max_sessions,
+            idle: limits.idle_timeout,
+            admitted: AtomicUsize::new(0),
+            usages: Arc::default(),
+        })
+    }
+
+    /// How many sessions are open or being opened.
+    pub(crate) fn count(&self) -> usize {
+        self.admitted.load(Ordering::Acquire)
+    }
+
+    /// Whether a new session would be refused.
+    fn is_full(&self) -> bool {
+        self.count() >= self.max
+    }
+
+    /// Takes one place for a new session, if there is one left.
+    fn admit(&self) -> Result<(), SessionsError> {
+        self.admitted
+            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| {
+                (n < self.max).then_some(n + 1)
+            })
+            .map(|_| ())
+            .map_err(|_| {
+                // Outside `refuse_when_full` (no scope) there is no one to tell.
+                let _ = REFUSED.try_with(|refused| refused.set(true));
+                SessionsError::Full { max: self.max }
+            })
+    }
+
+    /// Forgets `id`, giving back its place; whether it was open.
+    fn forget(&self, id: &SessionId) -> bool {
+        let forgotten = self.usages.lock().remove(id).is_some();
+        if forgotten {
+            self.admitted.fetch_sub(1, Ordering::AcqRel);
+        }
+        forgotten
+    }
+
+    /// Closes, every so often until `cancel` or until the manager is dropped, the sessions
+    /// that have had no open stream for the idle timeout.
+    pub(crate) async fn expire_idle(manager: Weak<Self>, cancel: CancellationToken) {
+        let Some(idle) = manager.upgrade().map(|m| m.idle) else {
+            return;
+        };
+        let mut ticks = tokio::time::interval(tick(idle));
+        ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        loop {
+            tokio::select! {
+                () = cancel.cancelled() => return,
+                _ = ticks.tick() => {}
+            }
+            let Some(manager) = manager.upgrade() else {
+                return;
+            };
+            let expired = manager.usages.take_idle(idle, Instant::now());
+            for id in expired {
+                manager.admitted.fetch_sub(1, Ordering::AcqRel);
+                tracing::info!(session = %id, "closing a session idle for {idle:?}");
+                if let Err(error) = manager.inner.close_session(&id).await {
+                    tracing::warn!(session = %id, "cannot close an idle session: {error}");
+                }
+            }
+        }
+    }
+
+    /// Wraps a stream of session `id` so that it counts as use while it is open.
+    fn tracked<S>(
+        &self,
+        id: &SessionId,
+        stream: S,
+    ) -> Result<impl Stream<Item = ServerSseMessage> + Send + Sync + 'static, SessionsError>
+    where
+        S: Stream<Item = ServerSseMessage> + Send + Sync + 'static,
+    {
+        let guard = self
+            .usages
+            .open_stream(id)
+            .ok_or_else(|| SessionsError::NotFound(SessionId::clone(id)))?;
+        Ok(stream.map(move |message| {
+            let _open = &guard;
+            message
+        }))
+    }
+}
+
+/// How often idle sessions are looked for: a quarter of the idle timeout, within 10 ms..10 s.
+fn tick(idle: Duration) -> Duration {
+    (idle / 4).clamp(Duration::from_millis(10), Duration::from_secs(10))
+}
+
+impl SessionManager for Sessions {
+    type Error = SessionsError;
+    type Transport = WorkerTransport<LocalSessionWorker>;
+
+    async fn create_session(&self) -> Result<(SessionId, Self::Transport), Self::Error> {
+        self.admit()?;
+        match self.inner.create_session().await {
+            Ok((id, transport)) => {
+                self.usages.lock().insert(
+                    SessionId::clone(&id),
+                    Usage {
+                        streams: 0,
+                        idle_since: Instant::now(),
+                    },
+                );
+                Ok((id, transport))
+            }
+            Err(error) => {
+                self.admitted.fetch_sub(1, Ordering::AcqRel);
+                Err(error.into())
+            }
+        }
+    }
+
+    async fn initialize_session(
+        &self,
+        id: &SessionId,
+        message: ClientJsonRpcMessage,
+    ) -> Result<ServerJsonRpcMessage, Self::Error> {
+        let response = self.inner.initialize_session(id, message).await?;
+        self.usages.touch(id);
+        Ok(response)
+    }
+
+    async fn has_session(&self, id: &SessionId) -> Result<bool, Self::Error> {
+        Ok(self.usages.touch(id))
+    }
+
+    async fn close_session(&self, id: &SessionId) -> Result<(), Self::Error> {
+        self.forget(id);
+        Ok(self.inner.close_session(id).await?)
+    }
+
+    async fn create_stream(
+        &self,
+        id: &SessionId,
+        message: ClientJsonRpcMessage,
+    ) -> Result<impl Stream<Item = ServerSseMessage> + Send + Sync + 'static, Self::Error> {
+        let stream = self.inner.create_stream(id, message).await?;
+        self.tracked(id, stream)
+    }
+
+    async fn accept_message(
+        &self,
+        id: &SessionId,
+        message: ClientJsonRpcMessage,
+    ) -> Result<(), Self::Error> {
+        self.usages.touch(id);
+        Ok(self.inner.accept_message(id, message).await?)
+    }
+
+    async fn create_standalone_stream(
+        &self,
+        id: &SessionId,
+    ) -> Result<impl Stream<Item = ServerSseMessage> + Send + Sync + 'static, Self::Error> {
+        let stream = self.inner.create_standalone_stream(id).await?;
+        self.tracked(id, stream)
+    }
+
+    async fn resume(
+        &self,
+        id: &SessionId,
+        last_event_id: String,
+    ) -> Result<impl Stream<Item = ServerSseMessage> + Send + Sync + 'static, Self::Error> {
+        let stream = self.inner.resume(id, last_event_id).await?;
+        self.tracked(id, stream)
+    }
+}
+
+tokio::task_local! {
+    /// Set when [`Sessions::create_session`] refused a session during the request that
+    /// [`refuse_when_full`] is serving (two `initialize`s raced for the last place).
+    static REFUSED: Cell<bool>;
+}
+
+/// The JSON-RPC error code of a full server (implementation-defined server error).
+const SERVER_FULL: i64 = -32000;
+
+/// The middleware in front of the MCP endpoint (sessions on): an `initialize` while
+/// [`Sessions`] is full gets HTTP 503 with a JSON-RPC error saying so and naming the limit.
+/// Only a request without a session id can be an `initialize`, and only then, when the server
+/// is full, is its body read here.
+pub(crate) async fn refuse_when_full(
+    State(sessions): State<Arc<Sessions>>,
+    request: Request,
+    next: Next,
+) -> Response {
+    if request.method() != Method::POST || request.headers().contains_key("mcp-session-id") {
+        return next.run(request).await;
+    }
+    if !sessions.is_full() {
+        let (response, refused) = REFUSED
+            .scope(Cell::new(false), async {
+                let response = next.run(request).await;
+                (response, REFUSED.with(Cell::get))
+            })
+            .await;
+        return if refused {
+            full(&sessions, Value::Null)
+        } else {
+            response
+        };
+    }
+    let (parts, body) = request.into_parts();
+    let Ok(bytes) = axum::body::to_bytes(body, super::MAX_REQUEST_BODY_BYTES).await else {
+        return full(&sessions, Value::Null);
+    };
+    let message: Value = serde_json::from_slice(&bytes).unwrap_or_default();
+    if message["method"] == "initialize" {
+        let id = message.get("id").cloned().unwrap_or_default();
+        return full(&sessions, id);
+    }
+    next.run(Request::from_parts(parts, Body::from(bytes)))
+        .await
+}
+
+/// HTTP 503 with the JSON-RPC error of a full server, answering request `id`.
+fn full(sessions: &Sessions, id: Value) -> Response {
+    let message = SessionsError::Full { max: sessions.max }.to_string();
+    tracing::warn!("refused a new session: {message}");
+    let body = json!({
+        "jsonrpc": "2.0",
+        "id": id,
+        "error": {
+            "code": SERVER_FULL,
+            "message": message,
+            "data": {"max_sessions": sessions.max},
+        },
+    });
+    (
+        StatusCode::SERVICE_UNAVAILABLE,
+        [(header::CONTENT_TYPE, "application/json")],
+        body.to_string(),
+    )
+        .into_response()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn limits(max_sessions: usize, idle: Duration) -> SessionLimits {
+        SessionLimits {
+            max_sessions,
+            idle_timeout: idle,
+            ..SessionLimits::DEFAULT
+        }
+    }
+
+    #[tokio::test]
+    async fn sessions_beyond_the_cap_are_refused_until_one_closes() {
+        let sessions = Sessions::new(&limits(2, Duration::from_secs(60)));
+        let (a, _ta) = sessions.create_session().await.unwrap();
+        let (_b, _tb) = sessions.create_session().await.unwrap();
+        assert_eq!(sessions.count(), 2);
+        let refused = sessions.create_session().await.err().unwrap();
+        assert!(
+            matches!(refused, SessionsError::Full { max: 2 }),
+            "{refused}"
+        );
+        assert!(refused.to_string().contains("--max-sessions"));
+        sessions.close_session(&a).await.unwrap();
+        // Closing twice (the client's DELETE, then rmcp when the worker ends) gives back one.
+        sessions.close_session(&a).await.unwrap();
+        assert_eq!(sessions.count(), 1);
+        assert!(!sessions.has_session(&a).await.unwrap());
+        sessions.create_session().await.unwrap();
+        assert_eq!(sessions.count(), 2);
+    }
+
+    #[test]
+    fn only_a_session_without_open_streams_goes_idle() {
+        let usages = Arc::new(Usages::default());
+        let start = Instant::now();
+        for id in ["busy", "idle"] {
+            usages.lock().insert(
+                id.into(),
+                Usage {
+                    streams: 0,
+                    idle_since: start,
+                },
+            );
+        }
+        let stream = usages.open_stream(&"busy".into()).unwrap();
+        let later = start + Duration::from_secs(10);
+        assert_eq!(
+            usages.take_idle(Duration::from_secs(5), later),
+            vec![SessionId::from("idle")]
+        );
+        assert!(usages.take_idle(Duration::from_secs(5), later).is_empty());
+        // The stream ends: the idle time starts then, not at the session's last request.
+        drop(stream);
+        let ended = Instant::now();
+        assert!(
+            usages
+                .take_idle(Duration::from_secs(5), ended + Duration::from_secs(4))
+                .is_empty()
+        );
+        assert_eq!(
+            usages.take_idle(Duration::from_secs(5), ended + Duration::from_secs(5)),
+            vec![SessionId::from("busy")]
+        );
+        assert!(usages.open_stream(&"busy".into()).is_none(), "forgotten");
+    }
+
+    #[test]
+    fn the_tick_is_a_quarter_of_the_idle_timeout_within_bounds() {
+        assert_eq!(tick(Duration::from_secs(1)), Duration::from_millis(250));
+        assert_eq!(tick(Duration::from_millis(1)), Duration::from_millis(10));
+        assert_eq!(tick(Duration::from_secs(300)), Duration::from_secs(10));
+    }
+
+    #[tokio::test]
+    async fn an_idle_session_is_closed_and_gives_back_its_place() {
+        let sessions = Sessions::new(&limits(1, Duration::from_millis(40)));
+        let cancel = CancellationToken::new();
+        tokio::spawn(Sessions::expire_idle(
+            Arc::downgrade(&sessions),
+            cancel.clone(),
+        ));
+        let (id, _transport) = sessions.create_session().await.unwrap();
+        assert_eq!(sessions.count(), 1);
+        let started = Instant::now();
+        while sessions.count() > 0 {
+            assert!(started.elapsed() < Duration::from_secs(5), "never closed");
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+        assert!(
+            started.elapsed() >= Duration::from_millis(30),
+            "closed too early"
+        );
+        assert!(!sessions.has_session(&id).await.unwrap());
+        cancel.cancel();
+    }
+}
