@@ -88,47 +88,33 @@ impl PluginDefinition for Base {
     }
 }
 
-/// Wraps `echo`: answers `{"by": "outer", "inner": <echo's answer>}`.
-#[derive(Default)]
-struct Outer;
+/// A plugin that only wraps `echo`, answering `{"by": NAME, "inner": <echo's answer>}`.
+macro_rules! echo_wrapper {
+    ($plugin:ident, $name:literal) => {
+        #[derive(Default)]
+        struct $plugin;
 
-impl PluginDefinition for Outer {
-    const OWN_TOOLSET: &'static str = "";
-    const EXTENDS: &'static [&'static str] = &["echo"];
+        impl PluginDefinition for $plugin {
+            const OWN_TOOLSET: &'static str = "";
+            const EXTENDS: &'static [&'static str] = &["echo"];
 
-    fn create() -> Self {
-        Self
-    }
+            fn create() -> Self {
+                Self
+            }
 
-    fn tools(self: &Arc<Self>) -> Vec<Tool> {
-        Vec::new()
-    }
+            fn tools(self: &Arc<Self>) -> Vec<Tool> {
+                Vec::new()
+            }
 
-    fn wrap(&self, _extension: u32, original: Original) -> Result<Wrapped, ToolError> {
-        wrapped_by("outer", original)
-    }
+            fn wrap(&self, _extension: u32, original: Original) -> Result<Wrapped, ToolError> {
+                wrapped_by($name, original)
+            }
+        }
+    };
 }
 
-/// Wraps `echo` like [`Outer`], as `inner`.
-#[derive(Default)]
-struct Inner;
-
-impl PluginDefinition for Inner {
-    const OWN_TOOLSET: &'static str = "";
-    const EXTENDS: &'static [&'static str] = &["echo"];
-
-    fn create() -> Self {
-        Self
-    }
-
-    fn tools(self: &Arc<Self>) -> Vec<Tool> {
-        Vec::new()
-    }
-
-    fn wrap(&self, _extension: u32, original: Original) -> Result<Wrapped, ToolError> {
-        wrapped_by("inner", original)
-    }
-}
+echo_wrapper!(Outer, "outer");
+echo_wrapper!(Inner, "inner");
 
 fn wrapped_by(name: &'static str, original: Original) -> Result<Wrapped, ToolError> {
     let original = Arc::new(original);
