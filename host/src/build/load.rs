@@ -30,13 +30,9 @@ pub(crate) fn open(path: &Path, manifest: &Manifest) -> Result<Opened, Activatio
             reason: e.to_string(),
         })?;
     let manifest_json = module.manifest()().to_string();
-    let instance =
-        module.instantiate()()
-            .into_result()
-            .map_err(|e| ActivationError::Instantiate {
-                plugin: name.clone(),
-                reason: e.message.into(),
-            })?;
+    let instance = module.instantiate()()
+        .into_result()
+        .map_err(|e| ActivationError::instantiate(name, e))?;
     Ok(Opened {
         manifest_json,
         instance,

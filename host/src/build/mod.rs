@@ -76,6 +76,16 @@ pub enum ActivationError {
     },
 }
 
+impl ActivationError {
+    /// The plugin's constructor or tool listing answered `error`.
+    pub(crate) fn instantiate(plugin: &str, error: FfiError) -> Self {
+        Self::Instantiate {
+            plugin: plugin.to_owned(),
+            reason: error.message.into(),
+        }
+    }
+}
+
 /// Why a tool is left out of a tool table: one of its extensions could not be applied.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error(
@@ -392,15 +402,11 @@ pub fn activate_with(
         reason,
     };
     let opened = opener.open(discovered)?;
-    let listed =
-        opened
-            .instance
-            .tools()
-            .into_result()
-            .map_err(|e| ActivationError::Instantiate {
-                plugin: manifest.name.clone(),
-                reason: e.message.into(),
-            })?;
+    let listed = opened
+        .instance
+        .tools()
+        .into_result()
+        .map_err(|e| ActivationError::instantiate(&manifest.name, e))?;
     let embedded = Manifest::from_json(&opened.manifest_json)
         .map_err(|e| mismatch(format!("the library's own manifest does not parse: {e}")))?;
     if embedded != *manifest {

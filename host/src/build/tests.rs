@@ -52,10 +52,7 @@ impl Opener for InProcess {
             })?;
         let instance = instantiate()
             .into_result()
-            .map_err(|e| ActivationError::Instantiate {
-                plugin: name.clone(),
-                reason: e.message.into(),
-            })?;
+            .map_err(|e| ActivationError::instantiate(name, e))?;
         let manifest_json = self
             .embedded
             .get(name)
