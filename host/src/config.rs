@@ -4,7 +4,7 @@ use std::{path::PathBuf, time::Duration};
 
 use clap::{Args, Parser, Subcommand, builder::BoolishValueParser};
 
-use crate::serve::SessionLimits;
+use crate::serve::{ConnectionLimits, SHUTDOWN_GRACE, SessionLimits};
 
 /// An MCP server whose tools come from plugins.
 #[derive(Debug, Parser)]
@@ -149,6 +149,62 @@ pub struct ServeArgs {
     /// The bounds on sessions.
     #[command(flatten)]
     pub sessions: SessionArgs,
+    /// The bounds on connections, and the shutdown grace.
+    #[command(flatten)]
+    pub connections: ConnectionArgs,
+}
+
+/// The bounds on connections (see `crate::serve::ConnectionLimits`) and the shutdown grace.
+#[derive(Debug, Clone, Args)]
+pub struct ConnectionArgs {
+    /// The most connections served at once; one beyond gets HTTP 503 and is closed.
+    #[arg(
+        long,
+        env = "REACTOR_MCP_MAX_CONNECTIONS",
+        value_name = "N",
+        default_value_t = to_u64(ConnectionLimits::DEFAULT.max_connections),
+        value_parser = clap::value_parser!(u64).range(1..)
+    )]
+    pub max_connections: u64,
+    /// Seconds a client has to send a request's headers (from connecting, or from its previous
+    /// answer); then the connection is closed.
+    #[arg(
+        long,
+        env = "REACTOR_MCP_HEADER_TIMEOUT",
+        value_name = "SECONDS",
+        default_value_t = ConnectionLimits::DEFAULT.header_timeout.as_secs(),
+        value_parser = clap::value_parser!(u64).range(1..)
+    )]
+    pub header_timeout: u64,
+    /// Seconds a request body may stall (then 408), or an answer wait for a client that stopped
+    /// reading (then the connection is closed).
+    #[arg(
+        long,
+        env = "REACTOR_MCP_IDLE_TIMEOUT",
+        value_name = "SECONDS",
+        default_value_t = ConnectionLimits::DEFAULT.idle_timeout.as_secs(),
+        value_parser = clap::value_parser!(u64).range(1..)
+    )]
+    pub idle_timeout: u64,
+    /// Seconds calls in flight may run on after SIGTERM or Ctrl-C, while new requests get 503.
+    #[arg(
+        long,
+        env = "REACTOR_MCP_SHUTDOWN_GRACE",
+        value_name = "SECONDS",
+        default_value_t = SHUTDOWN_GRACE.as_secs()
+    )]
+    pub shutdown_grace: u64,
+}
+
+impl ConnectionArgs {
+    /// The connection limits these flags give.
+    pub fn limits(&self) -> ConnectionLimits {
+        ConnectionLimits {
+            max_connections: to_usize(self.max_connections),
+            header_timeout: Duration::from_secs(self.header_timeout),
+            idle_timeout: Duration::from_secs(self.idle_timeout),
+        }
+    }
 }
 
 /// The bounds on sessions and what each holds (see `crate::serve::SessionLimits`).
@@ -254,6 +310,8 @@ impl ServeArgs {
             allowed_origins: self.allowed_origins.clone(),
             ready_file: self.ready_file.clone(),
             sessions: self.sessions.limits(),
+            connections: self.connections.limits(),
+            shutdown_grace: Duration::from_secs(self.connections.shutdown_grace),
         }
     }
 }
@@ -363,6 +421,39 @@ mod tests {
             "--session-buffer",
             "--client-request-timeout",
         ] {
+            assert!(
+                Cli::try_parse_from(["reactor-mcp-server", flag, "0"]).is_err(),
+                "{flag} 0"
+            );
+        }
+    }
+
+    #[test]
+    fn connection_bounds_take_flags_and_refuse_zero() {
+        let (_, command) = parse(&[
+            "--max-connections",
+            "2",
+            "--header-timeout",
+            "3",
+            "--idle-timeout",
+            "4",
+            "--shutdown-grace",
+            "0",
+        ]);
+        let Command::Serve(serve) = command else {
+            panic!("expected serve, got {command:?}")
+        };
+        let options = serve.options();
+        assert_eq!(
+            options.connections,
+            ConnectionLimits {
+                max_connections: 2,
+                header_timeout: Duration::from_secs(3),
+                idle_timeout: Duration::from_secs(4),
+            }
+        );
+        assert_eq!(options.shutdown_grace, Duration::ZERO);
+        for flag in ["--max-connections", "--header-timeout", "--idle-timeout"] {
             assert!(
                 Cli::try_parse_from(["reactor-mcp-server", flag, "0"]).is_err(),
                 "{flag} 0"

@@ -3,6 +3,7 @@
 //! `tests/tests.rs` does. A new area is a new module here; `tests/Cargo.toml` turns off
 //! cargo's one-binary-per-file discovery.
 
+mod abuse;
 mod activation;
 mod context;
 mod discovery;

@@ -164,6 +164,7 @@ impl LoadedPlugin {
     /// Tells the plugin the host is stopping.
     pub fn stop(&self) {
         self.instance.stop();
+        tracing::info!(plugin = %self.manifest.name, "stopped plugin");
     }
 
     /// Applies the plugin's extension number `index` (in its manifest's `extends`) to `tool`'s

@@ -22,9 +22,9 @@ use rmcp::model::{
 use rmcp::{
     ErrorData, RoleServer, ServerHandler,
     model::{
-        CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, DiscoverResult,
-        InitializeRequestParams, InitializeResult, ListToolsResult, PaginatedRequestParams,
-        ServerConfig,
+        CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, CustomRequest,
+        CustomResult, DiscoverResult, ErrorCode, InitializeRequestParams, InitializeResult,
+        ListToolsResult, PaginatedRequestParams, ServerConfig,
     },
     service::{Peer, RequestContext},
 };
@@ -34,6 +34,7 @@ use super::{
     ServeState,
     context::{self, SessionLevel},
     contributions::{self as contributed},
+    jsonrpc,
     served::{ServedSet, TOOLSETS_TOOL},
     subscriptions::Session,
 };
@@ -302,6 +303,20 @@ impl ServerHandler for Handler {
     ) -> Result<CompleteResult, ErrorData> {
         let active = &self.resolution(&context).active;
         contributed::complete(&self.state, active, request, &context.ct).await
+    }
+
+    /// rmcp hands over as custom any request whose `params` do not fit its method: a known
+    /// method gets the `-32602` naming the field, any other `-32601`.
+    async fn on_custom_request(
+        &self,
+        request: CustomRequest,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<CustomResult, ErrorData> {
+        Err(
+            jsonrpc::invalid_params(&request.method, request.params.as_ref()).unwrap_or_else(
+                || ErrorData::new(ErrorCode::METHOD_NOT_FOUND, request.method, None),
+            ),
+        )
     }
 }
 

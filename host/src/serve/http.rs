@@ -147,6 +147,12 @@ impl AccessPolicy {
 
     /// Whether a request with this URI and these headers may go on.
     pub(crate) fn check(&self, uri: &Uri, headers: &HeaderMap) -> Result<(), Refusal> {
+        if headers.get_all(header::HOST).iter().nth(1).is_some() {
+            return Err(Refusal(
+                StatusCode::BAD_REQUEST,
+                "Bad Request: more than one Host header",
+            ));
+        }
         let host = match headers.get(header::HOST) {
             Some(value) => value
                 .to_str()
@@ -431,6 +437,23 @@ mod tests {
         );
         assert_eq!(check(&p, host, Some("http://dev.example:3000")), Ok(()));
         assert_eq!(check(&p, host, Some("null")), Ok(()));
+    }
+
+    #[test]
+    fn two_host_headers_are_a_bad_request_whatever_their_order() {
+        for pair in [
+            ["127.0.0.1:4040", "evil.example"],
+            ["evil.example", "localhost"],
+        ] {
+            let mut headers = HeaderMap::new();
+            for host in pair {
+                headers.append(header::HOST, HeaderValue::from_static(host));
+            }
+            let refusal = default_policy()
+                .check(&Uri::from_static("/mcp"), &headers)
+                .unwrap_err();
+            assert_eq!(refusal.0, StatusCode::BAD_REQUEST, "{pair:?}");
+        }
     }
 
     #[test]

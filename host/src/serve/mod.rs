@@ -12,19 +12,26 @@
 //!   subscribed session.
 //! - `GET /healthz`, `GET /toolsets[?query]` and `GET /contributions` ([`http`]); the last two
 //!   from manifests alone.
-//! - Every route sits behind the Host/Origin guard ([`http::guard`]); request bodies are bounded.
-//! - Sessions are bounded ([`sessions`]): how many are open, how long one may idle (a call in
-//!   flight holds it open), what each buffers and subscribes to, and how long a request to the
-//!   client may wait; [`SessionLimits`] holds the numbers.
+//! - Every route sits behind the Host/Origin guard ([`http::guard`]). A body that is not a
+//!   JSON-RPC message gets the JSON-RPC error naming why ([`jsonrpc`]).
+//! - Connections are bounded ([`listener`]: how many, how long a client may take to send its
+//!   headers or body or to read its answer; [`ConnectionLimits`]), and so are sessions
+//!   ([`sessions`]: how many are open, how long one may idle (a call in flight holds it open),
+//!   what each buffers and subscribes to, and how long a request to the client may wait;
+//!   [`SessionLimits`]).
 //!
-//! At start-up only plugins with an `on_startup` event are opened. On shutdown, sessions are
-//! cancelled, in-flight requests get a short grace period, and every opened plugin is told to
-//! stop. This is the only module that knows axum and rmcp.
+//! At start-up only plugins with an `on_startup` event are opened. On SIGTERM or Ctrl-C the
+//! server drains ([`drain`]): new requests get 503, calls in flight get up to
+//! `--shutdown-grace` to finish and send their answers; then sessions end, connections close,
+//! and every opened plugin is told to stop. This is the only module that knows axum and rmcp.
 
 mod context;
 mod contributions;
+mod drain;
 mod handler;
 mod http;
+mod jsonrpc;
+mod listener;
 mod ready;
 mod served;
 mod sessions;
@@ -38,13 +45,14 @@ use std::{
     time::Duration,
 };
 
-use axum::{Router, extract::DefaultBodyLimit, middleware, routing::get, serve::ListenerExt};
+use axum::{Router, extract::DefaultBodyLimit, middleware, routing::get};
 use rmcp::{
     model::{Implementation, ServerCapabilities, ServerConfig},
     transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService},
 };
 use tokio_util::sync::CancellationToken;
 
+pub use listener::ConnectionLimits;
 pub use ready::Ready;
 pub use sessions::SessionLimits;
 
@@ -79,6 +87,10 @@ pub struct Options {
     pub ready_file: Option<std::path::PathBuf>,
     /// The bounds on sessions and on what each holds.
     pub sessions: SessionLimits,
+    /// The bounds on connections.
+    pub connections: ConnectionLimits,
+    /// How long calls in flight may run on after a shutdown signal.
+    pub shutdown_grace: Duration,
 }
 
 impl Default for Options {
@@ -96,6 +108,8 @@ impl Default for Options {
             allowed_origins: Vec::new(),
             ready_file: None,
             sessions: SessionLimits::default(),
+            connections: ConnectionLimits::default(),
+            shutdown_grace: SHUTDOWN_GRACE,
         }
     }
 }
@@ -107,8 +121,11 @@ pub const MAX_REQUEST_BODY_BYTES: usize = 4 * 1024 * 1024;
 /// every request (the cache cannot be grown without bound by a client inventing queries).
 const RESOLVED_QUERIES: usize = 256;
 
-/// How long in-flight requests may run on after a shutdown signal.
-const SHUTDOWN_GRACE: Duration = Duration::from_secs(10);
+/// How long calls in flight may run on after a shutdown signal, by default.
+pub const SHUTDOWN_GRACE: Duration = Duration::from_secs(10);
+
+/// How long connections may take to close once the calls have ended (or the grace is over).
+const CLOSE_GRACE: Duration = Duration::from_secs(1);
 
 /// Why the server could not run.
 #[derive(Debug, thiserror::Error)]
@@ -148,14 +165,21 @@ pub async fn run(registry: Arc<Registry>, args: Options) -> Result<(), ServeErro
             .await
             .map_err(|e| ServeError::Io(std::io::Error::other(e)))?;
     }
-    let shutdown = CancellationToken::new();
+    let sessions_cancel = CancellationToken::new();
     let (state, updates) = ServeState::new(Arc::clone(&builder), &args, &path);
     let state = Arc::new(state);
     tokio::spawn(subscriptions::dispatch(
         Arc::clone(&state.subscriptions),
         updates,
     ));
-    let router = router(Arc::clone(&state), &args, &path, shutdown.child_token());
+    let drain = Arc::new(drain::Drain::default());
+    let router = router(
+        Arc::clone(&state),
+        &args,
+        &path,
+        sessions_cancel.clone(),
+        Arc::clone(&drain),
+    );
 
     let host = args.host.trim_start_matches('[').trim_end_matches(']');
     let listener = tokio::net::TcpListener::bind((host, args.port))
@@ -181,25 +205,36 @@ pub async fn run(registry: Arc<Registry>, args: Options) -> Result<(), ServeErro
     }
     eprintln!("listening on http://{address}{path}");
 
-    // Nagle's algorithm meeting the client's delayed ACK stalls every SSE answer ~44 ms.
-    let listener = listener.tap_io(|tcp| {
-        if let Err(error) = tcp.set_nodelay(true) {
-            tracing::debug!("cannot set TCP_NODELAY: {error}");
-        }
-    });
-    let signal = shutdown.clone();
-    let server = axum::serve(listener, router).with_graceful_shutdown(async move {
-        shutdown_signal().await;
-        tracing::info!("shutting down: cancelling sessions, finishing in-flight requests");
-        signal.cancel();
-    });
-    let grace = async {
-        shutdown.cancelled().await;
-        tokio::time::sleep(SHUTDOWN_GRACE).await;
-    };
-    tokio::select! {
-        served = server => served?,
-        () = grace => tracing::warn!("requests still running after {SHUTDOWN_GRACE:?}; stopping anyway"),
+    let stop = CancellationToken::new();
+    let mut server = tokio::spawn(listener::serve(
+        listener,
+        router,
+        args.connections,
+        stop.clone(),
+    ));
+    shutdown_signal().await;
+    let grace = args.shutdown_grace;
+    tracing::info!(
+        "shutting down: refusing new requests, {} in flight get up to {} s to finish",
+        drain.in_flight(),
+        grace.as_secs()
+    );
+    drain.start();
+    if tokio::time::timeout(grace, drain.settled()).await.is_err() {
+        tracing::warn!(
+            "{} requests still running after {} s (--shutdown-grace); stopping anyway",
+            drain.in_flight(),
+            grace.as_secs()
+        );
+    }
+    sessions_cancel.cancel();
+    stop.cancel();
+    if tokio::time::timeout(CLOSE_GRACE, &mut server)
+        .await
+        .is_err()
+    {
+        tracing::debug!("connections still open after {CLOSE_GRACE:?}; closing them");
+        server.abort();
     }
     let stopping = Arc::clone(&builder);
     let _ = tokio::task::spawn_blocking(move || stopping.stop_all()).await;
@@ -294,7 +329,13 @@ impl ServeState {
 }
 
 /// The app: the MCP endpoint, `/healthz`, `/toolsets` and `/contributions`, behind the guard.
-fn router(state: Arc<ServeState>, args: &Options, path: &str, cancel: CancellationToken) -> Router {
+fn router(
+    state: Arc<ServeState>,
+    args: &Options,
+    path: &str,
+    cancel: CancellationToken,
+    drain: Arc<drain::Drain>,
+) -> Router {
     let mut config = StreamableHttpServerConfig::default()
         .with_cancellation_token(cancel.clone())
         .with_max_request_body_bytes(MAX_REQUEST_BODY_BYTES)
@@ -324,6 +365,14 @@ fn router(state: Arc<ServeState>, args: &Options, path: &str, cancel: Cancellati
             sessions::refuse_when_full,
         ));
     }
+    let body_limits = jsonrpc::BodyLimits {
+        max_bytes: MAX_REQUEST_BODY_BYTES,
+        idle: args.connections.idle_timeout,
+    };
+    let mcp = mcp.layer(middleware::from_fn_with_state(
+        body_limits,
+        jsonrpc::check_body,
+    ));
     let policy = Arc::new(http::AccessPolicy::new(
         &args.host,
         &args.allowed_hosts,
@@ -336,6 +385,7 @@ fn router(state: Arc<ServeState>, args: &Options, path: &str, cancel: Cancellati
         .merge(mcp)
         .with_state(state)
         .layer(DefaultBodyLimit::max(MAX_REQUEST_BODY_BYTES))
+        .layer(middleware::from_fn_with_state(drain, drain::track))
         .layer(middleware::from_fn_with_state(policy, http::guard))
 }
 

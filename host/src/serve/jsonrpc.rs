@@ -1,0 +1,398 @@
+//! JSON-RPC errors for messages rmcp cannot take as they are.
+//!
+//! - A body that is not a JSON-RPC message at all: [`check_body`], in front of the MCP endpoint,
+//!   answers HTTP 400 with `-32700` (not JSON) or `-32600` (a batch, or an object that is not a
+//!   request, notification or response), naming what was wrong. rmcp alone answers 415 for
+//!   every one of these. The body is read here once, bounded in size (413) and in stall time (408).
+//! - A request of a known method whose `params` do not fit the method: rmcp takes it as a
+//!   custom request; [`invalid_params`] turns it into the `-32602` the specification gives,
+//!   naming the field (`tools/call: params.name: invalid type: integer `5`, expected a string`).
+
+use std::time::Duration;
+
+use axum::{
+    body::{Body, Bytes},
+    extract::{Request, State},
+    http::{Method, StatusCode, header},
+    middleware::Next,
+    response::{IntoResponse, Response},
+};
+#[allow(deprecated)] // logging is deprecated by SEP-2577, still in 2025-11-25
+use rmcp::model::SetLevelRequestParams;
+use rmcp::{
+    ErrorData,
+    model::{
+        CallToolRequestParams, CompleteRequestParams, ErrorCode, GetPromptRequestParams,
+        InitializeRequestParams, PaginatedRequestParams, ReadResourceRequestParams,
+        SubscribeRequestParams, UnsubscribeRequestParams,
+    },
+};
+use serde::de::DeserializeOwned;
+use serde_json::{Value, json};
+
+/// What [`check_body`] needs: the largest body, and how long a body may stall between chunks.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct BodyLimits {
+    /// The largest body accepted, in bytes (413 beyond).
+    pub(crate) max_bytes: usize,
+    /// How long the client may send nothing while its body is unfinished (408 then).
+    pub(crate) idle: Duration,
+}
+
+/// The middleware in front of the MCP endpoint: reads a POST's body (bounded in size and in
+/// stall time), hands it on, and turns rmcp's 415 for a JSON body it could not deserialize
+/// into the JSON-RPC error that says why.
+pub(crate) async fn check_body(
+    State(limits): State<BodyLimits>,
+    request: Request,
+    next: Next,
+) -> Response {
+    if request.method() != Method::POST {
+        return next.run(request).await;
+    }
+    let json = is_json(&request);
+    let (parts, body) = request.into_parts();
+    let bytes = match read_body(body, limits).await {
+        Ok(bytes) => bytes,
+        Err(refusal) => return refusal,
+    };
+    let response = next
+        .run(Request::from_parts(parts, Body::from(bytes.clone())))
+        .await;
+    if json && response.status() == StatusCode::UNSUPPORTED_MEDIA_TYPE {
+        let error = classify(&bytes);
+        tracing::debug!("refused a malformed message: {}", error.message);
+        return error_response(StatusCode::BAD_REQUEST, Value::Null, &error);
+    }
+    response
+}
+
+/// Whether the request says its body is JSON (rmcp answers 415 itself when it does not).
+fn is_json(request: &Request) -> bool {
+    request
+        .headers()
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.split(';').next())
+        .is_some_and(|essence| essence.trim().eq_ignore_ascii_case("application/json"))
+}
+
+/// The whole body, or the response refusing it: 413 when larger than allowed, 408 when the
+/// client stalls, 400 when the connection fails mid-body.
+async fn read_body(body: Body, limits: BodyLimits) -> Result<Bytes, Response> {
+    use http_body_util::BodyExt as _;
+    let mut body = http_body_util::Limited::new(body, limits.max_bytes);
+    let mut collected = Vec::new();
+    loop {
+        let frame = match tokio::time::timeout(limits.idle, body.frame()).await {
+            Err(_) => {
+                let message = format!(
+                    "Request Timeout: no part of the body arrived for {} s",
+                    limits.idle.as_secs()
+                );
+                return Err((
+                    StatusCode::REQUEST_TIMEOUT,
+                    [(header::CONNECTION, "close")],
+                    message,
+                )
+                    .into_response());
+            }
+            Ok(None) => return Ok(Bytes::from(collected)),
+            Ok(Some(Ok(frame))) => frame,
+            Ok(Some(Err(error))) => {
+                let (status, message) = if error.is::<http_body_util::LengthLimitError>() {
+                    (
+                        StatusCode::PAYLOAD_TOO_LARGE,
+                        format!(
+                            "Payload Too Large: request body exceeds {} bytes",
+                            limits.max_bytes
+                        ),
+                    )
+                } else {
+                    (
+                        StatusCode::BAD_REQUEST,
+                        format!("Bad Request: cannot read the body: {error}"),
+                    )
+                };
+                return Err((status, message).into_response());
+            }
+        };
+        if let Ok(data) = frame.into_data() {
+            collected.extend_from_slice(&data);
+        }
+    }
+}
+
+/// Why a body is not a message rmcp can take: `-32700` when it is not JSON, `-32600` naming
+/// the first thing wrong with the envelope otherwise.
+pub(crate) fn classify(body: &[u8]) -> ErrorData {
+    let value: Value = match serde_json::from_slice(body) {
+        Ok(value) => value,
+        Err(error) => {
+            return ErrorData::new(
+                ErrorCode::PARSE_ERROR,
+                format!("Parse error: the body is not JSON: {error}"),
+                None,
+            );
+        }
+    };
+    let invalid = |message: String| ErrorData::invalid_request(message, None);
+    let Value::Object(message) = value else {
+        return match value {
+            Value::Array(_) => invalid(
+                "Invalid Request: batches are not supported; send one JSON-RPC message per POST"
+                    .to_owned(),
+            ),
+            other => invalid(format!(
+                "Invalid Request: a message must be a JSON object, not {}",
+                kind(&other)
+            )),
+        };
+    };
+    if message.get("jsonrpc") != Some(&json!("2.0")) {
+        return invalid("Invalid Request: `jsonrpc` must be \"2.0\"".to_owned());
+    }
+    if let Some(id) = message.get("id")
+        && !(id.is_string() || id.is_i64() || id.is_u64())
+    {
+        return invalid(format!(
+            "Invalid Request: `id` must be a string or an integer, not {}",
+            kind(id)
+        ));
+    }
+    match message.get("method") {
+        Some(Value::String(_)) => {}
+        Some(other) => {
+            return invalid(format!(
+                "Invalid Request: `method` must be a string, not {}",
+                kind(other)
+            ));
+        }
+        None if message.contains_key("result") || message.contains_key("error") => {
+            return invalid(
+                "Invalid Request: a response must have an `id` and one of `result` or `error`"
+                    .to_owned(),
+            );
+        }
+        None => return invalid("Invalid Request: `method` is missing".to_owned()),
+    }
+    match message.get("params") {
+        Some(Value::Object(_)) | None => {
+            invalid("Invalid Request: the message does not fit the method's shape".to_owned())
+        }
+        Some(other) => invalid(format!(
+            "Invalid Request: `params` must be an object, not {}",
+            kind(other)
+        )),
+    }
+}
+
+/// The `-32602` for a request of a known MCP method whose `params` do not deserialize into
+/// that method's parameters, naming the field; `None` for any other method.
+pub(crate) fn invalid_params(method: &str, params: Option<&Value>) -> Option<ErrorData> {
+    #[allow(deprecated)] // logging is deprecated by SEP-2577, still in 2025-11-25
+    let check: fn(&Value) -> Result<(), String> = match method {
+        "initialize" => fits::<InitializeRequestParams>,
+        "tools/call" => fits::<CallToolRequestParams>,
+        "tools/list" | "resources/list" | "resources/templates/list" | "prompts/list" => {
+            fits::<Option<PaginatedRequestParams>>
+        }
+        "resources/read" => fits::<ReadResourceRequestParams>,
+        "resources/subscribe" => fits::<SubscribeRequestParams>,
+        "resources/unsubscribe" => fits::<UnsubscribeRequestParams>,
+        "prompts/get" => fits::<GetPromptRequestParams>,
+        "completion/complete" => fits::<CompleteRequestParams>,
+        "logging/setLevel" => fits::<SetLevelRequestParams>,
+        _ => return None,
+    };
+    let params = params.cloned().unwrap_or(Value::Null);
+    let reason = check(&params).err().unwrap_or_else(|| {
+        "the parameters do not fit the method (check their fields and types)".to_owned()
+    });
+    Some(ErrorData::invalid_params(
+        format!("Invalid params for `{method}`: {reason}"),
+        None,
+    ))
+}
+
+/// Whether `params` deserializes as `T`; the error names the path of the field that does not.
+fn fits<T: DeserializeOwned>(params: &Value) -> Result<(), String> {
+    serde_path_to_error::deserialize::<_, T>(params)
+        .map(drop)
+        .map_err(|error| match error.path().to_string().as_str() {
+            "." => format!("params: {}", error.inner()),
+            path => format!("params.{path}: {}", error.inner()),
+        })
+}
+
+/// A JSON value's kind, for messages.
+fn kind(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}
+
+/// An HTTP response carrying a JSON-RPC error answering `id`.
+pub(crate) fn error_response(status: StatusCode, id: Value, error: &ErrorData) -> Response {
+    let body = json!({"jsonrpc": "2.0", "id": id, "error": error});
+    (
+        status,
+        [(header::CONTENT_TYPE, "application/json")],
+        body.to_string(),
+    )
+        .into_response()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn code_and_message(body: &str) -> (i32, String) {
+        let error = classify(body.as_bytes());
+        (error.code.0, error.message.into_owned())
+    }
+
+    #[test]
+    fn not_json_is_a_parse_error() {
+        for body in ["", "{", "nope", "{\"jsonrpc\": \"2.0\",}"] {
+            let (code, message) = code_and_message(body);
+            assert_eq!(code, -32700, "{body:?}");
+            assert!(
+                message.starts_with("Parse error: the body is not JSON"),
+                "{message}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_batch_is_an_invalid_request_saying_so() {
+        let (code, message) = code_and_message(r#"[{"jsonrpc":"2.0","id":1,"method":"ping"}]"#);
+        assert_eq!(code, -32600);
+        assert!(message.contains("batches are not supported"), "{message}");
+        assert_eq!(code_and_message("[]").0, -32600);
+    }
+
+    #[test]
+    fn a_bad_envelope_names_its_field() {
+        for (body, field) in [
+            ("5", "JSON object"),
+            (r#"{"id":1,"method":"ping"}"#, "`jsonrpc`"),
+            (r#"{"jsonrpc":"1.0","id":1,"method":"ping"}"#, "`jsonrpc`"),
+            (r#"{"jsonrpc":"2.0","id":1.5,"method":"ping"}"#, "`id`"),
+            (r#"{"jsonrpc":"2.0","id":{},"method":"ping"}"#, "`id`"),
+            (r#"{"jsonrpc":"2.0","id":1,"method":7}"#, "`method`"),
+            (r#"{"jsonrpc":"2.0","id":1}"#, "`method` is missing"),
+            (
+                r#"{"jsonrpc":"2.0","id":1,"method":"x","params":3}"#,
+                "`params`",
+            ),
+            (r#"{"jsonrpc":"2.0","result":{}}"#, "`id`"),
+        ] {
+            let (code, message) = code_and_message(body);
+            assert_eq!(code, -32600, "{body}");
+            assert!(message.contains(field), "{body}: {message}");
+        }
+    }
+
+    #[test]
+    fn params_that_do_not_fit_name_the_field() {
+        let error = invalid_params("tools/call", Some(&json!({"name": 5}))).unwrap();
+        assert_eq!(error.code, ErrorCode::INVALID_PARAMS);
+        assert!(
+            error
+                .message
+                .starts_with("Invalid params for `tools/call`: params.name: invalid type"),
+            "{}",
+            error.message
+        );
+        let error = invalid_params(
+            "tools/call",
+            Some(&json!({"name": "echo", "arguments": []})),
+        )
+        .unwrap();
+        assert!(
+            error.message.contains("params.arguments"),
+            "{}",
+            error.message
+        );
+        let error = invalid_params("logging/setLevel", Some(&json!({"level": "loud"}))).unwrap();
+        assert!(error.message.contains("params.level"), "{}", error.message);
+        let error = invalid_params("resources/read", None).unwrap();
+        assert!(
+            error.message.contains("params: invalid type: null"),
+            "{}",
+            error.message
+        );
+    }
+
+    /// Any JSON value, a few levels deep.
+    fn json_value() -> impl proptest::strategy::Strategy<Value = Value> {
+        use proptest::prelude::*;
+        let leaf = prop_oneof![
+            Just(Value::Null),
+            any::<bool>().prop_map(Value::from),
+            any::<i64>().prop_map(Value::from),
+            any::<f64>().prop_map(Value::from),
+            "[a-z/.]{0,12}".prop_map(Value::from),
+        ];
+        leaf.prop_recursive(3, 24, 4, |inner| {
+            prop_oneof![
+                proptest::collection::vec(inner.clone(), 0..4).prop_map(Value::Array),
+                proptest::collection::btree_map(
+                    prop_oneof![
+                        Just("jsonrpc".to_owned()),
+                        Just("id".to_owned()),
+                        Just("method".to_owned()),
+                        Just("params".to_owned()),
+                        Just("name".to_owned()),
+                        Just("arguments".to_owned()),
+                        "[a-z]{1,6}",
+                    ],
+                    inner,
+                    0..5,
+                )
+                .prop_map(|m| Value::Object(m.into_iter().collect())),
+            ]
+        })
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn any_bytes_classify_as_a_parse_error_or_an_invalid_request(
+            bytes in proptest::collection::vec(proptest::prelude::any::<u8>(), 0..256)
+        ) {
+            let code = classify(&bytes).code.0;
+            proptest::prop_assert!(code == -32700 || code == -32600, "{code}");
+        }
+
+        #[test]
+        fn any_json_is_an_invalid_request_never_a_parse_error(value in json_value()) {
+            let code = classify(value.to_string().as_bytes()).code.0;
+            proptest::prop_assert_eq!(code, -32600);
+        }
+
+        #[test]
+        fn any_params_of_a_known_method_give_invalid_params(
+            method in proptest::sample::select(vec![
+                "initialize", "tools/call", "tools/list", "resources/read",
+                "resources/subscribe", "prompts/get", "completion/complete", "logging/setLevel",
+            ]),
+            params in proptest::option::of(json_value()),
+        ) {
+            let error = invalid_params(method, params.as_ref()).expect("a known method");
+            proptest::prop_assert_eq!(error.code, ErrorCode::INVALID_PARAMS);
+            proptest::prop_assert!(error.message.contains(method));
+        }
+    }
+
+    #[test]
+    fn other_methods_are_not_invalid_params() {
+        assert!(invalid_params("no/such", Some(&json!({}))).is_none());
+        assert!(invalid_params("sampling/createMessage", None).is_none());
+    }
+}
