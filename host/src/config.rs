@@ -84,6 +84,9 @@ impl Common {
 pub enum Command {
     /// Serve the plugins' tools over MCP (streamable HTTP); the default command.
     Serve(ServeArgs),
+    /// Serve the plugins' tools over MCP on stdin and stdout, for a client that starts the
+    /// server as a command (one session; the selection comes from --toolsets).
+    Stdio(StdioArgs),
     /// List the plugins in the plugin folder without opening any of them.
     List {
         /// Print JSON instead of text.
@@ -111,15 +114,9 @@ pub struct ServeArgs {
     /// The path of the MCP endpoint.
     #[arg(long, env = "REACTOR_MCP_PATH", default_value = "/mcp")]
     pub path: String,
-    /// The selection a URL that selects nothing gets, in the URL's spelling (`only=sandboxes`).
-    #[arg(long, env = "REACTOR_MCP_TOOLSETS", value_name = "QUERY")]
-    pub toolsets: Option<String>,
-    /// The server name clients see (serverInfo.name).
-    #[arg(long, env = "REACTOR_MCP_NAME", default_value = "reactor-mcp-server")]
-    pub name: String,
-    /// Do not serve the host's own `list_server_toolsets` tool.
-    #[arg(long, env = "REACTOR_MCP_NO_TOOLSETS_TOOL", value_parser = BoolishValueParser::new())]
-    pub no_toolsets_tool: bool,
+    /// What is served, over either transport.
+    #[command(flatten)]
+    pub served: ServedArgs,
     /// Serve without sessions (each request stands alone; JSON answers), for deployments behind a
     /// load balancer.
     #[arg(long, env = "REACTOR_MCP_STATELESS", value_parser = BoolishValueParser::new())]
@@ -207,7 +204,57 @@ impl ConnectionArgs {
     }
 }
 
-/// The bounds on sessions and what each holds (see `crate::serve::SessionLimits`).
+/// What is served and how it is named, over HTTP and stdio alike.
+#[derive(Debug, Clone, Args)]
+pub struct ServedArgs {
+    /// The selection a URL that selects nothing gets (over stdio, the selection), in the
+    /// URL's spelling (`only=sandboxes`).
+    #[arg(long, env = "REACTOR_MCP_TOOLSETS", value_name = "QUERY")]
+    pub toolsets: Option<String>,
+    /// The server name clients see (serverInfo.name).
+    #[arg(long, env = "REACTOR_MCP_NAME", default_value = "reactor-mcp-server")]
+    pub name: String,
+    /// Do not serve the host's own `list_server_toolsets` tool.
+    #[arg(long, env = "REACTOR_MCP_NO_TOOLSETS_TOOL", value_parser = BoolishValueParser::new())]
+    pub no_toolsets_tool: bool,
+}
+
+impl ServedArgs {
+    /// The `--toolsets` selection, parsed as a URL query.
+    pub fn fallback(&self) -> Option<crate::selection::Query> {
+        self.toolsets
+            .as_deref()
+            .map(|q| crate::selection::Query::parse(q.trim_start_matches('?')))
+    }
+}
+
+/// The options of `stdio`.
+#[derive(Debug, Clone, Args)]
+pub struct StdioArgs {
+    /// What is served.
+    #[command(flatten)]
+    pub served: ServedArgs,
+    /// The bounds on what the session holds.
+    #[command(flatten)]
+    pub session: SessionBoundArgs,
+}
+
+impl StdioArgs {
+    /// The options these flags give: the serve options' defaults for everything HTTP.
+    pub fn options(&self) -> crate::serve::Options {
+        let defaults = crate::serve::Options::default();
+        crate::serve::Options {
+            fallback: self.served.fallback(),
+            name: self.served.name.clone(),
+            toolsets_tool: !self.served.no_toolsets_tool,
+            sessions: self.session.limits(defaults.sessions),
+            ..defaults
+        }
+    }
+}
+
+/// The bounds on sessions (see `crate::serve::SessionLimits`); the bounds on what each holds
+/// are [`SessionBoundArgs`].
 #[derive(Debug, Clone, Args)]
 pub struct SessionArgs {
     /// The most sessions open at once; an `initialize` beyond it gets HTTP 503 and a JSON-RPC
@@ -240,6 +287,14 @@ pub struct SessionArgs {
         value_parser = clap::value_parser!(u64).range(1..=65_536)
     )]
     pub session_buffer: u64,
+    /// The bounds on what each session holds.
+    #[command(flatten)]
+    pub bounds: SessionBoundArgs,
+}
+
+/// The bounds on what one session holds, over HTTP and stdio alike.
+#[derive(Debug, Clone, Args)]
+pub struct SessionBoundArgs {
     /// The most resource subscriptions one session may hold.
     #[arg(
         long,
@@ -271,13 +326,23 @@ pub struct SessionArgs {
 impl SessionArgs {
     /// The session limits these flags give.
     pub fn limits(&self) -> SessionLimits {
-        SessionLimits {
+        self.bounds.limits(SessionLimits {
             max_sessions: to_usize(self.max_sessions),
             idle_timeout: Duration::from_secs(self.session_idle_timeout),
             buffered_messages: to_usize(self.session_buffer),
+            ..SessionLimits::DEFAULT
+        })
+    }
+}
+
+impl SessionBoundArgs {
+    /// `limits` with the bounds these flags give.
+    pub fn limits(&self, limits: SessionLimits) -> SessionLimits {
+        SessionLimits {
             max_subscriptions: to_usize(self.max_subscriptions),
             max_uri_bytes: to_usize(self.max_uri_length),
             client_request_timeout: Duration::from_secs(self.client_request_timeout),
+            ..limits
         }
     }
 }
@@ -299,12 +364,9 @@ impl ServeArgs {
             host: self.host.clone(),
             port: self.port,
             path: self.path.clone(),
-            fallback: self
-                .toolsets
-                .as_deref()
-                .map(|q| crate::selection::Query::parse(q.trim_start_matches('?'))),
-            name: self.name.clone(),
-            toolsets_tool: !self.no_toolsets_tool,
+            fallback: self.served.fallback(),
+            name: self.served.name.clone(),
+            toolsets_tool: !self.served.no_toolsets_tool,
             stateless: self.stateless,
             allowed_hosts: self.allowed_hosts.clone(),
             allowed_origins: self.allowed_origins.clone(),
@@ -334,7 +396,7 @@ mod tests {
         };
         assert_eq!(serve.port, 0);
         assert_eq!(serve.path, "/mcp");
-        assert_eq!(serve.toolsets.as_deref(), Some("only=sandboxes"));
+        assert_eq!(serve.served.toolsets.as_deref(), Some("only=sandboxes"));
     }
 
     #[test]
@@ -459,6 +521,30 @@ mod tests {
                 "{flag} 0"
             );
         }
+    }
+
+    #[test]
+    fn stdio_takes_the_selection_and_the_session_bounds() {
+        let (common, command) = parse(&[
+            "stdio",
+            "--toolsets",
+            "only=sandboxes",
+            "--plugin-dir",
+            "p",
+            "--max-subscriptions",
+            "9",
+        ]);
+        let Command::Stdio(stdio) = command else {
+            panic!("expected stdio, got {command:?}")
+        };
+        assert_eq!(common.plugin_dir, PathBuf::from("p"));
+        let options = stdio.options();
+        assert_eq!(
+            options.fallback,
+            Some(crate::selection::Query::parse("only=sandboxes"))
+        );
+        assert_eq!(options.sessions.max_subscriptions, 9);
+        assert!(Cli::try_parse_from(["reactor-mcp-server", "stdio", "--port", "1"]).is_err());
     }
 
     #[test]

@@ -1,6 +1,6 @@
 //! The `reactor-mcp-server` binary: parse the command line, run, print the error chain.
 
-use std::{process::ExitCode, sync::Arc};
+use std::{io::IsTerminal as _, process::ExitCode, sync::Arc};
 
 use clap::Parser;
 use host::{
@@ -22,12 +22,14 @@ fn main() -> ExitCode {
     }
 }
 
+/// Logs to stderr, with colours only when stderr is a terminal.
 fn init_tracing(level: &str) {
     let filter = tracing_subscriber::EnvFilter::try_from_default_env()
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default_directives(level)));
     tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_writer(std::io::stderr)
+        .with_ansi(std::io::stderr().is_terminal())
         .init();
 }
 
@@ -71,21 +73,36 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             Ok(())
         }
         Command::Serve(args) => {
-            let discovery = common.discover()?;
-            tracing::info!(
-                "{} plugin(s) in {}: {}",
-                discovery.plugins.len(),
-                common.plugin_dir.display(),
-                discovery
-                    .plugins
-                    .iter()
-                    .map(|p| p.manifest.name.as_str())
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            );
-            let registry = Arc::new(Registry::new(discovery.plugins));
+            let registry = registry(&common)?;
             tokio::runtime::Runtime::new()?.block_on(serve::run(registry, args.options()))?;
             Ok(())
         }
+        Command::Stdio(args) => {
+            let protocol_out = serve::stdio::protect_stdout()?;
+            let registry = registry(&common)?;
+            let runtime = tokio::runtime::Runtime::new()?;
+            let served =
+                runtime.block_on(serve::stdio::run(registry, args.options(), protocol_out));
+            // A read of stdin may still be blocked on a thread of its own: do not wait for it.
+            runtime.shutdown_background();
+            Ok(served?)
+        }
     }
+}
+
+/// The registry of the plugin folder, logging what it holds.
+fn registry(common: &host::config::Common) -> anyhow::Result<Arc<Registry>> {
+    let discovery = common.discover()?;
+    tracing::info!(
+        "{} plugin(s) in {}: {}",
+        discovery.plugins.len(),
+        common.plugin_dir.display(),
+        discovery
+            .plugins
+            .iter()
+            .map(|p| p.manifest.name.as_str())
+            .collect::<Vec<_>>()
+            .join(", ")
+    );
+    Ok(Arc::new(Registry::new(discovery.plugins)))
 }

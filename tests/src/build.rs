@@ -32,6 +32,7 @@ pub const FIXTURES: &[&str] = &[
     "fixture-ext-unopenable",
     "fixture-context",
     "fixture-library",
+    "fixture-printer",
 ];
 
 /// The workspace's root folder.

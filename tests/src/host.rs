@@ -62,6 +62,14 @@ fn host_launch(args: &[&str], env: &[(&str, &str)]) -> Launch {
     launch
 }
 
+/// `reactor-mcp-server ARGS --plugin-dir DIR` as a [`Command`] to spawn as the test needs (its
+/// streams piped, say), with the host's environment variables cleared.
+pub fn host_command(args: &[&str], dir: &PluginDir) -> Command {
+    let mut command = host_launch(args, &[]).command();
+    command.arg("--plugin-dir").arg(dir.path());
+    command
+}
+
 /// Runs `reactor-mcp-server ARGS --plugin-dir DIR` to completion.
 pub fn run_host(args: &[&str], dir: &PluginDir) -> Output {
     run_host_with_env(args, dir, &[])

@@ -18,6 +18,6 @@ pub use build::{
     FIXTURES, PLUGINS, SERVER_BIN_ENV, ensure_built, host_bin, library, library_file_name,
     target_dir, workspace_root,
 };
-pub use host::{HostProcess, Output, run_host, run_host_bare, run_host_with_env};
+pub use host::{HostProcess, Output, host_command, run_host, run_host_bare, run_host_with_env};
 pub use maps::{mapped_files, mapped_plugin_libraries};
 pub use plugin_dir::{PluginDir, library_bytes, truncated, with_abi_version};

@@ -13,4 +13,5 @@ mod list;
 mod resources;
 mod serve;
 mod sessions;
+mod stdio;
 mod tool_bounds;

@@ -42,12 +42,14 @@ use anyhow::{Context, Result, bail, ensure};
 use harness::Launch;
 use serde_json::Value;
 
-use crate::{build_plugins, cargo, display, project_root, run_command, target_dir};
+use crate::{
+    build_plugins, cargo, display,
+    npm::{self, NODE_VERSION},
+    project_root, run_command, target_dir,
+};
 
 /// The pinned version of `@modelcontextprotocol/conformance`.
 pub(crate) const SUITE_VERSION: &str = "0.1.16";
-/// The pinned version of the Node binary package (the suite needs Node 22 or later).
-pub(crate) const NODE_VERSION: &str = "22.23.5";
 /// The baseline file, at the workspace root.
 pub(crate) const BASELINE: &str = "conformance-baseline.txt";
 
@@ -169,49 +171,17 @@ struct Tools {
 impl Tools {
     /// Installs the pinned versions into `prefix` unless they are there already.
     fn install(prefix: &Path) -> Result<Self> {
-        let node_package = node_package()?;
-        let modules = prefix.join("node_modules");
-        let tools = Self {
-            node: modules.join(&node_package).join("bin").join("node"),
-            cli: modules.join(SUITE_PACKAGE).join("dist").join("index.js"),
-        };
-        let installed = |package: &str, version: &str| {
-            package_version(&modules.join(package)).as_deref() == Some(version)
-        };
-        if installed(&node_package, NODE_VERSION)
-            && installed(SUITE_PACKAGE, SUITE_VERSION)
-            && tools.node.is_file()
-            && tools.cli.is_file()
-        {
-            eprintln!("already installed in {}", prefix.display());
-            return Ok(tools);
-        }
-        fs::create_dir_all(prefix).with_context(|| format!("creating {}", prefix.display()))?;
-        let mut npm = Command::new("npm");
-        npm.arg("install")
-            .arg("--prefix")
-            .arg(prefix)
-            .args([
-                "--save-exact",
-                "--no-audit",
-                "--no-fund",
-                "--loglevel=error",
-                // The machine's Node runs npm only; the suite runs on the Node installed here.
-                "--engine-strict=false",
-            ])
-            .arg(format!("{node_package}@{NODE_VERSION}"))
-            .arg(format!("{SUITE_PACKAGE}@{SUITE_VERSION}"));
-        run_command(&mut npm).context(
-            "installing the conformance suite needs `npm` (any version) and access to the npm \
-             registry",
-        )?;
+        let installed = npm::Prefix::install(prefix, &[(SUITE_PACKAGE, SUITE_VERSION)])?;
+        let cli = installed.file(SUITE_PACKAGE, "dist/index.js");
         ensure!(
-            tools.node.is_file() && tools.cli.is_file(),
-            "npm finished but {} or {} is missing",
-            tools.node.display(),
-            tools.cli.display()
+            cli.is_file(),
+            "npm finished but {} is missing",
+            cli.display()
         );
-        Ok(tools)
+        Ok(Self {
+            node: installed.node,
+            cli,
+        })
     }
 
     /// Runs `conformance server` with `selection`, its output appended to `log` (and shown
@@ -266,28 +236,6 @@ impl Tools {
             thread::sleep(Duration::from_millis(50));
         }
     }
-}
-
-/// The npm package holding a Node binary for this machine.
-fn node_package() -> Result<String> {
-    let os = match env::consts::OS {
-        "linux" => "linux",
-        "macos" => "darwin",
-        other => bail!("no Node binary package for {other}: run the suite by hand (see README)"),
-    };
-    let arch = match env::consts::ARCH {
-        "x86_64" => "x64",
-        "aarch64" => "arm64",
-        other => bail!("no Node binary package for {other}: run the suite by hand (see README)"),
-    };
-    Ok(format!("node-{os}-{arch}"))
-}
-
-/// The `version` of the npm package installed in `dir`.
-fn package_version(dir: &Path) -> Option<String> {
-    let text = fs::read_to_string(dir.join("package.json")).ok()?;
-    let json: Value = serde_json::from_str(&text).ok()?;
-    json["version"].as_str().map(str::to_owned)
 }
 
 /// A child process killed (and reaped) when dropped, whichever way its owner ends.

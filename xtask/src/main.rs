@@ -18,8 +18,10 @@
 
 mod bench;
 mod build_plugins;
+mod clients;
 mod conformance;
 mod new_plugin;
+mod npm;
 mod serve;
 mod test;
 #[cfg(test)]
@@ -61,6 +63,9 @@ enum Task {
     Bench(bench::Args),
     /// Run the MCP conformance suite against the `conformance` plugin (needs npm once).
     Conformance(conformance::Args),
+    /// Drive `reactor-mcp-server stdio` with the official Python SDK and the MCP Inspector's
+    /// CLI (needs npm and python3 once).
+    Clients(clients::Args),
 }
 
 fn main() -> ExitCode {
@@ -72,6 +77,7 @@ fn main() -> ExitCode {
         Task::Test(args) => test::run(args),
         Task::Bench(args) => bench::run(args),
         Task::Conformance(args) => conformance::run(args),
+        Task::Clients(args) => clients::run(args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -5,13 +5,15 @@
 //! plugins in `plugins/`), then every test of the workspace. The tests run under
 //! `cargo nextest` when it is installed (faster, one process per test), plus
 //! `cargo test --doc` since nextest skips doctests; with plain `cargo test` otherwise. Last,
-//! the MCP conformance suite (`cargo xtask conformance`), unless `--skip-conformance`.
+//! the MCP conformance suite (`cargo xtask conformance`), unless `--skip-conformance`, and the
+//! official Python SDK and MCP Inspector against `reactor-mcp-server stdio`
+//! (`cargo xtask clients`), unless `--skip-clients`.
 
 use std::process::{Command, Stdio};
 
 use anyhow::{Context, Result};
 
-use crate::{build_plugins, cargo, conformance, run_command};
+use crate::{build_plugins, cargo, clients, conformance, run_command};
 
 /// What `cargo xtask test` runs.
 #[derive(Debug, Default, clap::Args)]
@@ -19,6 +21,9 @@ pub(crate) struct Args {
     /// Leave out the MCP conformance suite (it needs npm to install Node 22 once).
     #[arg(long)]
     pub(crate) skip_conformance: bool,
+    /// Leave out the official stdio clients (they need npm and python3 to install once).
+    #[arg(long)]
+    pub(crate) skip_clients: bool,
 }
 
 pub(crate) fn run(args: &Args) -> Result<()> {
@@ -58,6 +63,11 @@ pub(crate) fn run(args: &Args) -> Result<()> {
                 suite: "all".to_owned(),
                 verbose: false,
             })
+        })?;
+    }
+    if !args.skip_clients {
+        step("stdio clients", "see the client's output above", || {
+            clients::run(&clients::Args::default())
         })?;
     }
     eprintln!("\nall checks passed");

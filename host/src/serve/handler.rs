@@ -109,7 +109,7 @@ impl Handler {
         resolution: &Resolution,
     ) -> CallToolResult {
         let report = ToolsetsReport::new(self.state.builder.registry(), resolution);
-        let url = parts(context).map_or_else(|| self.state.path.clone(), base_url);
+
         let inactive: Vec<&str> = report
             .toolsets
             .iter()
@@ -120,7 +120,10 @@ impl Handler {
         if let Value::Object(map) = &mut value {
             map.insert(
                 "how_to_ask_for_more".to_owned(),
-                Value::from(how_to_ask_for_more(&url, &inactive)),
+                Value::from(match parts(context) {
+                    Some(parts) => how_to_ask_for_more(&base_url(parts), &inactive),
+                    None => how_to_restart_with_more(&inactive),
+                }),
             );
         }
         CallToolResult::structured(value)
@@ -346,6 +349,20 @@ fn how_to_ask_for_more(url: &str, inactive: &[&str]) -> String {
         "Add ?toolsets=NAME to the server URL to turn on more toolsets (for example \
          {url}?toolsets={example}); ?only=NAME serves just those and ?without=NAME drops one. \
          Reconnect with the new URL to use them."
+    );
+    if !inactive.is_empty() {
+        text.push_str(&format!(" Not active here: {}.", inactive.join(", ")));
+    }
+    text
+}
+
+/// The sentence `list_server_toolsets` ends with over stdio, where no URL can change.
+fn how_to_restart_with_more(inactive: &[&str]) -> String {
+    let example = inactive.first().copied().unwrap_or("NAME");
+    let mut text = format!(
+        "The selection comes from the server's --toolsets option (REACTOR_MCP_TOOLSETS): \
+         restart it with, for example, --toolsets toolsets={example} to turn on more toolsets, \
+         or --toolsets only=NAME to serve just those."
     );
     if !inactive.is_empty() {
         text.push_str(&format!(" Not active here: {}.", inactive.join(", ")));

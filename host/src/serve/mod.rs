@@ -35,6 +35,7 @@ mod listener;
 mod ready;
 mod served;
 mod sessions;
+pub mod stdio;
 mod subscriptions;
 mod validate;
 
@@ -158,15 +159,9 @@ pub enum ServeError {
 /// Serves `registry`'s plugins as `args` say, until SIGINT or SIGTERM.
 pub async fn run(registry: Arc<Registry>, args: Options) -> Result<(), ServeError> {
     let path = check_path(&args.path)?;
-    let builder = Arc::new(Builder::new(registry));
-    {
-        let builder = Arc::clone(&builder);
-        tokio::task::spawn_blocking(move || builder.open_startup_plugins())
-            .await
-            .map_err(|e| ServeError::Io(std::io::Error::other(e)))?;
-    }
+    let builder = start(registry).await?;
     let sessions_cancel = CancellationToken::new();
-    let (state, updates) = ServeState::new(Arc::clone(&builder), &args, &path);
+    let (state, updates) = ServeState::new(Arc::clone(&builder), &args);
     let state = Arc::new(state);
     tokio::spawn(subscriptions::dispatch(
         Arc::clone(&state.subscriptions),
@@ -205,12 +200,12 @@ pub async fn run(registry: Arc<Registry>, args: Options) -> Result<(), ServeErro
     }
     eprintln!("listening on http://{address}{path}");
 
-    let stop = CancellationToken::new();
+    let closing = CancellationToken::new();
     let mut server = tokio::spawn(listener::serve(
         listener,
         router,
         args.connections,
-        stop.clone(),
+        closing.clone(),
     ));
     shutdown_signal().await;
     let grace = args.shutdown_grace;
@@ -228,7 +223,7 @@ pub async fn run(registry: Arc<Registry>, args: Options) -> Result<(), ServeErro
         );
     }
     sessions_cancel.cancel();
-    stop.cancel();
+    closing.cancel();
     if tokio::time::timeout(CLOSE_GRACE, &mut server)
         .await
         .is_err()
@@ -236,10 +231,24 @@ pub async fn run(registry: Arc<Registry>, args: Options) -> Result<(), ServeErro
         tracing::debug!("connections still open after {CLOSE_GRACE:?}; closing them");
         server.abort();
     }
-    let stopping = Arc::clone(&builder);
-    let _ = tokio::task::spawn_blocking(move || stopping.stop_all()).await;
-    tracing::info!("stopped");
+    stop(builder).await;
     Ok(())
+}
+
+/// The builder over `registry`, once the plugins that asked to be opened at start-up are.
+async fn start(registry: Arc<Registry>) -> Result<Arc<Builder>, ServeError> {
+    let builder = Arc::new(Builder::new(registry));
+    let opening = Arc::clone(&builder);
+    tokio::task::spawn_blocking(move || opening.open_startup_plugins())
+        .await
+        .map_err(|e| ServeError::Io(std::io::Error::other(e)))?;
+    Ok(builder)
+}
+
+/// Tells every opened plugin the host is stopping.
+async fn stop(builder: Arc<Builder>) {
+    let _ = tokio::task::spawn_blocking(move || builder.stop_all()).await;
+    tracing::info!("stopped");
 }
 
 /// What every request handler shares.
@@ -250,7 +259,6 @@ pub(crate) struct ServeState {
     fallback: Option<Query>,
     toolsets_tool: bool,
     info: ServerConfig,
-    path: String,
     /// The bounds on sessions.
     limits: SessionLimits,
     /// Every session's resource subscriptions.
@@ -269,7 +277,6 @@ impl ServeState {
     fn new(
         builder: Arc<Builder>,
         args: &Options,
-        path: &str,
     ) -> (Self, tokio::sync::mpsc::UnboundedReceiver<String>) {
         let info = ServerConfig::new(
             ServerCapabilities::builder()
@@ -288,7 +295,6 @@ impl ServeState {
             fallback: args.fallback.clone(),
             toolsets_tool: args.toolsets_tool,
             info,
-            path: path.to_owned(),
             limits: args.sessions,
             subscriptions: subscriptions::Hub::new(subscriptions::Bounds {
                 per_session: args.sessions.max_subscriptions,

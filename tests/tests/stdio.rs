@@ -1,0 +1,241 @@
+//! `reactor-mcp-server stdio`: MCP over stdin and stdout, end to end. The selection comes from
+//! `--toolsets`; what a plugin prints (Rust's `println!`, C's `printf`, when instantiated and
+//! when called) lands in the log, never in the protocol stream; the log has no colour codes when
+//! redirected (over HTTP too); EOF on stdin and SIGTERM both run the plugins' stop hooks and
+//! exit 0. The official Rust SDK's child-process client drives it as desktop clients do.
+
+use std::{
+    io::{BufRead, BufReader, Read, Write},
+    process::{Child, ChildStdin, ExitStatus, Stdio},
+    sync::mpsc::{Receiver, channel},
+    time::{Duration, Instant},
+};
+
+use e2e::{
+    HostProcess, PluginDir, host_command,
+    mcp::{call, text},
+};
+use rmcp::{ServiceExt as _, transport::TokioChildProcess};
+use serde_json::{Value, json};
+
+/// How long a test waits for something that should happen within a second.
+const PATIENCE: Duration = Duration::from_secs(10);
+
+/// A host on stdio, driven by hand: JSON lines in, every line out kept.
+struct StdioHost {
+    child: Child,
+    stdin: Option<ChildStdin>,
+    lines: Receiver<String>,
+    stderr: std::thread::JoinHandle<String>,
+}
+
+impl StdioHost {
+    fn start(dir: &PluginDir, args: &[&str]) -> Self {
+        let mut child = host_command(&[&["stdio"], args].concat(), dir)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("start the host");
+        let stdout = child.stdout.take().unwrap();
+        let (sender, lines) = channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+                if sender.send(line).is_err() {
+                    break;
+                }
+            }
+        });
+        let mut stderr = child.stderr.take().unwrap();
+        let stderr = std::thread::spawn(move || {
+            let mut text = String::new();
+            let _ = stderr.read_to_string(&mut text);
+            text
+        });
+        Self {
+            stdin: child.stdin.take(),
+            child,
+            lines,
+            stderr,
+        }
+    }
+
+    fn send(&mut self, message: &Value) {
+        let stdin = self.stdin.as_mut().expect("stdin is open");
+        writeln!(stdin, "{message}").expect("write to the host");
+        stdin.flush().unwrap();
+    }
+
+    /// The next line the host writes, which must be a JSON-RPC message.
+    fn receive(&self) -> Value {
+        let line = self
+            .lines
+            .recv_timeout(PATIENCE)
+            .expect("the host answers on stdout");
+        let message: Value = serde_json::from_str(&line)
+            .unwrap_or_else(|e| panic!("stdout carries only JSON-RPC, got {line:?}: {e}"));
+        assert_eq!(message["jsonrpc"], "2.0", "{line}");
+        message
+    }
+
+    /// Sends request `id` and returns its answer.
+    fn request(&mut self, id: u64, method: &str, params: Value) -> Value {
+        self.send(&json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}));
+        let answer = self.receive();
+        assert_eq!(answer["id"], id, "{answer}");
+        answer
+    }
+
+    fn initialize(&mut self) -> Value {
+        let answer = self.request(
+            1,
+            "initialize",
+            json!({"protocolVersion": "2025-06-18", "capabilities": {},
+                   "clientInfo": {"name": "stdio-test", "version": "1"}}),
+        );
+        self.send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+        answer
+    }
+
+    fn wait(&mut self) -> ExitStatus {
+        let started = Instant::now();
+        loop {
+            if let Some(status) = self.child.try_wait().unwrap() {
+                return status;
+            }
+            assert!(started.elapsed() < PATIENCE, "the host did not exit");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
+    /// Waits for the exit; the status, the log, and any stdout lines left unread.
+    fn finish(mut self) -> (ExitStatus, String, Vec<String>) {
+        let status = self.wait();
+        let log = self.stderr.join().unwrap();
+        let rest = self.lines.try_iter().collect();
+        (status, log, rest)
+    }
+}
+
+fn printer_dir() -> PluginDir {
+    PluginDir::with(&["fixture-printer", "benchmarks"])
+}
+
+#[test]
+fn stdio_serves_the_selection_and_what_plugins_print_goes_to_the_log() {
+    let dir = printer_dir();
+    let mut host = StdioHost::start(&dir, &["--toolsets", "only=printer"]);
+    let answer = host.initialize();
+    assert_eq!(answer["result"]["serverInfo"]["name"], "reactor-mcp-server");
+
+    let tools = host.request(2, "tools/list", json!({}));
+    let names: Vec<&str> = tools["result"]["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["shout", "list_server_toolsets"]);
+
+    let called = host.request(
+        3,
+        "tools/call",
+        json!({"name": "shout", "arguments": {"text": "over the stream"}}),
+    );
+    assert_eq!(
+        called["result"]["content"][0]["text"], "over the stream",
+        "{called}"
+    );
+    let hidden = host.request(4, "tools/call", json!({"name": "echo", "arguments": {}}));
+    assert_eq!(hidden["error"]["code"], -32602, "{hidden}");
+
+    let toolsets = host.request(
+        5,
+        "tools/call",
+        json!({"name": "list_server_toolsets", "arguments": {}}),
+    );
+    let how = toolsets["result"]["structuredContent"]["how_to_ask_for_more"]
+        .as_str()
+        .unwrap_or_default();
+    assert!(how.contains("--toolsets"), "{how}");
+
+    host.stdin = None;
+    let (status, log, rest) = host.finish();
+    assert!(status.success(), "{status:?}\n{log}");
+    assert!(rest.is_empty(), "stdout after the answers: {rest:?}");
+    for printed in [
+        "println: instantiated",
+        "printf: instantiated",
+        "println: over the stream",
+        "printf: over the stream",
+        "stopped plugin",
+    ] {
+        assert!(
+            log.contains(printed),
+            "`{printed}` is not in the log:\n{log}"
+        );
+    }
+    assert!(
+        !log.contains('\u{1b}'),
+        "colour codes in a redirected log:\n{log}"
+    );
+}
+
+#[test]
+fn sigterm_stops_a_stdio_server_and_its_plugins() {
+    let dir = printer_dir();
+    let mut host = StdioHost::start(&dir, &["--toolsets", "only=printer"]);
+    host.initialize();
+    let called = host.request(
+        2,
+        "tools/call",
+        json!({"name": "shout", "arguments": {"text": "hi"}}),
+    );
+    assert_eq!(called["result"]["content"][0]["text"], "hi");
+    let status = std::process::Command::new("kill")
+        .args(["-TERM", &host.child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let (status, log, _) = host.finish();
+    assert!(status.success(), "{status:?}\n{log}");
+    assert!(log.contains("stopped plugin"), "{log}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_rust_sdk_child_process_client_lists_and_calls() {
+    let dir = printer_dir();
+    let mut command = tokio::process::Command::from(host_command(
+        &["stdio", "--toolsets", "only=benchmarks"],
+        &dir,
+    ));
+    command.stderr(Stdio::null());
+    let client =
+        ().serve(TokioChildProcess::new(command).expect("spawn"))
+            .await
+            .expect("initialize over stdio");
+    let tools = client.list_all_tools().await.unwrap();
+    let names: Vec<&str> = tools.iter().map(|t| t.name.as_ref()).collect();
+    assert_eq!(
+        names,
+        ["echo", "add", "sleep", "blob", "list_server_toolsets"]
+    );
+    let result = client
+        .call_tool(call("add", json!({"a": 2, "b": 3})))
+        .await
+        .unwrap();
+    assert_eq!(text(&result), "5.0");
+    client.cancel().await.unwrap();
+}
+
+#[test]
+fn the_http_log_has_no_colour_codes_when_redirected() {
+    let dir = PluginDir::with(&["benchmarks"]);
+    let host = HostProcess::serve(&dir, &["--log-level", "debug"]);
+    let log = host.stderr_so_far();
+    assert!(log.contains("INFO") || log.contains("DEBUG"), "{log}");
+    assert!(
+        !log.contains('\u{1b}'),
+        "colour codes in a redirected log:\n{log}"
+    );
+}
