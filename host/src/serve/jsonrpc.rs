@@ -78,48 +78,62 @@ fn is_json(request: &Request) -> bool {
 }
 
 /// The whole body, or the response refusing it: 413 when larger than allowed, 408 when the
-/// client stalls, 400 when the connection fails mid-body.
+/// client stalls, 400 when the connection fails mid-body. A part already received is taken
+/// without arming a timer, and a body of one part is not copied.
 async fn read_body(body: Body, limits: BodyLimits) -> Result<Bytes, Response> {
+    use futures::FutureExt as _;
     use http_body_util::BodyExt as _;
     let mut body = http_body_util::Limited::new(body, limits.max_bytes);
-    let mut collected = Vec::new();
+    let mut parts: Vec<Bytes> = Vec::new();
     loop {
-        let frame = match tokio::time::timeout(limits.idle, body.frame()).await {
-            Err(_) => {
-                let message = format!(
-                    "Request Timeout: no part of the body arrived for {} s",
-                    limits.idle.as_secs()
-                );
-                return Err((
-                    StatusCode::REQUEST_TIMEOUT,
-                    [(header::CONNECTION, "close")],
-                    message,
-                )
-                    .into_response());
-            }
-            Ok(None) => return Ok(Bytes::from(collected)),
-            Ok(Some(Ok(frame))) => frame,
-            Ok(Some(Err(error))) => {
-                let (status, message) = if error.is::<http_body_util::LengthLimitError>() {
-                    (
-                        StatusCode::PAYLOAD_TOO_LARGE,
-                        format!(
-                            "Payload Too Large: request body exceeds {} bytes",
-                            limits.max_bytes
-                        ),
-                    )
-                } else {
-                    (
-                        StatusCode::BAD_REQUEST,
-                        format!("Bad Request: cannot read the body: {error}"),
-                    )
-                };
-                return Err((status, message).into_response());
-            }
+        let polled = match body.frame().now_or_never() {
+            Some(polled) => polled,
+            None => tokio::time::timeout(limits.idle, body.frame())
+                .await
+                .map_err(|_| stalled(limits.idle))?,
         };
-        if let Ok(data) = frame.into_data() {
-            collected.extend_from_slice(&data);
+        match polled {
+            None => break,
+            Some(Ok(frame)) => {
+                if let Ok(data) = frame.into_data() {
+                    parts.push(data);
+                }
+            }
+            Some(Err(error)) => return Err(unreadable(&*error, limits.max_bytes)),
         }
+    }
+    Ok(match parts.len() {
+        0 => Bytes::new(),
+        1 => parts.swap_remove(0),
+        _ => Bytes::from(parts.concat()),
+    })
+}
+
+/// 408 for a body that sent nothing for `idle`, closing the connection.
+fn stalled(idle: Duration) -> Response {
+    let message = format!(
+        "Request Timeout: no part of the body arrived for {} s",
+        idle.as_secs()
+    );
+    (
+        StatusCode::REQUEST_TIMEOUT,
+        [(header::CONNECTION, "close")],
+        message,
+    )
+        .into_response()
+}
+
+/// 413 for a body over `max_bytes`, 400 for one that could not be read.
+fn unreadable(
+    error: &(dyn std::error::Error + Send + Sync + 'static),
+    max_bytes: usize,
+) -> Response {
+    if error.is::<http_body_util::LengthLimitError>() {
+        let message = format!("Payload Too Large: request body exceeds {max_bytes} bytes");
+        (StatusCode::PAYLOAD_TOO_LARGE, message).into_response()
+    } else {
+        let message = format!("Bad Request: cannot read the body: {error}");
+        (StatusCode::BAD_REQUEST, message).into_response()
     }
 }
 
