@@ -210,7 +210,12 @@ fn a_body_that_stalls_gets_408() {
 
 #[test]
 fn a_client_that_stops_reading_its_answer_is_disconnected() {
-    let (_dir, host) = benchmarks_host(&["--stateless", "--idle-timeout", "1"]);
+    let dir = PluginDir::with(&["benchmarks"]);
+    let mut host = HostProcess::serve_with_env(
+        &dir,
+        &["--stateless", "--idle-timeout", "1"],
+        &[("RUST_LOG", "info,host::serve::listener=debug")],
+    );
     let bytes = 16 * 1024 * 1024;
     let body = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
         "params": {"name": "blob", "arguments": {"bytes": bytes}}})
@@ -222,7 +227,7 @@ fn a_client_that_stops_reading_its_answer_is_disconnected() {
         body.len()
     );
     let mut stream = send_raw(host.addr(), request.as_bytes());
-    std::thread::sleep(Duration::from_secs(4));
+    host.wait_for_stderr("the client read nothing for 1 s", Duration::from_secs(60));
     let answer = read_to_close(&mut stream, PATIENCE).expect("the server closes the connection");
     assert_eq!(status_line(&answer), "HTTP/1.1 200 OK");
     assert!(

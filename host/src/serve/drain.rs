@@ -17,9 +17,8 @@ use std::{
 
 use axum::{
     body::{Body, Bytes, HttpBody},
-    extract::{Request, State},
+    extract::Request,
     http::{Method, StatusCode, header},
-    middleware::Next,
     response::{IntoResponse, Response},
 };
 use http_body::{Frame, SizeHint};
@@ -36,7 +35,7 @@ pub(crate) struct Drain {
 
 /// One POST in flight; dropped when its response body has been sent (or abandoned).
 #[derive(Debug)]
-struct InFlight(Arc<Drain>);
+pub(crate) struct InFlight(Arc<Drain>);
 
 impl Drop for InFlight {
     fn drop(&mut self) {
@@ -73,7 +72,8 @@ impl Drain {
         }
     }
 
-    fn enter(self: &Arc<Self>) -> InFlight {
+    /// Counts one more POST in flight, until the value returned is dropped.
+    pub(crate) fn enter(self: &Arc<Self>) -> InFlight {
         self.in_flight.fetch_add(1, Ordering::AcqRel);
         InFlight(Arc::clone(self))
     }
@@ -83,26 +83,8 @@ impl Drain {
 /// another instance behind the balancer, answers).
 const RETRY_AFTER_SECONDS: &str = "2";
 
-/// The middleware in front of every route: counts POSTs until their answers are sent, and
-/// refuses new requests while draining.
-pub(crate) async fn track(
-    State(drain): State<Arc<Drain>>,
-    request: Request,
-    next: Next,
-) -> Response {
-    let request = if drain.is_draining() {
-        match admit_while_draining(request).await {
-            Ok(request) => request,
-            Err(refusal) => return refusal,
-        }
-    } else {
-        request
-    };
-    if request.method() != Method::POST {
-        return next.run(request).await;
-    }
-    let in_flight = drain.enter();
-    let response = next.run(request).await;
+/// `response` holding `in_flight` until its body has been sent.
+pub(crate) fn hold(response: Response, in_flight: InFlight) -> Response {
     response.map(|body| {
         Body::new(Tracked {
             body,
@@ -139,7 +121,7 @@ impl HttpBody for Tracked {
 }
 
 /// The request, if a draining server still takes it; else the 503 refusing it.
-async fn admit_while_draining(request: Request) -> Result<Request, Response> {
+pub(crate) async fn admit_while_draining(request: Request) -> Result<Request, Response> {
     match *request.method() {
         Method::DELETE => return Ok(request),
         Method::POST => {}

@@ -8,13 +8,12 @@
 //!   custom request; [`invalid_params`] turns it into the `-32602` the specification gives,
 //!   naming the field (`tools/call: params.name: invalid type: integer `5`, expected a string`).
 
-use std::time::Duration;
+use std::{future::Future, time::Duration};
 
 use axum::{
     body::{Body, Bytes},
-    extract::{Request, State},
-    http::{Method, StatusCode, header},
-    middleware::Next,
+    extract::Request,
+    http::{StatusCode, header},
     response::{IntoResponse, Response},
 };
 #[allow(deprecated)] // logging is deprecated by SEP-2577, still in 2025-11-25
@@ -39,26 +38,21 @@ pub(crate) struct BodyLimits {
     pub(crate) idle: Duration,
 }
 
-/// The middleware in front of the MCP endpoint: reads a POST's body (bounded in size and in
-/// stall time), hands it on, and turns rmcp's 415 for a JSON body it could not deserialize
-/// into the JSON-RPC error that says why.
-pub(crate) async fn check_body(
-    State(limits): State<BodyLimits>,
-    request: Request,
-    next: Next,
-) -> Response {
-    if request.method() != Method::POST {
-        return next.run(request).await;
-    }
+/// A POST to the MCP endpoint: reads its body (bounded in size and in stall time), hands it to
+/// `next`, and turns rmcp's 415 for a JSON body it could not deserialize into the JSON-RPC
+/// error that says why.
+pub(crate) async fn check_body<F, Fut>(limits: BodyLimits, request: Request, next: F) -> Response
+where
+    F: FnOnce(Request) -> Fut,
+    Fut: Future<Output = Response>,
+{
     let json = is_json(&request);
     let (parts, body) = request.into_parts();
     let bytes = match read_body(body, limits).await {
         Ok(bytes) => bytes,
         Err(refusal) => return refusal,
     };
-    let response = next
-        .run(Request::from_parts(parts, Body::from(bytes.clone())))
-        .await;
+    let response = next(Request::from_parts(parts, Body::from(bytes.clone()))).await;
     if json && response.status() == StatusCode::UNSUPPORTED_MEDIA_TYPE {
         let error = classify(&bytes);
         tracing::debug!("refused a malformed message: {}", error.message);

@@ -23,11 +23,9 @@ use std::{
     time::Duration,
 };
 
-use axum::Router;
 use hyper_util::{
     rt::{TokioExecutor, TokioIo, TokioTimer},
     server::{conn::auto::Builder, graceful::GracefulShutdown},
-    service::TowerToHyperService,
 };
 use tokio::{
     io::{AsyncRead, AsyncWrite, AsyncWriteExt as _, ReadBuf},
@@ -36,6 +34,8 @@ use tokio::{
     time::Sleep,
 };
 use tokio_util::sync::CancellationToken;
+
+use super::front::Front;
 
 /// The bounds on connections.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -70,11 +70,11 @@ const REFUSAL_WRITE: Duration = Duration::from_secs(1);
 /// not spin.
 const ACCEPT_BACKOFF: Duration = Duration::from_millis(50);
 
-/// Serves `app` on `listener` within `limits` until `stop` is cancelled and every connection
+/// Serves `front` on `listener` within `limits` until `stop` is cancelled and every connection
 /// has closed.
 pub(crate) async fn serve(
     listener: TcpListener,
-    app: Router,
+    front: Front,
     limits: ConnectionLimits,
     stop: CancellationToken,
 ) {
@@ -106,17 +106,30 @@ pub(crate) async fn serve(
             continue;
         };
         let io = TokioIo::new(WriteTimeout::new(tcp, limits.idle_timeout));
-        let service = TowerToHyperService::new(app.clone());
+        let front = front.clone();
+        let service = hyper::service::service_fn(move |request| front.clone().handle(request));
         let connection = graceful.watch(builder.serve_connection(io, service).into_owned());
         tokio::spawn(async move {
             if let Err(error) = connection.await {
-                tracing::debug!(%peer, "connection ended: {error}");
+                tracing::debug!(%peer, "connection ended: {}", causes(&*error));
             }
             drop(slot);
         });
     }
     drop(listener);
     graceful.shutdown().await;
+}
+
+/// An error and its sources, `: `-separated (hyper's own message leaves out the I/O cause).
+fn causes(error: &(dyn std::error::Error + 'static)) -> String {
+    let mut text = error.to_string();
+    let mut source = error.source();
+    while let Some(cause) = source {
+        text.push_str(": ");
+        text.push_str(&cause.to_string());
+        source = cause.source();
+    }
+    text
 }
 
 /// Answers a connection over the limit with 503 and closes it.

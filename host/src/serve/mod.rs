@@ -28,6 +28,7 @@
 mod context;
 mod contributions;
 mod drain;
+mod front;
 mod handler;
 mod http;
 mod jsonrpc;
@@ -168,13 +169,12 @@ pub async fn run(registry: Arc<Registry>, args: Options) -> Result<(), ServeErro
         updates,
     ));
     let drain = Arc::new(drain::Drain::default());
-    let router = router(
-        Arc::clone(&state),
-        &args,
-        &path,
-        sessions_cancel.clone(),
-        Arc::clone(&drain),
-    );
+    let router = router(Arc::clone(&state), &args, &path, sessions_cancel.clone());
+    let body_limits = jsonrpc::BodyLimits {
+        max_bytes: MAX_REQUEST_BODY_BYTES,
+        idle: args.connections.idle_timeout,
+    };
+    let front = front::Front::new(router, Arc::clone(&drain), &path, body_limits);
 
     let host = args.host.trim_start_matches('[').trim_end_matches(']');
     let listener = tokio::net::TcpListener::bind((host, args.port))
@@ -203,7 +203,7 @@ pub async fn run(registry: Arc<Registry>, args: Options) -> Result<(), ServeErro
     let closing = CancellationToken::new();
     let mut server = tokio::spawn(listener::serve(
         listener,
-        router,
+        front,
         args.connections,
         closing.clone(),
     ));
@@ -335,13 +335,7 @@ impl ServeState {
 }
 
 /// The app: the MCP endpoint, `/healthz`, `/toolsets` and `/contributions`, behind the guard.
-fn router(
-    state: Arc<ServeState>,
-    args: &Options,
-    path: &str,
-    cancel: CancellationToken,
-    drain: Arc<drain::Drain>,
-) -> Router {
+fn router(state: Arc<ServeState>, args: &Options, path: &str, cancel: CancellationToken) -> Router {
     let mut config = StreamableHttpServerConfig::default()
         .with_cancellation_token(cancel.clone())
         .with_max_request_body_bytes(MAX_REQUEST_BODY_BYTES)
@@ -371,14 +365,6 @@ fn router(
             sessions::refuse_when_full,
         ));
     }
-    let body_limits = jsonrpc::BodyLimits {
-        max_bytes: MAX_REQUEST_BODY_BYTES,
-        idle: args.connections.idle_timeout,
-    };
-    let mcp = mcp.layer(middleware::from_fn_with_state(
-        body_limits,
-        jsonrpc::check_body,
-    ));
     let policy = Arc::new(http::AccessPolicy::new(
         &args.host,
         &args.allowed_hosts,
@@ -391,7 +377,6 @@ fn router(
         .merge(mcp)
         .with_state(state)
         .layer(DefaultBodyLimit::max(MAX_REQUEST_BODY_BYTES))
-        .layer(middleware::from_fn_with_state(drain, drain::track))
         .layer(middleware::from_fn_with_state(policy, http::guard))
 }
 
