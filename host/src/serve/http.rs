@@ -13,7 +13,6 @@ use axum::{
     Json,
     extract::{RawQuery, Request, State},
     http::{HeaderMap, StatusCode, Uri, header, uri::Authority},
-    middleware::Next,
     response::{IntoResponse, Response},
 };
 use serde_json::{Value, json};
@@ -51,24 +50,18 @@ pub(crate) async fn contributions(
     Json(ContributionsReport::new(state.builder.registry()))
 }
 
-/// The middleware applying [`AccessPolicy`] to every request.
-pub(crate) async fn guard(
-    State(policy): State<Arc<AccessPolicy>>,
-    request: Request,
-    next: Next,
-) -> Response {
-    match policy.check(request.uri(), request.headers()) {
-        Ok(()) => next.run(request).await,
-        Err(refusal) => {
+/// Applies [`AccessPolicy`] to a request: `Ok` to go on, else the refusal (logged).
+pub(crate) fn guard(policy: &AccessPolicy, request: &Request) -> Result<(), Refusal> {
+    policy
+        .check(request.uri(), request.headers())
+        .inspect_err(|refusal| {
             tracing::warn!(
                 host = ?request.headers().get(header::HOST),
                 origin = ?request.headers().get(header::ORIGIN),
                 "refused a request: {}",
                 refusal.1
             );
-            refusal.into_response()
-        }
-    }
+        })
 }
 
 /// Which `Host` and `Origin` headers the server accepts.

@@ -12,8 +12,9 @@
 //!   subscribed session.
 //! - `GET /healthz`, `GET /toolsets[?query]` and `GET /contributions` ([`http`]); the last two
 //!   from manifests alone.
-//! - Every route sits behind the Host/Origin guard ([`http::guard`]). A body that is not a
-//!   JSON-RPC message gets the JSON-RPC error naming why ([`jsonrpc`]).
+//! - Every route sits behind the front door ([`front`]): the Host/Origin guard
+//!   ([`http::guard`]), the drain, the session cap, and for the MCP endpoint the body check (a
+//!   body that is not a JSON-RPC message gets the JSON-RPC error naming why, [`jsonrpc`]).
 //! - Connections are bounded ([`listener`]: how many, how long a client may take to send its
 //!   headers or body or to read its answer; [`ConnectionLimits`]), and so are sessions
 //!   ([`sessions`]: how many are open, how long one may idle (a call in flight holds it open),
@@ -47,7 +48,7 @@ use std::{
     time::Duration,
 };
 
-use axum::{Router, extract::DefaultBodyLimit, middleware, routing::get};
+use axum::{Router, extract::DefaultBodyLimit, routing::get};
 use rmcp::{
     model::{Implementation, ServerCapabilities, ServerConfig},
     transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService},
@@ -169,12 +170,13 @@ pub async fn run(registry: Arc<Registry>, args: Options) -> Result<(), ServeErro
         updates,
     ));
     let drain = Arc::new(drain::Drain::default());
-    let router = router(Arc::clone(&state), &args, &path, sessions_cancel.clone());
-    let body_limits = jsonrpc::BodyLimits {
-        max_bytes: MAX_REQUEST_BODY_BYTES,
-        idle: args.connections.idle_timeout,
-    };
-    let front = front::Front::new(router, Arc::clone(&drain), &path, body_limits);
+    let front = front_door(
+        Arc::clone(&state),
+        &args,
+        &path,
+        sessions_cancel.clone(),
+        Arc::clone(&drain),
+    );
 
     let host = args.host.trim_start_matches('[').trim_end_matches(']');
     let listener = tokio::net::TcpListener::bind((host, args.port))
@@ -334,12 +336,19 @@ impl ServeState {
     }
 }
 
-/// The app: the MCP endpoint, `/healthz`, `/toolsets` and `/contributions`, behind the guard.
-fn router(state: Arc<ServeState>, args: &Options, path: &str, cancel: CancellationToken) -> Router {
+/// The app: the MCP endpoint, `/healthz`, `/toolsets` and `/contributions`, behind the front
+/// door ([`front`]).
+fn front_door(
+    state: Arc<ServeState>,
+    args: &Options,
+    path: &str,
+    cancel: CancellationToken,
+    drain: Arc<drain::Drain>,
+) -> front::Front {
     let mut config = StreamableHttpServerConfig::default()
         .with_cancellation_token(cancel.clone())
         .with_max_request_body_bytes(MAX_REQUEST_BODY_BYTES)
-        // The guard below checks Host and Origin on every route, this one included.
+        // The front door checks Host and Origin on every route, this one included.
         .disable_allowed_hosts()
         .disable_allowed_origins();
     if args.stateless {
@@ -358,26 +367,28 @@ fn router(state: Arc<ServeState>, args: &Options, path: &str, cancel: Cancellati
         Arc::clone(&sessions),
         config,
     );
-    let mut mcp = Router::new().route_service(path, mcp);
-    if !args.stateless {
-        mcp = mcp.layer(middleware::from_fn_with_state(
-            sessions,
-            sessions::refuse_when_full,
-        ));
-    }
-    let policy = Arc::new(http::AccessPolicy::new(
-        &args.host,
-        &args.allowed_hosts,
-        &args.allowed_origins,
-    ));
-    Router::new()
+    let router = Router::new()
         .route("/healthz", get(http::healthz))
         .route("/toolsets", get(http::toolsets))
         .route("/contributions", get(http::contributions))
-        .merge(mcp)
+        .route_service(path, mcp)
         .with_state(state)
-        .layer(DefaultBodyLimit::max(MAX_REQUEST_BODY_BYTES))
-        .layer(middleware::from_fn_with_state(policy, http::guard))
+        .layer(DefaultBodyLimit::max(MAX_REQUEST_BODY_BYTES));
+    front::Front {
+        router,
+        policy: Arc::new(http::AccessPolicy::new(
+            &args.host,
+            &args.allowed_hosts,
+            &args.allowed_origins,
+        )),
+        drain,
+        sessions: (!args.stateless).then_some(sessions),
+        mcp_path: path.into(),
+        body: jsonrpc::BodyLimits {
+            max_bytes: MAX_REQUEST_BODY_BYTES,
+            idle: args.connections.idle_timeout,
+        },
+    }
 }
 
 /// The MCP path, checked: it starts with `/` and is not one of the other routes.

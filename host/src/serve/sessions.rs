@@ -5,7 +5,7 @@
 //! adds what rmcp leaves out:
 //!
 //! - **A cap.** At most [`SessionLimits::max_sessions`] sessions are open at once. The
-//!   [`refuse_when_full`] middleware answers an `initialize` beyond it with HTTP 503 and a
+//!   front door's [`refuse_when_full`] answers an `initialize` beyond it with HTTP 503 and a
 //!   JSON-RPC error naming the limit; earlier sessions are untouched.
 //! - **Idle expiry that a call in flight holds off.** rmcp's own keep-alive ends a session after
 //!   some time without messages, even while a call is still running (the client then gets an
@@ -25,6 +25,7 @@
 use std::{
     cell::Cell,
     collections::HashMap,
+    future::Future,
     sync::{
         Arc, Mutex, PoisonError, Weak,
         atomic::{AtomicUsize, Ordering},
@@ -34,9 +35,8 @@ use std::{
 
 use axum::{
     body::Body,
-    extract::{Request, State},
+    extract::Request,
     http::{Method, StatusCode, header},
-    middleware::Next,
     response::{IntoResponse, Response},
 };
 use futures::{Stream, StreamExt};
@@ -383,42 +383,45 @@ tokio::task_local! {
 /// The JSON-RPC error code of a full server (implementation-defined server error).
 const SERVER_FULL: i64 = -32000;
 
-/// The middleware in front of the MCP endpoint (sessions on): an `initialize` while
-/// [`Sessions`] is full gets HTTP 503 with a JSON-RPC error saying so and naming the limit.
+/// In front of the MCP endpoint (sessions on): an `initialize` while [`Sessions`] is full gets
+/// HTTP 503 with a JSON-RPC error saying so and naming the limit; anything else goes to `next`.
 /// Only a request without a session id can be an `initialize`, and only then, when the server
 /// is full, is its body read here.
-pub(crate) async fn refuse_when_full(
-    State(sessions): State<Arc<Sessions>>,
+pub(crate) async fn refuse_when_full<F, Fut>(
+    sessions: &Sessions,
     request: Request,
-    next: Next,
-) -> Response {
+    next: F,
+) -> Response
+where
+    F: FnOnce(Request) -> Fut,
+    Fut: Future<Output = Response>,
+{
     if request.method() != Method::POST || request.headers().contains_key("mcp-session-id") {
-        return next.run(request).await;
+        return next(request).await;
     }
     if !sessions.is_full() {
         let (response, refused) = REFUSED
             .scope(Cell::new(false), async {
-                let response = next.run(request).await;
+                let response = next(request).await;
                 (response, REFUSED.with(Cell::get))
             })
             .await;
         return if refused {
-            full(&sessions, Value::Null)
+            full(sessions, Value::Null)
         } else {
             response
         };
     }
     let (parts, body) = request.into_parts();
     let Ok(bytes) = axum::body::to_bytes(body, super::MAX_REQUEST_BODY_BYTES).await else {
-        return full(&sessions, Value::Null);
+        return full(sessions, Value::Null);
     };
     let message: Value = serde_json::from_slice(&bytes).unwrap_or_default();
     if message["method"] == "initialize" {
         let id = message.get("id").cloned().unwrap_or_default();
-        return full(&sessions, id);
+        return full(sessions, id);
     }
-    next.run(Request::from_parts(parts, Body::from(bytes)))
-        .await
+    next(Request::from_parts(parts, Body::from(bytes))).await
 }
 
 /// HTTP 503 with the JSON-RPC error of a full server, answering request `id`.
