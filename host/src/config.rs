@@ -211,6 +211,26 @@ pub struct ServedArgs {
     /// URL's spelling (`only=sandboxes`).
     #[arg(long, env = "REACTOR_MCP_TOOLSETS", value_name = "QUERY")]
     pub toolsets: Option<String>,
+    /// The tools any request may be shown at most (`*` globs, repeatable or comma-separated); a
+    /// URL or header narrows inside them, never beyond.
+    #[arg(
+        long,
+        env = "REACTOR_MCP_TOOLS",
+        value_delimiter = ',',
+        value_name = "PATTERN"
+    )]
+    pub tools: Vec<String>,
+    /// Tools never shown (`*` globs, repeatable or comma-separated), whatever a request asks.
+    #[arg(
+        long,
+        env = "REACTOR_MCP_EXCLUDE_TOOLS",
+        value_delimiter = ',',
+        value_name = "PATTERN"
+    )]
+    pub exclude_tools: Vec<String>,
+    /// Show only tools annotated read-only (`readOnlyHint: true`), whatever a request asks.
+    #[arg(long, env = "REACTOR_MCP_READ_ONLY", value_parser = BoolishValueParser::new())]
+    pub read_only: bool,
     /// The server name clients see (serverInfo.name).
     #[arg(long, env = "REACTOR_MCP_NAME", default_value = "reactor-mcp-server")]
     pub name: String,
@@ -225,6 +245,19 @@ impl ServedArgs {
         self.toolsets
             .as_deref()
             .map(|q| crate::selection::Query::parse(q.trim_start_matches('?')))
+    }
+
+    /// The tool bounds `--tools`, `--exclude-tools` and `--read-only` give; no `--tools` bounds
+    /// nothing.
+    pub fn tool_bounds(&self) -> crate::selection::ToolFilter {
+        let split =
+            |values: &[String]| crate::selection::split_names(values.iter().map(String::as_str));
+        let tools = split(&self.tools);
+        crate::selection::ToolFilter::new(
+            Some(tools.as_slice()).filter(|t| !t.is_empty()),
+            &split(&self.exclude_tools),
+            self.read_only,
+        )
     }
 }
 
@@ -245,6 +278,7 @@ impl StdioArgs {
         let defaults = crate::serve::Options::default();
         crate::serve::Options {
             fallback: self.served.fallback(),
+            tool_bounds: self.served.tool_bounds(),
             name: self.served.name.clone(),
             toolsets_tool: !self.served.no_toolsets_tool,
             sessions: self.session.limits(defaults.sessions),
@@ -365,6 +399,7 @@ impl ServeArgs {
             port: self.port,
             path: self.path.clone(),
             fallback: self.served.fallback(),
+            tool_bounds: self.served.tool_bounds(),
             name: self.served.name.clone(),
             toolsets_tool: !self.served.no_toolsets_tool,
             stateless: self.stateless,
@@ -533,6 +568,7 @@ mod tests {
             "p",
             "--max-subscriptions",
             "9",
+            "--read-only",
         ]);
         let Command::Stdio(stdio) = command else {
             panic!("expected stdio, got {command:?}")
@@ -544,7 +580,34 @@ mod tests {
             Some(crate::selection::Query::parse("only=sandboxes"))
         );
         assert_eq!(options.sessions.max_subscriptions, 9);
+        assert!(options.tool_bounds.readonly);
         assert!(Cli::try_parse_from(["reactor-mcp-server", "stdio", "--port", "1"]).is_err());
+    }
+
+    #[test]
+    fn tool_bounds_take_flags() {
+        let (_, command) = parse(&[
+            "--tools",
+            "echo,list_*",
+            "--tools",
+            "add",
+            "--exclude-tools",
+            "stop_*",
+            "--read-only",
+        ]);
+        let Command::Serve(serve) = command else {
+            panic!("expected serve, got {command:?}")
+        };
+        let bounds = serve.options().tool_bounds;
+        let patterns = |p: &[&str]| p.iter().map(|p| (*p).to_owned()).collect::<Vec<_>>();
+        assert_eq!(
+            bounds,
+            crate::selection::ToolFilter::new(
+                Some(&patterns(&["echo", "list_*", "add"])),
+                &patterns(&["stop_*"]),
+                true
+            )
+        );
     }
 
     #[test]

@@ -1,4 +1,5 @@
-//! Selection: a URL's query and the declared toolsets give the active set.
+//! Selection: a request's URL query and headers, and the declared toolsets, give the active set
+//! and the tool filter.
 //!
 //! | URL | active set |
 //! | --- | --- |
@@ -11,14 +12,26 @@
 //!
 //! Names split on `,` and spaces, empties dropped, case-sensitive; keys may repeat. Unknown
 //! names are reported, never an error. A default selection (`--toolsets`) applies when the URL
-//! selects nothing.
+//! selects no toolset (filters alone do not count).
 //!
-//! Selection reads plain values only (a query, the declared toolsets); `crate::registry` says
-//! what is declared, and `crate::reports` what an active set is served.
+//! Then the active set's tools are filtered ([`filter`]): `tools=a,b` shows only those (`*`
+//! globs), `exclude_tools=` hides some (always wins), `readonly` shows only tools annotated
+//! read-only. Headers say the same for clients that cannot change a URL ([`Headers`]):
+//! `X-MCP-Toolsets` selects as `only=` does, `X-MCP-Tools`, `X-MCP-Exclude-Tools` and
+//! `X-MCP-Readonly` filter. URL and headers narrow each other (when both select toolsets, the
+//! active set is what both select), and both narrow inside the operator's bounds
+//! ([`resolve_request`]).
+//!
+//! Selection reads plain values only (a query, header values, the declared toolsets);
+//! `crate::registry` says what is declared, and `crate::reports` what an active set is served.
+
+mod filter;
 
 use std::collections::BTreeSet;
 
 use serde::Serialize;
+
+pub use filter::{ToolFilter, glob_matches};
 
 /// Whether a bare key's value turns its toolset off (`?name=false`, `=0`, `=off`, `=no`, in
 /// any case); any other value, or none, turns it on.
@@ -26,6 +39,41 @@ fn is_off(value: &str) -> bool {
     ["false", "0", "off", "no"]
         .iter()
         .any(|off| value.trim().eq_ignore_ascii_case(off))
+}
+
+/// The names of the headers selection reads, lower-case: toolsets, tools, excluded tools,
+/// read-only.
+pub const HEADER_NAMES: [&str; 4] = [
+    "x-mcp-toolsets",
+    "x-mcp-tools",
+    "x-mcp-exclude-tools",
+    "x-mcp-readonly",
+];
+
+/// The values of a request's selection headers ([`HEADER_NAMES`]), `None` when absent; a
+/// header given more than once is one comma-joined value.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Headers<'a> {
+    /// `X-MCP-Toolsets`: the toolsets, as `only=` selects them.
+    pub toolsets: Option<&'a str>,
+    /// `X-MCP-Tools`: the tools shown, as `tools=`.
+    pub tools: Option<&'a str>,
+    /// `X-MCP-Exclude-Tools`: the tools hidden, as `exclude_tools=`.
+    pub exclude_tools: Option<&'a str>,
+    /// `X-MCP-Readonly`: read-only tools only, unless `false`, `0`, `off` or `no`.
+    pub readonly: Option<&'a str>,
+}
+
+impl<'a> Headers<'a> {
+    /// The values in [`HEADER_NAMES`] order.
+    pub fn from_values([toolsets, tools, exclude_tools, readonly]: [Option<&'a str>; 4]) -> Self {
+        Self {
+            toolsets,
+            tools,
+            exclude_tools,
+            readonly,
+        }
+    }
 }
 
 /// What a query string asks for.
@@ -39,6 +87,12 @@ pub struct Query {
     pub only: Option<Vec<String>>,
     /// Names given with `without=`.
     pub without: Vec<String>,
+    /// Tool patterns given with `tools=`; `Some` as soon as a `tools` key is present.
+    pub tools: Option<Vec<String>>,
+    /// Tool patterns given with `exclude_tools=`.
+    pub exclude_tools: Vec<String>,
+    /// `readonly` given (bare, or with a value that does not turn it off).
+    pub readonly: bool,
 }
 
 impl Query {
@@ -53,6 +107,12 @@ impl Query {
                     .get_or_insert_with(Vec::new)
                     .extend(split_names([value.as_ref()])),
                 "without" => parsed.without.extend(split_names([value.as_ref()])),
+                "tools" => parsed
+                    .tools
+                    .get_or_insert_with(Vec::new)
+                    .extend(split_names([value.as_ref()])),
+                "exclude_tools" => parsed.exclude_tools.extend(split_names([value.as_ref()])),
+                "readonly" => parsed.readonly |= !is_off(&value),
                 _ if is_off(&value) => parsed.without.extend(split_names([key.as_ref()])),
                 _ => parsed.bare.extend(split_names([key.as_ref()])),
             }
@@ -60,7 +120,28 @@ impl Query {
         parsed
     }
 
-    /// Whether the query selects nothing, so a default selection applies.
+    /// What the selection headers ask for: `X-MCP-Toolsets` as `only=`, the others as the URL
+    /// keys of the same names.
+    pub fn from_headers(headers: &Headers<'_>) -> Self {
+        Self {
+            only: headers.toolsets.map(|v| split_names([v])),
+            tools: headers.tools.map(|v| split_names([v])),
+            exclude_tools: headers
+                .exclude_tools
+                .map(|v| split_names([v]))
+                .unwrap_or_default(),
+            readonly: headers.readonly.is_some_and(|v| !is_off(v)),
+            ..Self::default()
+        }
+    }
+
+    /// The tool filter the query gives.
+    pub fn filter(&self) -> ToolFilter {
+        ToolFilter::new(self.tools.as_deref(), &self.exclude_tools, self.readonly)
+    }
+
+    /// Whether the query selects no toolset, so a default selection applies; tool filters do
+    /// not count.
     pub fn is_empty(&self) -> bool {
         self.bare.is_empty()
             && self.toolsets.is_empty()
@@ -102,15 +183,23 @@ impl ActiveSet {
     pub fn is_empty(&self) -> bool {
         self.0.is_empty()
     }
+
+    /// The toolsets active in both.
+    #[must_use]
+    pub fn intersection(&self, other: &Self) -> Self {
+        Self(self.0.intersection(&other.0).cloned().collect())
+    }
 }
 
 /// The outcome of selection.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Resolution {
     /// The active toolsets.
     pub active: ActiveSet,
     /// Names the query used that no plugin declares, sorted.
     pub unknown: Vec<String>,
+    /// Which of the active set's tools are shown.
+    pub filter: ToolFilter,
 }
 
 /// One declared toolset, as selection sees it.
@@ -124,11 +213,51 @@ pub struct Declared<'a> {
     pub always: bool,
 }
 
-/// Resolves `query` against the declared toolsets; `fallback` applies when `query` is empty.
+/// Resolves a request: its URL `query` and its `headers` (see [`Query::from_headers`]) against
+/// the declared toolsets, inside the operator's `bounds`. The toolsets come from the URL and the
+/// headers, their intersection when both select some, else `fallback`; the filter is `bounds`
+/// narrowed by the URL's, the headers' and, when it applies, the fallback's.
+pub fn resolve_request(
+    query: &Query,
+    headers: &Query,
+    declared: &[Declared<'_>],
+    fallback: Option<&Query>,
+    bounds: &ToolFilter,
+) -> Resolution {
+    let mut resolution = if headers.is_empty() {
+        resolve(query, declared, fallback)
+    } else {
+        let by_headers = resolve(headers, declared, None);
+        if query.is_empty() {
+            Resolution {
+                filter: by_headers.filter.clone().narrow(query.filter()),
+                ..by_headers
+            }
+        } else {
+            let by_url = resolve(query, declared, None);
+            let mut unknown: BTreeSet<String> = by_url.unknown.into_iter().collect();
+            unknown.extend(by_headers.unknown);
+            Resolution {
+                active: by_url.active.intersection(&by_headers.active),
+                unknown: unknown.into_iter().collect(),
+                filter: by_url.filter.narrow(by_headers.filter),
+            }
+        }
+    };
+    resolution.filter = bounds
+        .clone()
+        .narrow(resolution.filter)
+        .narrow(headers.filter());
+    resolution
+}
+
+/// Resolves `query` against the declared toolsets; `fallback` applies when `query` selects no
+/// toolset, and then its filter narrows the query's.
 pub fn resolve(query: &Query, declared: &[Declared<'_>], fallback: Option<&Query>) -> Resolution {
-    let query = match fallback {
-        Some(fallback) if query.is_empty() => fallback,
-        _ => query,
+    let filter = query.filter();
+    let (query, filter) = match fallback {
+        Some(fallback) if query.is_empty() => (fallback, filter.narrow(fallback.filter())),
+        _ => (query, filter),
     };
     let known = |name: &str| declared.iter().any(|d| d.name == name);
     let mut active: BTreeSet<String> = match &query.only {
@@ -160,6 +289,7 @@ pub fn resolve(query: &Query, declared: &[Declared<'_>], fallback: Option<&Query
     Resolution {
         active: ActiveSet(active),
         unknown: unknown.into_iter().collect(),
+        filter,
     }
 }
 
@@ -341,5 +471,158 @@ mod tests {
             active("benchmarks=yes"),
             ["benchmarks", "core", "sandboxes", "spaces"]
         );
+    }
+
+    fn request(query: &str, headers: Headers<'_>, bounds: &ToolFilter) -> Resolution {
+        resolve_request(
+            &Query::parse(query),
+            &Query::from_headers(&headers),
+            DECLARED,
+            None,
+            bounds,
+        )
+    }
+
+    fn names(r: &Resolution) -> Vec<String> {
+        r.active.iter().cloned().collect()
+    }
+
+    #[test]
+    fn filter_keys_parse_and_do_not_name_toolsets() {
+        let q = Query::parse("tools=echo,list_*&tools=add&exclude_tools=stop_*&readonly");
+        assert_eq!(
+            q.tools,
+            Some(vec!["echo".into(), "list_*".into(), "add".into()])
+        );
+        assert_eq!(q.exclude_tools, ["stop_*"]);
+        assert!(q.readonly);
+        assert!(q.is_empty(), "filters select no toolset");
+        let r = resolve(&q, DECLARED, None);
+        assert!(r.unknown.is_empty(), "{:?}", r.unknown);
+        assert_eq!(names(&r), ["core", "sandboxes", "spaces"]);
+        assert_eq!(Query::parse("tools=").tools, Some(Vec::new()));
+        assert_eq!(Query::parse("spaces").tools, None);
+    }
+
+    #[test]
+    fn readonly_takes_the_spellings_of_a_bare_key() {
+        for on in [
+            "readonly",
+            "readonly=true",
+            "readonly=1",
+            "readonly=yes",
+            "readonly=on",
+        ] {
+            assert!(Query::parse(on).readonly, "{on}");
+        }
+        for off in [
+            "readonly=false",
+            "readonly=0",
+            "readonly=off",
+            "readonly=no",
+            "",
+        ] {
+            assert!(!Query::parse(off).readonly, "{off}");
+        }
+    }
+
+    #[test]
+    fn a_filter_only_url_still_gets_the_default_selection_and_narrows_it() {
+        let fallback = Query::parse("only=library&exclude_tools=ab");
+        let r = resolve(&Query::parse("tools=a*"), DECLARED, Some(&fallback));
+        assert_eq!(names(&r), ["core", "library"]);
+        assert!(r.filter.allows("add", false));
+        assert!(
+            !r.filter.allows("ab", false),
+            "the fallback's filter applies"
+        );
+        assert!(!r.filter.allows("echo", false), "the URL's filter applies");
+        let r = resolve(&Query::parse("spaces&tools=a*"), DECLARED, Some(&fallback));
+        assert!(
+            r.filter.allows("ab", false),
+            "no fallback, no fallback filter"
+        );
+    }
+
+    #[test]
+    fn the_toolsets_header_selects_as_only_does() {
+        let headers = Headers {
+            toolsets: Some("library, benchmarks"),
+            ..Headers::default()
+        };
+        let r = request("", headers, &ToolFilter::default());
+        assert_eq!(names(&r), ["benchmarks", "core", "library"]);
+    }
+
+    #[test]
+    fn url_and_headers_narrow_each_other() {
+        let headers = Headers {
+            toolsets: Some("library,spaces,nope"),
+            tools: Some("a*,b*"),
+            ..Headers::default()
+        };
+        let r = request(
+            "toolsets=library&without=spaces&tools=b*,c*",
+            headers,
+            &ToolFilter::default(),
+        );
+        assert_eq!(
+            names(&r),
+            ["core", "library"],
+            "both select: the intersection"
+        );
+        assert_eq!(r.unknown, ["nope"]);
+        assert!(r.filter.allows("b1", false));
+        assert!(!r.filter.allows("a1", false), "the URL leaves it out");
+        assert!(!r.filter.allows("c1", false), "the header leaves it out");
+    }
+
+    #[test]
+    fn filter_headers_alone_keep_the_urls_toolsets() {
+        let headers = Headers {
+            exclude_tools: Some("stop_*"),
+            readonly: Some("true"),
+            ..Headers::default()
+        };
+        let r = request("benchmarks", headers, &ToolFilter::default());
+        assert_eq!(names(&r), ["benchmarks", "core", "sandboxes", "spaces"]);
+        assert!(r.filter.readonly);
+        assert!(!r.filter.allows("stop_x", true));
+        let off = Headers {
+            readonly: Some("false"),
+            ..Headers::default()
+        };
+        assert!(!request("", off, &ToolFilter::default()).filter.readonly);
+    }
+
+    #[test]
+    fn url_and_headers_narrow_inside_the_bounds_never_widen_them() {
+        let bounds = ToolFilter::new(Some(&["echo".into(), "add".into()]), &["add".into()], false);
+        let widen = Headers {
+            tools: Some("*"),
+            readonly: Some("0"),
+            ..Headers::default()
+        };
+        let r = request("tools=*,sleep", widen, &bounds);
+        assert!(r.filter.allows("echo", false));
+        assert!(!r.filter.allows("sleep", false));
+        assert!(!r.filter.allows("add", false));
+        let bounds = ToolFilter::new(None, &[], true);
+        assert!(
+            !request("readonly=false", Headers::default(), &bounds)
+                .filter
+                .allows("echo", false)
+        );
+    }
+
+    #[test]
+    fn header_names_are_in_from_values_order() {
+        let h = Headers::from_values([Some("a"), Some("b"), Some("c"), Some("d")]);
+        assert_eq!(
+            (h.toolsets, h.tools, h.exclude_tools, h.readonly),
+            (Some("a"), Some("b"), Some("c"), Some("d"))
+        );
+        assert_eq!(HEADER_NAMES[0], "x-mcp-toolsets");
+        assert_eq!(HEADER_NAMES[3], "x-mcp-readonly");
     }
 }

@@ -34,7 +34,9 @@ use serde::Serialize;
 
 mod extensions;
 
-pub use extensions::{ExtensionEntry, ExtensionSummary, Extensions, TargetedExtension};
+pub use extensions::{
+    ExtensionEntry, ExtensionSummary, Extensions, TargetedExtension, apply_metadata,
+};
 
 use crate::{
     discovery::DiscoveredPlugin,

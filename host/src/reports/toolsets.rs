@@ -1,12 +1,20 @@
 //! `GET /toolsets` (and the host's `list_server_toolsets` tool): what the deployment offers and
 //! what one URL's active set is served. From manifests alone: nothing is opened.
+//!
+//! Its `tools` are what `tools/list` of the same URL and headers lists: the active set's
+//! declared tools as their extensions leave them, through the request's filter, and the host's
+//! own tool, which filters treat as any read-only tool. Tools a plugin builds at run time, and
+//! tools left out because an extension's wrap failed, are known only once plugins are opened.
 
 use serde::Serialize;
 
 use crate::{
     registry::{Conflict, Contribution, Entry, Registry},
-    selection::Resolution,
+    selection::{Resolution, ToolFilter},
 };
+
+/// The name of the host's own tool, which lists the toolsets (read-only).
+pub const TOOLSETS_TOOL: &str = "list_server_toolsets";
 
 /// The answer of `GET /toolsets`: what the deployment offers and what this URL activates.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -15,8 +23,11 @@ pub struct ToolsetsReport {
     pub toolsets: Vec<ToolsetRow>,
     /// The active toolsets, sorted.
     pub active: Vec<String>,
-    /// The statically declared tools this URL is served, sorted.
+    /// The tools this URL is served, sorted: the statically declared ones the filter shows, and
+    /// the host's own.
     pub tools: Vec<String>,
+    /// The filter in force: the server's bounds narrowed by the URL's and the headers'.
+    pub filter: ToolFilter,
     /// The URIs of the resources this URL is served, sorted.
     pub resources: Vec<String>,
     /// The URI templates of the resource templates this URL is served, sorted.
@@ -52,8 +63,8 @@ pub struct ToolsetRow {
 }
 
 impl ToolsetsReport {
-    /// The report for `resolution`.
-    pub fn new(registry: &Registry, resolution: &Resolution) -> Self {
+    /// The report for `resolution`; `toolsets_tool` says whether the host serves its own tool.
+    pub fn new(registry: &Registry, resolution: &Resolution, toolsets_tool: bool) -> Self {
         let active = &resolution.active;
         Self {
             toolsets: registry
@@ -69,7 +80,8 @@ impl ToolsetsReport {
                 })
                 .collect(),
             active: active.iter().cloned().collect(),
-            tools: sorted_keys(registry.served_tools(active)),
+            tools: served_tools(registry, resolution, toolsets_tool),
+            filter: resolution.filter.clone(),
             resources: sorted_keys(registry.served_resources(active)),
             resource_templates: sorted_keys(registry.served_resource_templates(active)),
             prompts: sorted_keys(registry.served_prompts(active)),
@@ -83,6 +95,25 @@ impl ToolsetsReport {
             conflicts: registry.conflicts().to_vec(),
         }
     }
+}
+
+/// The names of the tools `resolution` is served, sorted: the declared tools of its active set
+/// as their extensions leave them, that its filter shows, and the host's tool if served.
+fn served_tools(registry: &Registry, resolution: &Resolution, toolsets_tool: bool) -> Vec<String> {
+    let filter = &resolution.filter;
+    let mut tools: Vec<String> = registry
+        .served_tools(&resolution.active)
+        .into_iter()
+        .filter(|t| !(toolsets_tool && t.decl.name == TOOLSETS_TOOL))
+        .map(|t| registry.extensions().apply_to(&t.decl))
+        .filter(|t| filter.allows(&t.name, t.annotations.read_only == Some(true)))
+        .map(|t| t.name)
+        .collect();
+    if toolsets_tool && filter.allows(TOOLSETS_TOOL, true) {
+        tools.push(TOOLSETS_TOOL.to_owned());
+    }
+    tools.sort();
+    tools
 }
 
 /// The keys (names, URIs) of served entries, sorted.
@@ -115,7 +146,7 @@ mod tests {
         }]);
         let report = |query: &str| {
             let resolution = resolve(&Query::parse(query), &registry.declared(), None);
-            serde_json::to_value(ToolsetsReport::new(&registry, &resolution)).unwrap()
+            serde_json::to_value(ToolsetsReport::new(&registry, &resolution, false)).unwrap()
         };
         let with = report("library");
         assert_eq!(

@@ -45,6 +45,9 @@ fn pair() -> impl Strategy<Value = String> {
         Just("toolsets".to_owned()),
         Just("only".to_owned()),
         Just("without".to_owned()),
+        Just("tools".to_owned()),
+        Just("exclude_tools".to_owned()),
+        Just("readonly".to_owned()),
         name(),
         "[a-e%+ ,=]{0,4}",
     ];
@@ -145,10 +148,38 @@ proptest! {
         let asked = Query::parse(&query);
         let fallback = Query::parse(&fallback);
         let expected = if asked.is_empty() {
-            resolve(&fallback, &declared, None)
+            let mut by_fallback = resolve(&fallback, &declared, None);
+            by_fallback.filter = asked.filter().narrow(by_fallback.filter);
+            by_fallback
         } else {
             resolve(&asked, &declared, None)
         };
         prop_assert_eq!(resolve(&asked, &declared, Some(&fallback)), expected);
+    }
+
+    #[test]
+    fn a_request_never_shows_a_tool_its_bounds_url_or_headers_hide(
+        toolsets in declared(),
+        query in query(),
+        headers in query(),
+        bounds in query(),
+        tool in name(),
+        read_only in any::<bool>(),
+    ) {
+        let declared = as_declared(&toolsets);
+        let (url, headers, bounds) =
+            (Query::parse(&query), Query::parse(&headers), Query::parse(&bounds).filter());
+        let resolution = resolve_request(&url, &headers, &declared, None, &bounds);
+        let shown = resolution.filter.allows(&tool, read_only);
+        prop_assert_eq!(
+            shown,
+            bounds.allows(&tool, read_only)
+                && url.filter().allows(&tool, read_only)
+                && headers.filter().allows(&tool, read_only)
+        );
+        let by_url = resolve(&url, &declared, None).active;
+        for name in resolution.active.iter() {
+            prop_assert!(url.is_empty() || by_url.contains(name), "{name} is beyond the URL");
+        }
     }
 }

@@ -420,7 +420,7 @@ mod tests {
             progress_token: token.then(|| ProgressToken(NumberOrString::String("t".into()))),
             resolution: Arc::new(Resolution {
                 active: ActiveSet::from_names(["a", "b"]),
-                unknown: Vec::new(),
+                ..Resolution::default()
             }),
             capabilities: Arc::new(serde_json::from_value(capabilities).ok()),
             session: in_session.then(|| Arc::from("session-1")),
@@ -595,7 +595,7 @@ mod tests {
             progress_token: None,
             resolution: Arc::new(Resolution {
                 active: ActiveSet::default(),
-                unknown: Vec::new(),
+                ..Resolution::default()
             }),
             capabilities: Arc::new(None),
             session: None,

@@ -35,13 +35,13 @@ use super::{
     context::{self, SessionLevel},
     contributions::{self as contributed},
     jsonrpc,
-    served::{ServedSet, TOOLSETS_TOOL},
+    served::{Resolved, ServedView, TOOLSETS_TOOL},
     subscriptions::Session,
 };
 use crate::{
     build::{CallError, CallOutput},
     reports::ToolsetsReport,
-    selection::Resolution,
+    selection::{ActiveSet, Resolution},
 };
 
 /// One MCP connection's handler (one per session; one per request when stateless).
@@ -64,25 +64,31 @@ impl Handler {
         }
     }
 
-    /// The request's URL selection, from manifests alone.
-    fn resolution(&self, context: &RequestContext<RoleServer>) -> Arc<Resolution> {
-        let query = parts(context)
-            .and_then(|p| p.uri.query())
-            .unwrap_or_default();
-        self.state.resolve(query)
+    /// The request's selection (its URL and selection headers), from manifests alone.
+    fn resolved(&self, context: &RequestContext<RoleServer>) -> Arc<Resolved> {
+        let parts = parts(context);
+        let query = parts.and_then(|p| p.uri.query()).unwrap_or_default();
+        let no_headers = axum::http::HeaderMap::new();
+        self.state
+            .resolve(query, parts.map_or(&no_headers, |p| &p.headers))
     }
 
-    /// The request's URL selection and its served set (opening plugins on first use).
+    /// The request's selection's active set.
+    fn active(&self, context: &RequestContext<RoleServer>) -> ActiveSet {
+        self.resolved(context).resolution.active.clone()
+    }
+
+    /// The request's selection and its view of its served set (opening plugins on first use).
     async fn served(
         &self,
         context: &RequestContext<RoleServer>,
-    ) -> Result<(Arc<Resolution>, Arc<ServedSet>), ErrorData> {
-        let resolution = self.resolution(context);
-        let served = self.state.sets.get(&resolution.active).await.map_err(|e| {
+    ) -> Result<(Arc<Resolution>, Arc<ServedView>), ErrorData> {
+        let resolved = self.resolved(context);
+        let view = self.state.sets.view(&resolved).await.map_err(|e| {
             tracing::error!("{e}");
             ErrorData::internal_error(e, None)
         })?;
-        Ok((resolution, served))
+        Ok((Arc::clone(&resolved.resolution), view))
     }
 
     /// Fills in what `initialize` and `server/discover` say per URL: the instructions of the
@@ -93,7 +99,7 @@ impl Handler {
         info: &mut ServerConfig,
     ) -> Result<(), ErrorData> {
         let (resolution, served) = self.served(context).await?;
-        info.instructions = served.instructions();
+        info.instructions = served.set().instructions();
         contributed::declare_capabilities(
             self.state.builder.registry(),
             &resolution.active,
@@ -108,8 +114,11 @@ impl Handler {
         context: &RequestContext<RoleServer>,
         resolution: &Resolution,
     ) -> CallToolResult {
-        let report = ToolsetsReport::new(self.state.builder.registry(), resolution);
-
+        let report = ToolsetsReport::new(
+            self.state.builder.registry(),
+            resolution,
+            self.state.toolsets_tool,
+        );
         let inactive: Vec<&str> = report
             .toolsets
             .iter()
@@ -119,10 +128,22 @@ impl Handler {
         let mut value = serde_json::to_value(&report).unwrap_or_else(|_| json!({}));
         if let Value::Object(map) = &mut value {
             map.insert(
+                "server_bounds".to_owned(),
+                serde_json::to_value(&self.state.bounds).unwrap_or_default(),
+            );
+            map.insert(
                 "how_to_ask_for_more".to_owned(),
                 Value::from(match parts(context) {
                     Some(parts) => how_to_ask_for_more(&base_url(parts), &inactive),
                     None => how_to_restart_with_more(&inactive),
+                }),
+            );
+            map.insert(
+                "how_to_filter_tools".to_owned(),
+                Value::from(if parts(context).is_some() {
+                    HOW_TO_FILTER_TOOLS
+                } else {
+                    HOW_TO_RESTART_WITH_OTHER_FILTERS
                 }),
             );
         }
@@ -163,8 +184,8 @@ impl ServerHandler for Handler {
         _request: Option<PaginatedRequestParams>,
         context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
-        let (_, served) = self.served(&context).await?;
-        Ok(ListToolsResult::with_all_items(served.tools().to_vec()))
+        let (_, view) = self.served(&context).await?;
+        Ok(ListToolsResult::with_all_items(view.tools().to_vec()))
     }
 
     async fn call_tool(
@@ -173,14 +194,24 @@ impl ServerHandler for Handler {
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
         let name = request.name.as_ref();
-        let (resolution, served) = self.served(&context).await?;
+        let (resolution, view) = self.served(&context).await?;
+        let served = view.set();
         if self.state.toolsets_tool && name == TOOLSETS_TOOL {
+            if !resolution.filter.allows(name, true) {
+                return Err(unknown_tool(&self.state, name, &resolution));
+            }
             return Ok(self.toolsets_result(&context, &resolution).into());
         }
         let (Some(tool), Some(validator)) = (served.table().get(name), served.validator(name))
         else {
             return Err(unknown_tool(&self.state, name, &resolution));
         };
+        if !resolution
+            .filter
+            .allows(name, tool.decl.annotations.read_only == Some(true))
+        {
+            return Err(unknown_tool(&self.state, name, &resolution));
+        }
         let arguments = Value::Object(request.arguments.unwrap_or_default());
         if let Err(problem) = validator.check(&arguments) {
             return Ok(
@@ -222,7 +253,7 @@ impl ServerHandler for Handler {
         _request: Option<PaginatedRequestParams>,
         context: RequestContext<RoleServer>,
     ) -> Result<ListResourcesResult, ErrorData> {
-        let active = &self.resolution(&context).active;
+        let active = &self.active(&context);
         Ok(contributed::list_resources(
             self.state.builder.registry(),
             active,
@@ -234,7 +265,7 @@ impl ServerHandler for Handler {
         _request: Option<PaginatedRequestParams>,
         context: RequestContext<RoleServer>,
     ) -> Result<ListResourceTemplatesResult, ErrorData> {
-        let active = &self.resolution(&context).active;
+        let active = &self.active(&context);
         Ok(contributed::list_resource_templates(
             self.state.builder.registry(),
             active,
@@ -246,7 +277,7 @@ impl ServerHandler for Handler {
         request: ReadResourceRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<ReadResourceResponse, ErrorData> {
-        let active = &self.resolution(&context).active;
+        let active = &self.active(&context);
         contributed::read_resource(&self.state, active, &request.uri, &context.ct)
             .await
             .map(Into::into)
@@ -257,7 +288,7 @@ impl ServerHandler for Handler {
         request: SubscribeRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<(), ErrorData> {
-        let active = &self.resolution(&context).active;
+        let active = &self.active(&context);
         contributed::subscribe(
             self.state.builder.registry(),
             active,
@@ -281,7 +312,7 @@ impl ServerHandler for Handler {
         _request: Option<PaginatedRequestParams>,
         context: RequestContext<RoleServer>,
     ) -> Result<ListPromptsResult, ErrorData> {
-        let active = &self.resolution(&context).active;
+        let active = &self.active(&context);
         Ok(contributed::list_prompts(
             self.state.builder.registry(),
             active,
@@ -293,7 +324,7 @@ impl ServerHandler for Handler {
         request: GetPromptRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<GetPromptResponse, ErrorData> {
-        let active = &self.resolution(&context).active;
+        let active = &self.active(&context);
         contributed::get_prompt(&self.state, active, request, &context.ct)
             .await
             .map(Into::into)
@@ -304,7 +335,7 @@ impl ServerHandler for Handler {
         request: CompleteRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CompleteResult, ErrorData> {
-        let active = &self.resolution(&context).active;
+        let active = &self.active(&context);
         contributed::complete(&self.state, active, request, &context.ct).await
     }
 
@@ -370,23 +401,38 @@ fn how_to_restart_with_more(inactive: &[&str]) -> String {
     text
 }
 
-/// The JSON-RPC error for a tool the URL does not serve: invalid params, `Unknown tool: X`, with
-/// the toolset that has it when another URL would serve it. A tool of an active toolset that is
-/// not served was left out when its table was built (an extension of it failed).
+/// How `list_server_toolsets` says tools are filtered.
+const HOW_TO_FILTER_TOOLS: &str = "Narrow the tools with ?tools=NAME,NAME (only those; * \
+     stands for any characters), ?exclude_tools=NAME (never those) and ?readonly (only read-only \
+     tools), or with the headers X-MCP-Tools, X-MCP-Exclude-Tools and X-MCP-Readonly \
+     (X-MCP-Toolsets selects toolsets as ?only= does). They narrow each other and the server's \
+     bounds (server_bounds), never widen them. Reconnect to change them.";
+
+/// How `list_server_toolsets` says tools are filtered over stdio, where no URL can change.
+const HOW_TO_RESTART_WITH_OTHER_FILTERS: &str = "The tools are filtered by the server's \
+     --tools, --exclude-tools and --read-only options (REACTOR_MCP_TOOLS, \
+     REACTOR_MCP_EXCLUDE_TOOLS, REACTOR_MCP_READ_ONLY), shown as server_bounds: restart it with \
+     others to change them.";
+
+/// The JSON-RPC error for a tool the request is not served: invalid params, `Unknown tool: X`,
+/// with the toolset that has it when another URL would serve it. A tool of an active toolset
+/// that is not served was hidden by the request's filter, or left out when its table was built
+/// (an extension of it failed).
 fn unknown_tool(state: &ServeState, name: &str, resolution: &Resolution) -> ErrorData {
-    let toolset = state
-        .builder
-        .registry()
-        .plugins()
-        .iter()
-        .flat_map(|p| &p.manifest.tools)
-        .find(|t| t.name == name)
-        .map(|t| t.toolset.clone());
-    let data = toolset.map(|toolset| {
-        let hint = if resolution.active.contains(&toolset) {
-            format!("tool `{name}` is in toolset `{toolset}`, which this URL serves, but it could not be built: an extension of it failed (see the server's log)")
-        } else {
+    let registry = state.builder.registry();
+    let declared = registry.tools().iter().find(|t| t.decl.name == name);
+    let data = declared.map(|entry| {
+        let toolset = &entry.decl.toolset;
+        let served = registry.extensions().apply_to(&entry.decl);
+        let hint = if !resolution.active.contains(toolset) {
             format!("tool `{name}` is in toolset `{toolset}`, which this URL does not serve; add ?toolsets={toolset} to the server URL")
+        } else if !resolution
+            .filter
+            .allows(name, served.annotations.read_only == Some(true))
+        {
+            format!("tool `{name}` is in toolset `{toolset}`, which this URL serves, but this request's tool filters hide it (tools, exclude_tools, readonly, their X-MCP-* headers, or the server's bounds)")
+        } else {
+            format!("tool `{name}` is in toolset `{toolset}`, which this URL serves, but it could not be built: an extension of it failed (see the server's log)")
         };
         json!({"toolset": toolset, "hint": hint})
     });

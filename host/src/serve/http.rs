@@ -32,14 +32,19 @@ pub(crate) async fn healthz(State(state): State<Arc<ServeState>>) -> Json<Value>
     }))
 }
 
-/// `GET /toolsets[?query]`: what the URL with this query would be served, from manifests
-/// alone. Opens nothing, changes nothing.
+/// `GET /toolsets[?query]`: what the URL with this query, and a request with these selection
+/// headers, would be served, from manifests alone. Opens nothing, changes nothing.
 pub(crate) async fn toolsets(
     State(state): State<Arc<ServeState>>,
     RawQuery(query): RawQuery,
+    headers: HeaderMap,
 ) -> Json<ToolsetsReport> {
-    let resolution = state.resolve(query.as_deref().unwrap_or(""));
-    Json(ToolsetsReport::new(state.builder.registry(), &resolution))
+    let resolved = state.resolve(query.as_deref().unwrap_or(""), &headers);
+    Json(ToolsetsReport::new(
+        state.builder.registry(),
+        &resolved.resolution,
+        state.toolsets_tool,
+    ))
 }
 
 /// `GET /contributions`: every declared tool with the extensions applied to it, in order, and

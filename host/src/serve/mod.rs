@@ -4,8 +4,9 @@
 //! `listening on http://HOST:PORT/PATH` to stderr, and serves until SIGINT or SIGTERM:
 //!
 //! - `PATH` (default `/mcp`): rmcp's streamable-HTTP service; [`handler`] answers from the tool
-//!   table of each request's own URL (see [`crate::selection`]; each query's resolution is
-//!   cached, `ServeState::resolve`), built once per active set and shared ([`served`]).
+//!   table of each request's own URL and selection headers (see [`crate::selection`]; each
+//!   query's resolution is cached, `ServeState::resolve`), built once per active set and shared,
+//!   seen through the request's tool filter ([`served`]).
 //!   Arguments are checked against input schemas first ([`validate`]). Resources, prompts and
 //!   completions of the same URL are answered by [`contributions`]; resource subscriptions are
 //!   server-wide ([`subscriptions`]), so a plugin's "this resource changed" reaches every
@@ -42,13 +43,14 @@ mod subscriptions;
 mod validate;
 
 use std::{
+    borrow::Cow,
     collections::HashMap,
     net::SocketAddr,
     sync::{Arc, PoisonError, RwLock},
     time::Duration,
 };
 
-use axum::{Router, extract::DefaultBodyLimit, routing::get};
+use axum::{Router, extract::DefaultBodyLimit, http::HeaderMap, routing::get};
 use rmcp::{
     model::{Implementation, ServerCapabilities, ServerConfig},
     transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService},
@@ -62,7 +64,7 @@ pub use sessions::SessionLimits;
 use crate::{
     build::Builder,
     registry::Registry,
-    selection::{self, Query, Resolution},
+    selection::{self, Headers, Query, ToolFilter},
 };
 
 /// How to serve: a plain value, built from the command line by `crate::config` or by hand.
@@ -76,6 +78,8 @@ pub struct Options {
     pub path: String,
     /// The selection a URL that selects nothing gets.
     pub fallback: Option<Query>,
+    /// The tools any request may be shown at most; URLs and headers narrow inside them.
+    pub tool_bounds: ToolFilter,
     /// The server name clients see (`serverInfo.name`).
     pub name: String,
     /// Whether the host's own `list_server_toolsets` tool is served.
@@ -104,6 +108,7 @@ impl Default for Options {
             port: 4040,
             path: "/mcp".to_owned(),
             fallback: None,
+            tool_bounds: ToolFilter::default(),
             name: "reactor-mcp-server".to_owned(),
             toolsets_tool: true,
             stateless: false,
@@ -120,8 +125,9 @@ impl Default for Options {
 /// The largest request body accepted (4 MiB); larger ones get 413.
 pub const MAX_REQUEST_BODY_BYTES: usize = 4 * 1024 * 1024;
 
-/// How many distinct URL queries keep their resolution cached; later ones are resolved anew on
-/// every request (the cache cannot be grown without bound by a client inventing queries).
+/// How many distinct URL queries (with their selection headers) keep their resolution cached;
+/// later ones are resolved anew on every request (the cache cannot be grown without bound by a
+/// client inventing queries).
 const RESOLVED_QUERIES: usize = 256;
 
 /// How long calls in flight may run on after a shutdown signal, by default.
@@ -259,6 +265,8 @@ pub(crate) struct ServeState {
     builder: Arc<Builder>,
     sets: served::Sets,
     fallback: Option<Query>,
+    /// The operator's tool bounds.
+    bounds: ToolFilter,
     toolsets_tool: bool,
     info: ServerConfig,
     /// The bounds on sessions.
@@ -267,9 +275,10 @@ pub(crate) struct ServeState {
     subscriptions: Arc<subscriptions::ServerHub>,
     /// Where plugins say a resource changed; [`subscriptions::dispatch`] sends it on.
     updates: subscriptions::Updates,
-    /// The resolution of each URL query seen so far (at most [`RESOLVED_QUERIES`]): it depends
-    /// only on the query, the registry and `fallback`, none of which change while serving.
-    resolved: RwLock<HashMap<String, Arc<Resolution>>>,
+    /// The resolution of each URL query and selection headers seen so far (at most
+    /// [`RESOLVED_QUERIES`], keyed by [`cache_key`]): it depends only on them, the registry,
+    /// `fallback` and `bounds`, none of which change while serving.
+    resolved: RwLock<HashMap<String, Arc<served::Resolved>>>,
 }
 
 impl ServeState {
@@ -295,6 +304,7 @@ impl ServeState {
             sets: served::Sets::new(Arc::clone(&builder), args.toolsets_tool),
             builder,
             fallback: args.fallback.clone(),
+            bounds: args.tool_bounds.clone(),
             toolsets_tool: args.toolsets_tool,
             info,
             limits: args.sessions,
@@ -308,32 +318,69 @@ impl ServeState {
         (state, receiver)
     }
 
-    /// The active set of a URL query, with the `--toolsets` fallback; a query seen before
-    /// costs one lookup.
-    fn resolve(&self, query: &str) -> Arc<Resolution> {
-        if let Some(resolution) = self
+    /// The resolution of a request's URL query and selection headers, with the `--toolsets`
+    /// fallback and the tool bounds; a request seen before costs one lookup.
+    fn resolve(&self, query: &str, headers: &HeaderMap) -> Arc<served::Resolved> {
+        let values = selection_headers(headers);
+        let key = cache_key(query, &values);
+        if let Some(resolved) = self
             .resolved
             .read()
             .unwrap_or_else(PoisonError::into_inner)
-            .get(query)
+            .get(key.as_ref())
         {
-            return Arc::clone(resolution);
+            return Arc::clone(resolved);
         }
         let registry = self.builder.registry();
-        let resolution = Arc::new(selection::resolve(
+        let headers = Headers::from_values(values.each_ref().map(Option::as_deref));
+        let resolved = Arc::new(served::Resolved::new(selection::resolve_request(
             &Query::parse(query),
+            &Query::from_headers(&headers),
             &registry.declared(),
             self.fallback.as_ref(),
-        ));
-        let mut resolved = self
+            &self.bounds,
+        )));
+        let mut cache = self
             .resolved
             .write()
             .unwrap_or_else(PoisonError::into_inner);
-        if resolved.len() < RESOLVED_QUERIES {
-            resolved.insert(query.to_owned(), Arc::clone(&resolution));
+        if cache.len() < RESOLVED_QUERIES {
+            cache.insert(key.into_owned(), Arc::clone(&resolved));
         }
-        resolution
+        resolved
     }
+}
+
+/// The values of the selection headers ([`selection::HEADER_NAMES`]), a repeated one joined
+/// with commas.
+fn selection_headers(headers: &HeaderMap) -> [Option<String>; 4] {
+    selection::HEADER_NAMES.map(|name| {
+        let mut values = headers
+            .get_all(name)
+            .iter()
+            .map(|v| String::from_utf8_lossy(v.as_bytes()));
+        let first = values.next()?.into_owned();
+        Some(values.fold(first, |mut all, value| {
+            all.push(',');
+            all.push_str(&value);
+            all
+        }))
+    })
+}
+
+/// The resolution cache's key: the query alone when no selection header is present, else the
+/// query and each header's value on lines of their own (`\0` for an absent one). Neither a
+/// query nor a header value can hold a newline or a NUL, so distinct requests never share a key.
+fn cache_key<'a>(query: &'a str, headers: &[Option<String>; 4]) -> Cow<'a, str> {
+    if headers.iter().all(Option::is_none) {
+        return Cow::Borrowed(query);
+    }
+    let mut key = query.to_owned();
+    for value in headers {
+        key.push('\n');
+        key.push_str(value.as_deref().unwrap_or("\0"));
+    }
+    Cow::Owned(key)
 }
 
 /// The app: the MCP endpoint, `/healthz`, `/toolsets` and `/contributions`, behind the front
@@ -438,6 +485,30 @@ async fn shutdown_signal() {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn requests_differing_in_a_selection_header_do_not_share_a_cache_key() {
+        let mut headers = HeaderMap::new();
+        let none = selection_headers(&headers);
+        assert_eq!(cache_key("a", &none), "a");
+        headers.append("X-MCP-Tools", "echo".parse().unwrap());
+        headers.append("x-mcp-tools", "add".parse().unwrap());
+        let tools = selection_headers(&headers);
+        assert_eq!(tools[1].as_deref(), Some("echo,add"));
+        let mut empty = HeaderMap::new();
+        empty.append("x-mcp-tools", "".parse().unwrap());
+        let keys = [
+            cache_key("a", &none),
+            cache_key("a", &tools),
+            cache_key("a", &selection_headers(&empty)),
+            cache_key("b", &tools),
+        ];
+        for (i, a) in keys.iter().enumerate() {
+            for b in &keys[i + 1..] {
+                assert_ne!(a, b);
+            }
+        }
+    }
 
     #[test]
     fn the_path_must_be_a_plain_path_of_its_own() {

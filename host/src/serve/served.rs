@@ -5,6 +5,10 @@
 //! one is built once ([`Builder::table`]) on a blocking thread, since building may open plugins,
 //! however many requests ask for it at once. Building one set never touches another set's entry,
 //! so sessions on other sets are not disturbed.
+//!
+//! A request sees its set through its filter ([`ServedView`]): the listing of the tools the
+//! filter shows, computed once per cached resolution ([`Resolved`]), so a repeated URL lists its
+//! tools at the cost of an unfiltered one.
 
 use std::{
     collections::HashMap,
@@ -18,13 +22,65 @@ use rmcp::model::{JsonObject, MetaObject, Tool, ToolAnnotations};
 use serde_json::{Value, json};
 
 use super::validate::ArgumentValidator;
+pub(crate) use crate::reports::TOOLSETS_TOOL;
 use crate::{
     build::{Builder, ToolTable},
-    selection::ActiveSet,
+    selection::{ActiveSet, Resolution, ToolFilter},
 };
 
-/// The name of the host's own tool.
-pub(crate) const TOOLSETS_TOOL: &str = "list_server_toolsets";
+/// A request's resolution, and its view of its served set once a request has needed it.
+#[derive(Debug)]
+pub(crate) struct Resolved {
+    /// The active set and the filter.
+    pub(crate) resolution: Arc<Resolution>,
+    view: OnceLock<Arc<ServedView>>,
+}
+
+impl Resolved {
+    /// `resolution`, its view not built yet.
+    pub(crate) fn new(resolution: Resolution) -> Self {
+        Self {
+            resolution: Arc::new(resolution),
+            view: OnceLock::new(),
+        }
+    }
+}
+
+/// A served set through a request's filter: the tools it lists.
+#[derive(Debug)]
+pub(crate) struct ServedView {
+    set: Arc<ServedSet>,
+    tools: Vec<Tool>,
+}
+
+impl ServedView {
+    /// `set` through `filter`, which reads each tool's annotations as served (after its
+    /// extensions).
+    fn new(set: Arc<ServedSet>, filter: &ToolFilter) -> Self {
+        let tools = set
+            .tools()
+            .iter()
+            .filter(|t| filter.allows(&t.name, read_only(t)))
+            .cloned()
+            .collect();
+        Self { set, tools }
+    }
+
+    /// The served set, every tool of it.
+    pub(crate) fn set(&self) -> &ServedSet {
+        &self.set
+    }
+
+    /// The `tools/list` answer: the tools the filter shows, in order.
+    pub(crate) fn tools(&self) -> &[Tool] {
+        &self.tools
+    }
+}
+
+/// Whether a served tool is annotated `readOnlyHint: true`.
+pub(crate) fn read_only(tool: &Tool) -> bool {
+    tool.annotations.as_ref().and_then(|a| a.read_only_hint) == Some(true)
+}
 
 /// One active set, ready to serve.
 #[derive(Debug)]
@@ -125,6 +181,19 @@ impl Sets {
             })
             .await?;
         Ok(Arc::clone(set))
+    }
+
+    /// The view of `resolved`: its active set's served set ([`Sets::get`]) through its filter,
+    /// built on the first request that needs it.
+    pub(crate) async fn view(&self, resolved: &Resolved) -> Result<Arc<ServedView>, String> {
+        if let Some(view) = resolved.view.get() {
+            return Ok(Arc::clone(view));
+        }
+        let set = self.get(&resolved.resolution.active).await?;
+        let view = resolved
+            .view
+            .get_or_init(|| Arc::new(ServedView::new(set, &resolved.resolution.filter)));
+        Ok(Arc::clone(view))
     }
 
     /// The slot of `active`, made empty on first sight.
@@ -259,5 +328,21 @@ mod tests {
                 .tools()
                 .is_empty()
         );
+    }
+
+    #[test]
+    fn a_view_lists_what_its_filter_shows_and_readonly_reads_the_annotations() {
+        let set = Arc::new(ServedSet::new(ToolTable::default(), true));
+        let names = |filter: ToolFilter| {
+            ServedView::new(Arc::clone(&set), &filter)
+                .tools()
+                .iter()
+                .map(|t| t.name.to_string())
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(names(ToolFilter::default()), [TOOLSETS_TOOL]);
+        assert_eq!(names(ToolFilter::new(None, &[], true)), [TOOLSETS_TOOL]);
+        assert!(names(ToolFilter::new(Some(&["echo".into()]), &[], false)).is_empty());
+        assert!(names(ToolFilter::new(None, &["list_*".into()], false)).is_empty());
     }
 }
