@@ -100,9 +100,10 @@ async fn every_row_of_the_selection_table_through_tools_list_and_toolsets() {
             sorted(active),
             "/toolsets?{query}"
         );
+        let with_host_tool: Vec<&str> = tools.iter().copied().chain([HOST_TOOL]).collect();
         assert_eq!(
             strings(&report["tools"]),
-            sorted(tools),
+            sorted(&with_host_tool),
             "/toolsets?{query}"
         );
         assert_eq!(
@@ -575,7 +576,8 @@ async fn server_info_instructions_and_the_toolsets_tool() {
         .clone()
         .expect("structured content");
     assert_eq!(report["active"], json!(["sandboxes"]));
-    assert_eq!(report["tools"], json!(sorted(SANDBOXES)));
+    let with_host_tool: Vec<&str> = SANDBOXES.iter().copied().chain([HOST_TOOL]).collect();
+    assert_eq!(report["tools"], json!(sorted(&with_host_tool)));
     let hint = report["how_to_ask_for_more"].as_str().unwrap();
     assert!(hint.contains("?toolsets=benchmarks"), "{hint}");
     assert!(hint.contains(&format!("{}/mcp", host.addr())), "{hint}");

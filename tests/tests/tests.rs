@@ -8,6 +8,7 @@ mod activation;
 mod context;
 mod discovery;
 mod extensions;
+mod filters;
 mod harness;
 mod list;
 mod resources;
