@@ -163,4 +163,37 @@ mod tests {
             assert_eq!(without[key], serde_json::json!([]), "{key}");
         }
     }
+
+    #[test]
+    fn the_tools_are_filtered_after_extensions_and_include_the_host_tool() {
+        let manifest = |json: &str| crate::discovery::DiscoveredPlugin {
+            path: "lib.so".into(),
+            manifest: plugin_manifest::Manifest::from_json(json).unwrap(),
+        };
+        let registry = Registry::new(vec![
+            manifest(
+                r#"{"abi": "0.1.0", "name": "base", "version": "1",
+                    "toolsets": [{"name": "s"}],
+                    "tools": [{"name": "was_ro", "toolset": "s", "annotations": {"readOnlyHint": true}},
+                              {"name": "made_ro", "toolset": "s"},
+                              {"name": "other", "toolset": "s"}]}"#,
+            ),
+            manifest(
+                r#"{"abi": "0.1.0", "name": "ext", "version": "1",
+                    "extends": [{"tool": "was_ro", "annotations": {"destructiveHint": false}},
+                                {"tool": "made_ro", "annotations": {"readOnlyHint": true}}]}"#,
+            ),
+        ]);
+        let tools = |query: &str, toolsets_tool: bool| {
+            let resolution = resolve(&Query::parse(query), &registry.declared(), None);
+            ToolsetsReport::new(&registry, &resolution, toolsets_tool).tools
+        };
+        assert_eq!(
+            tools("", true),
+            [TOOLSETS_TOOL, "made_ro", "other", "was_ro"]
+        );
+        assert_eq!(tools("readonly", true), [TOOLSETS_TOOL, "made_ro"]);
+        assert_eq!(tools("readonly", false), ["made_ro"]);
+        assert_eq!(tools("tools=*_ro&exclude_tools=was*", true), ["made_ro"]);
+    }
 }
