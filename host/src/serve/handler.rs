@@ -185,7 +185,7 @@ impl ServerHandler for Handler {
         context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
         let (_, view) = self.served(&context).await?;
-        Ok(ListToolsResult::with_all_items(view.tools().to_vec()))
+        Ok(ListToolsResult::with_all_items(view.tools()))
     }
 
     async fn call_tool(

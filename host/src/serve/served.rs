@@ -6,9 +6,9 @@
 //! however many requests ask for it at once. Building one set never touches another set's entry,
 //! so sessions on other sets are not disturbed.
 //!
-//! A request sees its set through its filter ([`ServedView`]): the listing of the tools the
-//! filter shows, computed once per cached resolution ([`Resolved`]), so a repeated URL lists its
-//! tools at the cost of an unfiltered one.
+//! A request sees its set through its filter ([`ServedView`]): which tools the filter shows,
+//! computed once per cached resolution ([`Resolved`]), so a repeated URL lists its tools at the
+//! cost of an unfiltered one.
 
 use std::{
     collections::HashMap,
@@ -46,24 +46,26 @@ impl Resolved {
     }
 }
 
-/// A served set through a request's filter: the tools it lists.
+/// A served set through a request's filter: which of its tools it lists. It holds positions,
+/// not tools, so the cached views of many filtered URLs cost little memory.
 #[derive(Debug)]
 pub(crate) struct ServedView {
     set: Arc<ServedSet>,
-    tools: Vec<Tool>,
+    /// The positions in `set.tools()` the filter shows; `None` when it shows every tool.
+    shown: Option<Vec<usize>>,
 }
 
 impl ServedView {
     /// `set` through `filter`, which reads each tool's annotations as served (after its
     /// extensions).
     fn new(set: Arc<ServedSet>, filter: &ToolFilter) -> Self {
-        let tools = set
-            .tools()
-            .iter()
-            .filter(|t| filter.allows(&t.name, read_only(t)))
-            .cloned()
-            .collect();
-        Self { set, tools }
+        let shown = (!filter.shows_all()).then(|| {
+            (set.tools().iter().enumerate())
+                .filter(|(_, t)| filter.allows(&t.name, read_only(t)))
+                .map(|(i, _)| i)
+                .collect()
+        });
+        Self { set, shown }
     }
 
     /// The served set, every tool of it.
@@ -72,8 +74,12 @@ impl ServedView {
     }
 
     /// The `tools/list` answer: the tools the filter shows, in order.
-    pub(crate) fn tools(&self) -> &[Tool] {
-        &self.tools
+    pub(crate) fn tools(&self) -> Vec<Tool> {
+        let all = self.set.tools();
+        match &self.shown {
+            None => all.to_vec(),
+            Some(shown) => shown.iter().map(|&i| all[i].clone()).collect(),
+        }
     }
 }
 
@@ -248,7 +254,8 @@ fn toolsets_tool_description() -> Tool {
     Tool::new(
         TOOLSETS_TOOL,
         "List the toolsets this server offers, which of them are active for this connection, \
-         and how to turn on more (by changing the server URL).",
+         the tool filters in force, and how to turn on more or filter tools (by changing the \
+         server URL).",
         object_schema(json!({})),
     )
     .with_title("List Server Toolsets")
@@ -336,7 +343,7 @@ mod tests {
         let names = |filter: ToolFilter| {
             ServedView::new(Arc::clone(&set), &filter)
                 .tools()
-                .iter()
+                .into_iter()
                 .map(|t| t.name.to_string())
                 .collect::<Vec<_>>()
         };
