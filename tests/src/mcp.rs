@@ -100,6 +100,24 @@ pub fn messages(body: &str) -> Vec<Value> {
         .collect()
 }
 
+/// The strings of a JSON array.
+///
+/// # Panics
+///
+/// If `value` is not an array of strings.
+pub fn strings(value: &Value) -> Vec<String> {
+    value
+        .as_array()
+        .unwrap_or_else(|| panic!("not an array: {value}"))
+        .iter()
+        .map(|v| {
+            v.as_str()
+                .unwrap_or_else(|| panic!("not a string: {v}"))
+                .to_owned()
+        })
+        .collect()
+}
+
 /// `GET url`: its status, and its body as JSON (`null` when it is not JSON).
 ///
 /// # Panics

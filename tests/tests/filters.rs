@@ -8,7 +8,7 @@ use std::collections::HashMap;
 
 use e2e::{
     HostProcess, PluginDir,
-    mcp::{Client, call, connect, get_ok_json, tool_names},
+    mcp::{Client, call, connect, get_ok_json, strings, tool_names},
 };
 use reqwest::header::{HeaderName, HeaderValue};
 use rmcp::{
@@ -78,15 +78,6 @@ async fn listed(url: &str, headers: Headers<'_>) -> Vec<(String, bool)> {
 
 fn names(tools: &[(String, bool)]) -> Vec<String> {
     tools.iter().map(|(name, _)| name.clone()).collect()
-}
-
-fn strings(value: &Value) -> Vec<String> {
-    value
-        .as_array()
-        .unwrap_or_else(|| panic!("not an array: {value}"))
-        .iter()
-        .map(|v| v.as_str().unwrap().to_owned())
-        .collect()
 }
 
 /// A filter as URL keys, the same as headers, and what it shows of a tool (name, read-only).

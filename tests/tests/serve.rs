@@ -5,7 +5,7 @@ use std::time::{Duration, Instant};
 
 use e2e::{
     HostProcess, PluginDir, library_file_name,
-    mcp::{RawSession, call, connect, connect_as, get_json, post, text, tool_names},
+    mcp::{RawSession, call, connect, connect_as, get_json, post, strings, text, tool_names},
 };
 use rmcp::{
     ClientLifecycleMode, ClientServiceExt, ServiceError,
@@ -17,15 +17,6 @@ use serde_json::{Value, json};
 const SANDBOXES: &[&str] = &["launch_sandbox", "list_sandboxes", "stop_sandbox"];
 const BENCHMARKS: &[&str] = &["echo", "add", "sleep", "blob"];
 const HOST_TOOL: &str = "list_server_toolsets";
-
-fn strings(value: &Value) -> Vec<String> {
-    value
-        .as_array()
-        .unwrap_or_else(|| panic!("not an array: {value}"))
-        .iter()
-        .map(|v| v.as_str().unwrap().to_owned())
-        .collect()
-}
 
 fn sorted(names: &[&str]) -> Vec<String> {
     let mut names: Vec<String> = names.iter().map(|s| (*s).to_owned()).collect();
