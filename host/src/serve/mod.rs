@@ -50,7 +50,12 @@ use std::{
     time::Duration,
 };
 
-use axum::{Router, extract::DefaultBodyLimit, http::HeaderMap, routing::get};
+use axum::{
+    Router,
+    extract::DefaultBodyLimit,
+    http::{HeaderMap, HeaderName},
+    routing::get,
+};
 use rmcp::{
     model::{Implementation, ServerCapabilities, ServerConfig},
     transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService},
@@ -351,21 +356,31 @@ impl ServeState {
     }
 }
 
-/// The values of the selection headers ([`selection::HEADER_NAMES`]), a repeated one joined
-/// with commas.
+/// [`selection::HEADER_NAMES`] as header names, made once: a lookup by name then skips parsing
+/// it.
+static SELECTION_HEADERS: [HeaderName; 4] = [
+    HeaderName::from_static(selection::HEADER_NAMES[0]),
+    HeaderName::from_static(selection::HEADER_NAMES[1]),
+    HeaderName::from_static(selection::HEADER_NAMES[2]),
+    HeaderName::from_static(selection::HEADER_NAMES[3]),
+];
+
+/// The values of the selection headers, a repeated one joined with commas.
 fn selection_headers(headers: &HeaderMap) -> [Option<String>; 4] {
-    selection::HEADER_NAMES.map(|name| {
-        let mut values = headers
-            .get_all(name)
-            .iter()
-            .map(|v| String::from_utf8_lossy(v.as_bytes()));
-        let first = values.next()?.into_owned();
-        Some(values.fold(first, |mut all, value| {
-            all.push(',');
-            all.push_str(&value);
-            all
-        }))
-    })
+    let mut values: [Option<String>; 4] = Default::default();
+    for (value, name) in values.iter_mut().zip(&SELECTION_HEADERS) {
+        for given in headers.get_all(name) {
+            let given = String::from_utf8_lossy(given.as_bytes());
+            match value {
+                None => *value = Some(given.into_owned()),
+                Some(all) => {
+                    all.push(',');
+                    all.push_str(&given);
+                }
+            }
+        }
+    }
+    values
 }
 
 /// The resolution cache's key: the query alone when no selection header is present, else the
