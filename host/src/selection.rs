@@ -14,7 +14,7 @@
 //! names are reported, never an error. A default selection (`--toolsets`) applies when the URL
 //! selects no toolset (filters alone do not count).
 //!
-//! Then the active set's tools are filtered ([`filter`]): `tools=a,b` shows only those (`*`
+//! Then the active set's tools are filtered ([`ToolFilter`]): `tools=a,b` shows only those (`*`
 //! globs), `exclude_tools=` hides some (always wins), `readonly` shows only tools annotated
 //! read-only. Headers say the same for clients that cannot change a URL ([`Headers`]):
 //! `X-MCP-Toolsets` selects as `only=` does, `X-MCP-Tools`, `X-MCP-Exclude-Tools` and
