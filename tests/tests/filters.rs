@@ -3,11 +3,12 @@
 //! through the real host binary and rmcp's own client. `GET /toolsets` answers what `tools/list`
 //! answers for every row of the selection table and every filter; a hidden tool is unknown
 //! exactly as a tool of an unselected toolset is; resources and prompts follow the toolsets.
+//! Over stdio, `--toolsets`' filter keys and the bounds filter alike.
 
 use std::collections::HashMap;
 
 use e2e::{
-    HostProcess, PluginDir,
+    HostProcess, PluginDir, host_command,
     mcp::{Client, call, connect, get_ok_json, strings, tool_names},
 };
 use reqwest::header::{HeaderName, HeaderValue};
@@ -466,4 +467,36 @@ async fn resources_and_prompts_follow_the_toolsets_not_the_filters() {
     let report = get_ok_json(&format!("{base}/toolsets?library,librarian&readonly")).await;
     assert_eq!(report["tools"], json!([]));
     assert_eq!(report["prompts"], json!(["good_morning", "review"]));
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn over_stdio_the_toolsets_filter_keys_and_the_bounds_filter() {
+    let dir = PluginDir::with(&["sandboxes", "benchmarks"]);
+    let mut command = tokio::process::Command::from(host_command(
+        &[
+            "stdio",
+            "--toolsets",
+            "only=benchmarks&tools=e*,a*,list_*",
+            "--exclude-tools",
+            "add",
+        ],
+        &dir,
+    ));
+    command.stderr(std::process::Stdio::null());
+    let client =
+        ().serve(rmcp::transport::TokioChildProcess::new(command).expect("spawn"))
+            .await
+            .expect("initialize over stdio");
+    assert_eq!(tool_names(&client).await, ["echo", HOST_TOOL]);
+    let result = client.call_tool(call(HOST_TOOL, json!({}))).await.unwrap();
+    let report = result.structured_content.expect("structured content");
+    assert_eq!(report["tools"], json!(["echo", HOST_TOOL]));
+    assert_eq!(report["server_bounds"]["exclude"], json!(["add"]));
+    let how = report["how_to_filter_tools"].as_str().unwrap();
+    assert!(how.contains("--exclude-tools"), "{how}");
+    match client.call_tool(call("add", json!({"a": 1, "b": 2}))).await {
+        Err(ServiceError::McpError(error)) => assert_eq!(error.message, "Unknown tool: add"),
+        other => panic!("expected Unknown tool, got {other:?}"),
+    }
+    client.cancel().await.unwrap();
 }
