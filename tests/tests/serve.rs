@@ -5,12 +5,11 @@ use std::time::{Duration, Instant};
 
 use e2e::{
     HostProcess, PluginDir, library_file_name,
-    mcp::{RawSession, call, connect, connect_as, get_json, post, text, tool_names},
+    mcp::{RawSession, call, connect, connect_2026, connect_as, get_json, post, text, tool_names},
 };
 use rmcp::{
-    ClientLifecycleMode, ClientServiceExt, ServiceError,
+    ServiceError,
     model::{ClientConfig, ErrorCode, ProtocolVersion},
-    transport::StreamableHttpClientTransport,
 };
 use serde_json::{Value, json};
 
@@ -537,15 +536,7 @@ async fn every_protocol_version_is_served() {
         assert_eq!(text(&result), "v", "{version}");
     }
     // 2026-07-28: no initialize, no session; every request carries its own metadata.
-    let client = ClientConfig::default()
-        .serve_with_lifecycle(
-            StreamableHttpClientTransport::from_uri(url.as_str()),
-            ClientLifecycleMode::Discover {
-                preferred_versions: vec![ProtocolVersion::V_2026_07_28],
-            },
-        )
-        .await
-        .expect("a 2026-07-28 client connects");
+    let client = connect_2026(&url, ClientConfig::default()).await;
     assert_eq!(tool_names(&client).await, expected, "2026-07-28");
     let result = client
         .call_tool(call("echo", json!({"text": "new"})))

@@ -12,7 +12,8 @@
 //!
 //! What is sent when:
 //! - log messages at or above the session's level (`logging/setLevel`; [`DEFAULT_LOG_LEVEL`]
-//!   until the client sets one);
+//!   until the client sets one); under 2026-07-28, which has no sessions, at or above the
+//!   request's own `logLevel` (in `_meta`), and none when the request names none;
 //! - progress only when the request carries a `progressToken`;
 //! - requests to the client only when it declared the capability (`sampling`, `elicitation`,
 //!   `roots`) and the request belongs to a session (a stateless request has no channel back to
@@ -49,8 +50,8 @@ use futures::{StreamExt, channel::oneshot, stream::FuturesUnordered};
 use plugin_abi::{ErrorKind, FfiError, HostContext, HostContextBox, LogLevel};
 use rmcp::model::{
     ClientCapabilities, CreateMessageRequestParams, ElicitRequestParams,
-    LoggingMessageNotificationParam, ProgressNotificationParam, ProgressToken, Request,
-    RequestNoParam, ServerRequest,
+    LoggingMessageNotificationParam, ProgressNotificationParam, ProgressToken, ProtocolVersion,
+    Request, RequestNoParam, ServerRequest,
 };
 use rmcp::{
     RoleServer, ServiceError,
@@ -89,11 +90,32 @@ impl SessionLevel {
         self.0.store(level_number(level), Ordering::Relaxed);
     }
 
+    /// The level that applies to `request`: the session's, or, for a request of 2026-07-28 or
+    /// later, the request's own `logLevel`, with nothing sent when it names none.
+    fn for_request(&self, request: &RequestContext<RoleServer>) -> Self {
+        self.for_version(request.protocol_version(), request.meta.log_level())
+    }
+
+    /// The level for a request of `version` that asks for `asked`.
+    fn for_version(&self, version: Option<ProtocolVersion>, asked: Option<LoggingLevel>) -> Self {
+        // ISO dates compare as strings, as rmcp compares them.
+        let per_request =
+            version.is_some_and(|v| v.as_str() >= ProtocolVersion::V_2026_07_28.as_str());
+        if !per_request {
+            return self.clone();
+        }
+        let level = asked.map_or(SILENT, level_number);
+        Self(Arc::new(AtomicU8::new(level)))
+    }
+
     /// Whether a message at `level` (0 = debug ... 7 = emergency) is sent.
     fn lets_through(&self, level: u8) -> bool {
         level >= self.0.load(Ordering::Relaxed)
     }
 }
+
+/// A level above every message's: nothing is sent.
+const SILENT: u8 = 8;
 
 /// rmcp's levels, in the order of `plugin_api::LogLevel`.
 const LEVELS: [LoggingLevel; 8] = [
@@ -161,7 +183,7 @@ impl CallContext {
             .map(Arc::from);
         let context = Self {
             events,
-            level: level.clone(),
+            level: level.for_request(request),
             progress_token: request.meta.get_progress_token(),
             resolution: Arc::clone(resolution),
             capabilities: Arc::new(request.client_capabilities()),
@@ -464,6 +486,20 @@ mod tests {
         assert!(!level.lets_through(LogLevel::Notice.to_u8()));
         assert!(level.lets_through(LogLevel::Warning.to_u8()));
         assert!(level.lets_through(LogLevel::Emergency.to_u8()));
+    }
+
+    #[test]
+    fn a_2026_request_logs_at_its_own_level_and_only_when_it_asks() {
+        let session = SessionLevel::default();
+        session.set(LoggingLevel::Debug);
+        let legacy = session.for_version(Some(ProtocolVersion::V_2025_11_25), None);
+        assert!(legacy.lets_through(LogLevel::Debug.to_u8()));
+        let current = Some(ProtocolVersion::V_2026_07_28);
+        let silent = session.for_version(current.clone(), None);
+        assert!(!silent.lets_through(LogLevel::Emergency.to_u8()));
+        let asked = session.for_version(current, Some(LoggingLevel::Warning));
+        assert!(!asked.lets_through(LogLevel::Notice.to_u8()));
+        assert!(asked.lets_through(LogLevel::Warning.to_u8()));
     }
 
     #[test]

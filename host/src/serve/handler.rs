@@ -24,7 +24,7 @@ use rmcp::{
     model::{
         CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, CustomRequest,
         CustomResult, DiscoverResult, ErrorCode, InitializeRequestParams, InitializeResult,
-        ListToolsResult, PaginatedRequestParams, ServerConfig,
+        ListToolsResult, PaginatedRequestParams, ResultType, ServerConfig,
     },
     service::{Peer, RequestContext},
 };
@@ -401,6 +401,10 @@ fn error_result(message: String) -> CallToolResult {
 /// A plugin's answer as a tool result: an object as structured content plus its JSON as text, a
 /// string as text, anything else as its JSON text; a result the tool built as it is, once it
 /// reads as a `CallToolResult`; errors as `isError` results.
+///
+/// Every result says `resultType: "complete"`, which 2026-07-28 requires: rmcp's constructors
+/// set it, but a result read from a plugin's JSON has it only if the plugin wrote it, so it is
+/// filled in here. rmcp strips it again for clients of older versions.
 pub(crate) fn call_result(tool: &str, outcome: Result<CallOutput, CallError>) -> CallToolResult {
     match outcome {
         Ok(CallOutput::Value(Value::Object(object))) => {
@@ -412,11 +416,15 @@ pub(crate) fn call_result(tool: &str, outcome: Result<CallOutput, CallError>) ->
         Ok(CallOutput::Value(other)) => {
             CallToolResult::success(vec![ContentBlock::text(other.to_string())])
         }
-        Ok(CallOutput::Result(json)) => serde_json::from_str(&json).unwrap_or_else(|e| {
-            error_result(format!(
+        Ok(CallOutput::Result(json)) => match serde_json::from_str::<CallToolResult>(&json) {
+            Ok(mut result) => {
+                result.result_type.get_or_insert(ResultType::COMPLETE);
+                result
+            }
+            Err(e) => error_result(format!(
                 "tool {tool} returned a result that is not a valid CallToolResult: {e}"
-            ))
-        }),
+            )),
+        },
         Err(CallError::Panicked(message)) => {
             let prefix = format!("tool {tool} panicked");
             error_result(if message.starts_with(&prefix) {
@@ -483,6 +491,17 @@ mod tests {
         assert_eq!(
             wire(call_result("t", Ok(CallOutput::Value(json!(3.5))))),
             json!({"content": [{"type": "text", "text": "3.5"}], "isError": false})
+        );
+    }
+
+    #[test]
+    fn a_result_the_tool_built_is_complete() {
+        let built = r#"{"content": [{"type": "image", "data": "AA==", "mimeType": "image/png"}]}"#;
+        let result = call_result("t", Ok(CallOutput::Result(built.to_owned())));
+        assert_eq!(result.result_type, Some(ResultType::COMPLETE));
+        assert_eq!(
+            serde_json::to_value(result).unwrap()["resultType"],
+            "complete"
         );
     }
 
