@@ -1,6 +1,6 @@
 //! `conformance`: every tool, resource, prompt and completion the server scenarios of the
-//! official MCP conformance suite (`@modelcontextprotocol/conformance`, pinned at 0.1.16) call,
-//! with the names, arguments and answers each scenario checks.
+//! official MCP conformance suite (`@modelcontextprotocol/conformance`, pinned at 0.1.16 and
+//! 0.2.0-alpha.12) call, with the names, arguments and answers each scenario checks.
 //!
 //! Off by default: `cargo xtask conformance` serves it alone, at `/mcp?only=conformance`, and
 //! runs the suite against it. The scenarios' own texts (in the package's `dist/index.js`) are
@@ -12,8 +12,7 @@ use std::{collections::HashMap, time::Duration};
 
 use base64::{Engine, engine::general_purpose::STANDARD};
 use plugin_api::{
-    Content, Context, PromptMessage, ResourceContents, Tool, ToolError, ToolResult, Value, json,
-    plugin,
+    Content, Context, PromptMessage, ResourceContents, ToolError, ToolResult, Value, json, plugin,
 };
 
 /// A 1x1 red PNG, the image of every scenario that wants one.
@@ -256,10 +255,33 @@ impl Conformance {
         "Reconnection test completed".to_owned()
     }
 
-    /// Tools whose input schema is written out rather than generated from argument types.
-    #[dynamic_tools]
-    fn written_schemas(&self) -> Vec<Tool> {
-        vec![json_schema_2020_12_tool()]
+    /// Greet by name (scenario `json-schema-2020-12`). Its input schema is written out and
+    /// must be listed unchanged: `$schema`, `$defs` with an `$anchor` and a `$ref`, `allOf`,
+    /// `if`/`then`/`else` and `additionalProperties: false`, which a schema generated from
+    /// argument types would not say.
+    #[tool(
+        description = "Tool with JSON Schema 2020-12 features",
+        input_schema = r##"{
+            "$schema": "https://json-schema.org/draft/2020-12/schema",
+            "type": "object",
+            "$defs": {
+                "address": {
+                    "$anchor": "address",
+                    "type": "object",
+                    "properties": {"street": {"type": "string"}, "city": {"type": "string"}}
+                }
+            },
+            "properties": {"name": {"type": "string"}, "address": {"$ref": "#/$defs/address"}},
+            "allOf": [{"anyOf": [{"required": ["name"]}, {"required": ["address"]}]}],
+            "if": {"required": ["address"]},
+            "then": {"properties": {"address": {"required": ["street"]}}},
+            "else": {"required": ["name"]},
+            "additionalProperties": false
+        }"##
+    )]
+    fn json_schema_2020_12_tool(name: Option<String>, address: Option<Value>) -> String {
+        let whom = name.or_else(|| Some(address?["street"].as_str()?.to_owned()));
+        format!("Hello, {}!", whom.as_deref().unwrap_or("world"))
     }
 
     /// A static text resource (scenario `resources-read-text`).
@@ -398,39 +420,6 @@ fn starting_with(candidates: &[&str], prefix: &str) -> Vec<String> {
         .filter(|c| c.starts_with(prefix))
         .map(|c| (*c).to_owned())
         .collect()
-}
-
-/// `json_schema_2020_12_tool` (scenario `json-schema-2020-12`): its input schema uses
-/// `$schema`, `$defs` with a `$ref`, and `additionalProperties: false`, which the listing must
-/// carry unchanged. Schemas generated from argument types drop `$schema` and inline `$defs`,
-/// so this one is written out.
-fn json_schema_2020_12_tool() -> Tool {
-    Tool::new(
-        "json_schema_2020_12_tool",
-        "Tool with JSON Schema 2020-12 features",
-    )
-    .input_schema(json!({
-        "$schema": "https://json-schema.org/draft/2020-12/schema",
-        "type": "object",
-        "$defs": {
-            "address": {
-                "type": "object",
-                "properties": {
-                    "street": {"type": "string"},
-                    "city": {"type": "string"}
-                }
-            }
-        },
-        "properties": {
-            "name": {"type": "string"},
-            "address": {"$ref": "#/$defs/address"}
-        },
-        "additionalProperties": false
-    }))
-    .sync(|args: Value| -> Result<String, ToolError> {
-        let name = args["name"].as_str().unwrap_or("world");
-        Ok(format!("Hello, {name}!"))
-    })
 }
 
 #[cfg(test)]
