@@ -21,12 +21,12 @@ use e2e::{
     mcp::{RawSession, call, call_tool, connect_2026, connect_as, text},
 };
 use rmcp::{
-    ClientHandler, ErrorData, RoleClient,
+    ClientHandler, ErrorData, RoleClient, ServiceError,
     model::{
         CallToolRequest, CallToolResult, ClientInfo, ClientRequest, CreateMessageRequestParams,
-        CreateMessageResult, ElicitRequestParams, ElicitResult, Implementation, LoggingLevel,
-        LoggingMessageNotificationParam, ProgressNotificationParam, RequestMetaObject, ResultType,
-        SetLevelRequestParams,
+        CreateMessageResult, ElicitRequestParams, ElicitResult, ErrorCode, Implementation,
+        LoggingLevel, LoggingMessageNotificationParam, ProgressNotificationParam,
+        RequestMetaObject, ResultType, SetLevelRequestParams,
     },
     service::{NotificationContext, PeerRequestOptions, RequestContext, RunningService},
 };
@@ -224,6 +224,30 @@ async fn a_2026_request_gets_logs_at_the_level_it_asks_and_none_without() {
         ["critical", "alert", "emergency"]
     );
     assert!(log_levels(None).await.is_empty(), "no logLevel, no logs");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_2026_call_that_needs_an_undeclared_capability_is_the_protocols_error() {
+    let dir = plugins();
+    let host = HostProcess::serve(&dir, &[]);
+    let url = format!("{}/mcp?context", host.base_url());
+    let client = connect_2026(&url, Recorder::default()).await;
+    let refused = client
+        .call_tool(call("sample", json!({"prompt": "hi"})))
+        .await
+        .expect_err("the client did not declare sampling");
+    let ServiceError::McpError(error) = refused else {
+        panic!("not an MCP error: {refused}");
+    };
+    assert_eq!(error.code, ErrorCode::MISSING_REQUIRED_CLIENT_CAPABILITY);
+    assert_eq!(
+        error.data,
+        Some(json!({"requiredCapabilities": {"sampling": {}}}))
+    );
+    // A 2025-11-25 client has no such error: the tool's own error is its result.
+    let legacy = connect_as(&url, Recorder::default()).await;
+    let result = call_tool(&legacy, "sample", json!({"prompt": "hi"})).await;
+    assert_eq!(result.is_error, Some(true), "{result:?}");
 }
 
 #[tokio::test(flavor = "multi_thread")]

@@ -5,7 +5,10 @@ use std::time::{Duration, Instant};
 
 use e2e::{
     HostProcess, PluginDir, library_file_name,
-    mcp::{RawSession, call, connect, connect_2026, connect_as, get_json, post, text, tool_names},
+    mcp::{
+        RawSession, call, connect, connect_2026, connect_as, get_json, messages, post, text,
+        tool_names,
+    },
 };
 use rmcp::{
     ServiceError,
@@ -543,6 +546,37 @@ async fn every_protocol_version_is_served() {
         .await
         .unwrap();
     assert_eq!(text(&result), "new");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn methods_2026_removed_are_not_found_in_2026() {
+    let dir = both_plugins();
+    let host = HostProcess::serve(&dir, &[]);
+    let url = format!("{}/mcp?only=benchmarks", host.base_url());
+    let meta = json!({
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": {}
+    });
+    for method in ["initialize", "logging/setLevel", "resources/subscribe"] {
+        let response = reqwest::Client::new()
+            .post(&url)
+            .header("content-type", "application/json")
+            .header("accept", "application/json, text/event-stream")
+            .header("mcp-protocol-version", "2026-07-28")
+            .header("mcp-method", method)
+            .body(
+                json!({"jsonrpc": "2.0", "id": 7, "method": method, "params": {"_meta": meta}})
+                    .to_string(),
+            )
+            .send()
+            .await
+            .unwrap();
+        let status = response.status();
+        let answer = &messages(&response.text().await.unwrap())[0];
+        assert_eq!(status, 404, "{method}: {answer}");
+        assert_eq!(answer["error"]["code"], -32601, "{method}: {answer}");
+        assert_eq!(answer["id"], 7);
+    }
 }
 
 #[tokio::test(flavor = "multi_thread")]

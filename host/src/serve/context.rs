@@ -34,7 +34,7 @@
 use std::{
     pin::pin,
     sync::{
-        Arc,
+        Arc, OnceLock,
         atomic::{AtomicU8, Ordering},
     },
     time::Duration,
@@ -95,13 +95,22 @@ impl SessionLevel {
     fn for_request(&self, request: &RequestContext<RoleServer>) -> Self {
         self.for_version(request.protocol_version(), request.meta.log_level())
     }
+}
 
+/// Whether `request` speaks 2026-07-28 or later: no sessions, every request on its own.
+pub(crate) fn speaks_2026(request: &RequestContext<RoleServer>) -> bool {
+    is_2026(request.protocol_version().as_ref())
+}
+
+fn is_2026(version: Option<&ProtocolVersion>) -> bool {
+    // ISO dates compare as strings, as rmcp compares them.
+    version.is_some_and(|v| v.as_str() >= ProtocolVersion::V_2026_07_28.as_str())
+}
+
+impl SessionLevel {
     /// The level for a request of `version` that asks for `asked`.
     fn for_version(&self, version: Option<ProtocolVersion>, asked: Option<LoggingLevel>) -> Self {
-        // ISO dates compare as strings, as rmcp compares them.
-        let per_request =
-            version.is_some_and(|v| v.as_str() >= ProtocolVersion::V_2026_07_28.as_str());
-        if !per_request {
+        if !is_2026(version.as_ref()) {
             return self.clone();
         }
         let level = asked.map_or(SILENT, level_number);
@@ -161,6 +170,8 @@ pub(crate) struct CallContext {
     session: Option<Arc<str>>,
     /// Why requests cannot reach the client, if they cannot.
     no_requests: Option<&'static str>,
+    /// The first capability a request of the tool needed and the client had not declared.
+    undeclared: Arc<OnceLock<&'static str>>,
     /// Where "this resource changed" goes: to every subscribed session, not only this one.
     updates: Updates,
 }
@@ -188,17 +199,17 @@ impl CallContext {
             resolution: Arc::clone(resolution),
             capabilities: Arc::new(request.client_capabilities()),
             no_requests: session.is_none().then_some(NO_SESSION),
+            undeclared: Arc::default(),
             session,
             updates: updates.clone(),
         };
         (context, receiver)
     }
 
-    /// The request for `method` with these params, or why it cannot be sent.
+    /// The request for `method` with these params, or why it cannot be sent. A capability the
+    /// client did not declare is recorded, so the call can answer
+    /// `MissingRequiredClientCapability` (2026-07-28).
     fn client_request(&self, method: &str, params: &str) -> Result<ServerRequest, String> {
-        if let Some(reason) = self.no_requests {
-            return Err(format!("cannot send {method} to the client: {reason}"));
-        }
         let capabilities = self.capabilities.as_ref().as_ref();
         let (capability, declared) = match method {
             "sampling/createMessage" => (
@@ -218,9 +229,13 @@ impl CallContext {
             }
         };
         if !declared {
+            let _ = self.undeclared.set(capability);
             return Err(format!(
                 "cannot send {method}: the client did not declare the `{capability}` capability"
             ));
+        }
+        if let Some(reason) = self.no_requests {
+            return Err(format!("cannot send {method} to the client: {reason}"));
         }
         let invalid = |e: serde_json::Error| format!("invalid params for {method}: {e}");
         let request = match method {
@@ -323,6 +338,16 @@ impl HostContext for CallContext {
     }
 }
 
+/// A finished call.
+#[derive(Debug)]
+pub(crate) struct Finished<T> {
+    /// What the plugin answered.
+    pub(crate) outcome: T,
+    /// The first client capability the tool asked for (sampling, elicitation, roots) that the
+    /// client had not declared.
+    pub(crate) undeclared: Option<&'static str>,
+}
+
 /// Runs one tool call for `request`: `call` starts it with its context; the future resolves to
 /// its outcome, or to `None` as soon as the request is cancelled (the plugin's future is then
 /// dropped, which cancels the tool). Requests the tool sends the client wait at most
@@ -334,8 +359,9 @@ pub(crate) async fn run<F: Future>(
     updates: &Updates,
     client_timeout: Duration,
     call: impl FnOnce(HostContextBox) -> F,
-) -> Option<F::Output> {
+) -> Option<Finished<F::Output>> {
     let (context, mut events) = CallContext::new(request, level, resolution, updates);
+    let undeclared = Arc::clone(&context.undeclared);
     let peer = &request.peer;
     let mut plugin = pin!(call(HostContextBox::from_ptr(
         RArc::new(context),
@@ -363,7 +389,10 @@ pub(crate) async fn run<F: Future>(
             notify(peer, event).await;
         }
     }
-    Some(outcome)
+    Some(Finished {
+        outcome,
+        undeclared: undeclared.get().copied(),
+    })
 }
 
 /// Sends a log message or a progress report; a client that is gone is not an error here.
@@ -435,6 +464,18 @@ mod tests {
         capabilities: Value,
         token: bool,
     ) -> (HostContextBox, mpsc::UnboundedReceiver<Event>) {
+        let (context, receiver) = call_context(in_session, capabilities, token);
+        (
+            HostContextBox::from_ptr(RArc::new(context), TD_Opaque),
+            receiver,
+        )
+    }
+
+    fn call_context(
+        in_session: bool,
+        capabilities: Value,
+        token: bool,
+    ) -> (CallContext, mpsc::UnboundedReceiver<Event>) {
         let (events, receiver) = mpsc::unbounded_channel();
         let context = CallContext {
             events,
@@ -447,12 +488,24 @@ mod tests {
             capabilities: Arc::new(serde_json::from_value(capabilities).ok()),
             session: in_session.then(|| Arc::from("session-1")),
             no_requests: (!in_session).then_some(NO_SESSION),
+            undeclared: Arc::default(),
             updates: Updates::channel().0,
         };
-        (
-            HostContextBox::from_ptr(RArc::new(context), TD_Opaque),
-            receiver,
-        )
+        (context, receiver)
+    }
+
+    #[test]
+    fn the_first_undeclared_capability_is_recorded_even_without_a_session() {
+        let (context, _events) = call_context(false, json!({"elicitation": {}}), false);
+        assert!(context.client_request("elicitation/create", "{}").is_err());
+        assert_eq!(context.undeclared.get(), None, "declared: only no session");
+        assert!(context.client_request("roots/list", "{}").is_err());
+        assert!(
+            context
+                .client_request("sampling/createMessage", "{}")
+                .is_err()
+        );
+        assert_eq!(context.undeclared.get(), Some(&"roots"));
     }
 
     fn request_error(context: &HostContextBox, method: &str, params: Value) -> String {
@@ -636,6 +689,7 @@ mod tests {
             capabilities: Arc::new(None),
             session: None,
             no_requests: None,
+            undeclared: Arc::default(),
             updates,
         };
         let host = HostContextBox::from_ptr(RArc::new(context), TD_Opaque);

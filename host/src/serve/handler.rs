@@ -188,7 +188,7 @@ impl ServerHandler for Handler {
             );
         }
         let arguments = arguments.to_string();
-        let outcome = context::run(
+        let finished = context::run(
             &context,
             &self.level,
             &resolution,
@@ -196,15 +196,23 @@ impl ServerHandler for Handler {
             self.state.limits.client_request_timeout,
             |host| tool.call_with(arguments, host),
         )
-        .await
-        .unwrap_or_else(|| {
+        .await;
+        let Some(finished) = finished else {
             tracing::info!(
                 tool = name,
                 "call cancelled (by the client, or its session ended): stopped waiting for the plugin"
             );
-            Err(CallError::Cancelled(format!("tool {name} was cancelled")))
-        });
-        Ok(call_result(name, outcome).into())
+            let cancelled = CallError::Cancelled(format!("tool {name} was cancelled"));
+            return Ok(call_result(name, Err(cancelled)).into());
+        };
+        // 2026-07-28: a call that failed for want of a capability the client did not declare is
+        // the protocol's error, which names the capability.
+        if let (Err(_), Some(capability)) = (&finished.outcome, finished.undeclared)
+            && context::speaks_2026(&context)
+        {
+            return Err(missing_capability(capability));
+        }
+        Ok(call_result(name, finished.outcome).into())
     }
 
     #[allow(deprecated)] // logging is deprecated by SEP-2577, still in 2025-11-25
@@ -309,17 +317,19 @@ impl ServerHandler for Handler {
     }
 
     /// rmcp hands over as custom any request whose `params` do not fit its method: a known
-    /// method gets the `-32602` naming the field, any other `-32601`.
+    /// method gets the `-32602` naming the field, any other `-32601`, and so does a method
+    /// 2026-07-28 removed, asked for in 2026-07-28.
     async fn on_custom_request(
         &self,
         request: CustomRequest,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<CustomResult, ErrorData> {
-        Err(
-            jsonrpc::invalid_params(&request.method, request.params.as_ref()).unwrap_or_else(
-                || ErrorData::new(ErrorCode::METHOD_NOT_FOUND, request.method, None),
-            ),
-        )
+        let removed = context::speaks_2026(&context) && jsonrpc::removed_in_2026(&request.method);
+        let invalid = (!removed)
+            .then(|| jsonrpc::invalid_params(&request.method, request.params.as_ref()))
+            .flatten();
+        Err(invalid
+            .unwrap_or_else(|| ErrorData::new(ErrorCode::METHOD_NOT_FOUND, request.method, None)))
     }
 }
 
@@ -391,6 +401,12 @@ fn unknown_tool(state: &ServeState, name: &str, resolution: &Resolution) -> Erro
         json!({"toolset": toolset, "hint": hint})
     });
     ErrorData::invalid_params(format!("Unknown tool: {name}"), data)
+}
+
+/// `MissingRequiredClientCapability` (`-32021`) for `capability` (`sampling`, ...).
+fn missing_capability(capability: &str) -> ErrorData {
+    let required = serde_json::from_value(json!({capability: {}})).unwrap_or_default();
+    ErrorData::missing_required_client_capability(required)
 }
 
 /// A tool result that reports an error to the model.
@@ -532,6 +548,16 @@ mod tests {
                 Err(CallError::Panicked("kaboom".into()))
             )),
             "tool boom panicked: kaboom"
+        );
+    }
+
+    #[test]
+    fn a_missing_capability_is_named_as_an_object() {
+        let error = missing_capability("sampling");
+        assert_eq!(error.code, ErrorCode::MISSING_REQUIRED_CLIENT_CAPABILITY);
+        assert_eq!(
+            error.data,
+            Some(json!({"requiredCapabilities": {"sampling": {}}}))
         );
     }
 

@@ -247,6 +247,45 @@ impl Conformance {
         Ok(format!("Elicitation completed: {}", elicited(&answer)))
     }
 
+    /// Ask the client's model for a word, which needs the `sampling` capability (scenario
+    /// `server-stateless`): the host answers a 2026-07-28 request that did not declare it with
+    /// `MissingRequiredClientCapability` (`-32021`).
+    #[tool(read_only, open_world = false)]
+    async fn test_missing_capability(ctx: Context) -> Result<String, ToolError> {
+        ctx.sample(json!({
+            "messages": [{"role": "user", "content": {"type": "text", "text": "A word?"}}],
+            "maxTokens": 10
+        }))
+        .await?;
+        Ok("Required capability declared".to_owned())
+    }
+
+    /// Ask the user for a value (scenario `server-stateless`, which checks that the call's
+    /// stream carries no request of the server's own). Until input-required results cross the
+    /// plugin ABI, a 2026-07-28 request gets the tool's error (no session to ask through).
+    #[tool(read_only, open_world = false)]
+    async fn test_streaming_elicitation(ctx: Context) -> Result<String, ToolError> {
+        let answer = ctx
+            .elicit(json!({
+                "message": "Provide a value",
+                "requestedSchema": {
+                    "type": "object",
+                    "properties": {"value": {"type": "string"}},
+                    "required": ["value"]
+                }
+            }))
+            .await?;
+        Ok(format!("Elicitation completed: {}", elicited(&answer)))
+    }
+
+    /// Log one `info` message (scenario `server-stateless`): a 2026-07-28 request gets it only
+    /// when its own `logLevel` lets `info` through.
+    #[tool(read_only, idempotent, open_world = false)]
+    fn test_logging_tool(ctx: &Context) -> String {
+        ctx.info("logLevel was requested");
+        "Logging tool completed".to_owned()
+    }
+
     /// Wait a little, then answer (scenario `server-sse-polling`, which calls it and reads the
     /// answer from the SSE stream, resuming the stream if the server closed it).
     #[tool(read_only, idempotent, open_world = false)]
