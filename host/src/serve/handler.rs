@@ -1,7 +1,8 @@
 //! The MCP handler: `initialize` and `server/discover` (instructions and capabilities),
 //! `tools/list` and `tools/call`, answered from the tool table of the request's own URL;
 //! resources, prompts and completions, answered by [`super::contributions`] for the same URL;
-//! `logging/setLevel` for the session.
+//! `logging/setLevel` for the session; resource subscriptions, by `resources/subscribe` in a
+//! session and by `subscriptions/listen` (2026-07-28), through [`super::subscriptions`].
 //!
 //! rmcp hands every request the HTTP request parts it came with; the handler reads the URL's
 //! query from them on each request, so sessions (stateful mode) and lone requests (stateless
@@ -17,7 +18,8 @@ use rmcp::model::SetLevelRequestParams;
 use rmcp::model::{
     CompleteRequestParams, CompleteResult, GetPromptRequestParams, GetPromptResponse,
     ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult, ReadResourceRequestParams,
-    ReadResourceResponse, SubscribeRequestParams, UnsubscribeRequestParams,
+    ReadResourceResponse, ResourcesCapability, SubscribeRequestParams, SubscriptionFilter,
+    UnsubscribeRequestParams,
 };
 use rmcp::{
     ErrorData, RoleServer, ServerHandler,
@@ -26,7 +28,7 @@ use rmcp::{
         CustomResult, DiscoverResult, ErrorCode, InitializeRequestParams, InitializeResult,
         ListToolsResult, PaginatedRequestParams, ResultType, ServerConfig,
     },
-    service::{Peer, RequestContext},
+    service::{RequestContext, SubscriptionContext},
 };
 use serde_json::{Value, json};
 
@@ -36,7 +38,7 @@ use super::{
     contributions::{self as contributed},
     jsonrpc,
     served::{ServedSet, TOOLSETS_TOOL},
-    subscriptions::Session,
+    subscriptions::{Session, Subscriber},
 };
 use crate::{
     build::{CallError, CallOutput},
@@ -51,7 +53,7 @@ pub(crate) struct Handler {
     /// The session's logging level (`logging/setLevel`).
     level: SessionLevel,
     /// The session's entry in the server's subscriptions; dropped with the session.
-    subscriptions: Arc<Session<Peer<RoleServer>>>,
+    subscriptions: Arc<Session<Subscriber>>,
 }
 
 impl Handler {
@@ -94,6 +96,8 @@ impl Handler {
     ) -> Result<(), ErrorData> {
         let (resolution, served) = self.served(context).await?;
         info.instructions = served.instructions();
+        // What `get_info` says of resources is the whole server's; this URL says its own.
+        info.capabilities.resources = None;
         contributed::declare_capabilities(
             self.state.builder.registry(),
             &resolution.active,
@@ -131,8 +135,54 @@ impl Handler {
 }
 
 impl ServerHandler for Handler {
+    /// The server's description before a URL is known: resource subscriptions when any plugin
+    /// serves a resource, which rmcp reads to accept a `subscriptions/listen` filter.
     fn get_info(&self) -> ServerConfig {
-        self.state.info.clone()
+        let mut info = self.state.info.clone();
+        let registry = self.state.builder.registry();
+        if registry
+            .plugins()
+            .iter()
+            .any(|p| !p.manifest.resources.is_empty() || !p.manifest.resource_templates.is_empty())
+        {
+            let mut resources = ResourcesCapability::default();
+            resources.subscribe = Some(true);
+            info.capabilities.resources = Some(resources);
+        }
+        info
+    }
+
+    /// 2026-07-28's `subscriptions/listen`: resource updates only (lists are not said to
+    /// change). Which of its URIs the request's URL serves is known in [`Self::listen`].
+    fn accepted_subscription_filter(
+        &self,
+        requested: &SubscriptionFilter,
+    ) -> Option<SubscriptionFilter> {
+        let mut accepted = SubscriptionFilter::new();
+        accepted
+            .resource_subscriptions
+            .clone_from(&requested.resource_subscriptions);
+        Some(accepted)
+    }
+
+    /// One `subscriptions/listen` stream: an entry of its own in the server's subscriptions,
+    /// holding each accepted URI the request's URL serves (within the per-session bounds; the
+    /// others are logged and never heard of), until the stream ends.
+    async fn listen(&self, context: SubscriptionContext) -> Result<(), ErrorData> {
+        let active = &self.resolution(context.request_context()).active;
+        let stream = self.state.subscriptions.session();
+        for uri in context.accepted().resource_subscriptions.iter().flatten() {
+            let subscriber = Subscriber::Stream(context.sink().clone());
+            let registry = self.state.builder.registry();
+            if let Err(error) = contributed::subscribe(registry, active, &stream, uri, subscriber) {
+                tracing::info!(
+                    "subscriptions/listen: not subscribed to {uri}: {}",
+                    error.message
+                );
+            }
+        }
+        context.cancelled().await;
+        Ok(())
     }
 
     async fn initialize(
@@ -271,7 +321,7 @@ impl ServerHandler for Handler {
             active,
             &self.subscriptions,
             &request.uri,
-            context.peer,
+            Subscriber::Session(context.peer),
         )
     }
 
