@@ -164,6 +164,15 @@ fn plugins() -> PluginDir {
     PluginDir::with(&["fixture-context", "benchmarks"])
 }
 
+/// A host serving `fixture-context` and `benchmarks`, and the URL of its `context` toolset, for
+/// clients of either protocol version; the folder is held for the test's length.
+fn serve_context() -> (PluginDir, HostProcess, String) {
+    let dir = plugins();
+    let host = HostProcess::serve(&dir, &[]);
+    let url = format!("{}/mcp?context", host.base_url());
+    (dir, host, url)
+}
+
 /// A host serving `fixture-context` and `benchmarks` (with `host_args`), and a client of
 /// `/mcp?QUERY` with this handler; the folder is held for the test's length.
 async fn start(
@@ -191,10 +200,8 @@ fn levels(logs: &[LoggingMessageNotificationParam]) -> Vec<String> {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_2026_request_gets_logs_at_the_level_it_asks_and_none_without() {
-    let dir = plugins();
-    let host = HostProcess::serve(&dir, &[]);
+    let (_dir, _host, url) = serve_context();
     let recorder = Recorder::default();
-    let url = format!("{}/mcp?context", host.base_url());
     let client = connect_2026(&url, recorder.clone()).await;
     let log_levels = async |asked: Option<LoggingLevel>| {
         let mut meta = RequestMetaObject::new();
@@ -228,9 +235,7 @@ async fn a_2026_request_gets_logs_at_the_level_it_asks_and_none_without() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_2026_call_that_needs_an_undeclared_capability_is_the_protocols_error() {
-    let dir = plugins();
-    let host = HostProcess::serve(&dir, &[]);
-    let url = format!("{}/mcp?context", host.base_url());
+    let (_dir, _host, url) = serve_context();
     let client = connect_2026(&url, Recorder::default()).await;
     let refused = client
         .call_tool(call("sample", json!({"prompt": "hi"})))
@@ -252,9 +257,7 @@ async fn a_2026_call_that_needs_an_undeclared_capability_is_the_protocols_error(
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_result_built_by_the_tool_says_complete_under_2026_only() {
-    let dir = plugins();
-    let host = HostProcess::serve(&dir, &[]);
-    let url = format!("{}/mcp?context", host.base_url());
+    let (_dir, _host, url) = serve_context();
     let current = connect_2026(&url, Recorder::default()).await;
     let picture = call_tool(&current, "picture", json!({})).await;
     assert_eq!(picture.result_type, Some(ResultType::COMPLETE));

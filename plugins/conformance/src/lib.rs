@@ -155,8 +155,10 @@ impl Conformance {
         message: String,
         ctx: Context,
     ) -> Result<String, ToolError> {
-        let answer = ctx
-            .elicit(json!({
+        elicit_and_tell(
+            &ctx,
+            "User response",
+            json!({
                 "message": message,
                 "requestedSchema": {
                     "type": "object",
@@ -166,17 +168,19 @@ impl Conformance {
                     },
                     "required": ["username", "email"]
                 }
-            }))
-            .await?;
-        Ok(format!("User response: {}", elicited(&answer)))
+            }),
+        )
+        .await
     }
 
     /// Ask the user for values of every primitive type, each with a default (scenario
     /// `elicitation-sep1034-defaults`, SEP-1034).
     #[tool(read_only, open_world = false)]
     async fn test_elicitation_sep1034_defaults(ctx: Context) -> Result<String, ToolError> {
-        let answer = ctx
-            .elicit(json!({
+        elicit_and_tell(
+            &ctx,
+            "Elicitation completed",
+            json!({
                 "message": "Please review the values (each has a default)",
                 "requestedSchema": {
                     "type": "object",
@@ -193,9 +197,9 @@ impl Conformance {
                         "verified": {"type": "boolean", "description": "Verified", "default": true}
                     }
                 }
-            }))
-            .await?;
-        Ok(format!("Elicitation completed: {}", elicited(&answer)))
+            }),
+        )
+        .await
     }
 
     /// Ask the user to choose in each of the five enum shapes of SEP-1330: untitled and titled
@@ -203,8 +207,10 @@ impl Conformance {
     /// `elicitation-sep1330-enums`).
     #[tool(read_only, open_world = false)]
     async fn test_elicitation_sep1330_enums(ctx: Context) -> Result<String, ToolError> {
-        let answer = ctx
-            .elicit(json!({
+        elicit_and_tell(
+            &ctx,
+            "Elicitation completed",
+            json!({
                 "message": "Please choose",
                 "requestedSchema": {
                     "type": "object",
@@ -242,9 +248,9 @@ impl Conformance {
                         }
                     }
                 }
-            }))
-            .await?;
-        Ok(format!("Elicitation completed: {}", elicited(&answer)))
+            }),
+        )
+        .await
     }
 
     /// Ask the client's model for a word, which needs the `sampling` capability (scenario
@@ -265,17 +271,19 @@ impl Conformance {
     /// plugin ABI, a 2026-07-28 request gets the tool's error (no session to ask through).
     #[tool(read_only, open_world = false)]
     async fn test_streaming_elicitation(ctx: Context) -> Result<String, ToolError> {
-        let answer = ctx
-            .elicit(json!({
+        elicit_and_tell(
+            &ctx,
+            "Elicitation completed",
+            json!({
                 "message": "Provide a value",
                 "requestedSchema": {
                     "type": "object",
                     "properties": {"value": {"type": "string"}},
                     "required": ["value"]
                 }
-            }))
-            .await?;
-        Ok(format!("Elicitation completed: {}", elicited(&answer)))
+            }),
+        )
+        .await
     }
 
     /// Log one `info` message (scenario `server-stateless`): a 2026-07-28 request gets it only
@@ -443,6 +451,12 @@ impl Conformance {
 /// The red pixel as an image block.
 fn png() -> Content {
     Content::image(STANDARD.encode(RED_PIXEL_PNG), "image/png")
+}
+
+/// Asks the user with these `elicitation/create` params, and tells the answer after `said`.
+async fn elicit_and_tell(ctx: &Context, said: &str, params: Value) -> Result<String, ToolError> {
+    let answer = ctx.elicit(params).await?;
+    Ok(format!("{said}: {}", elicited(&answer)))
 }
 
 /// `action=ACTION, content=JSON` of an elicitation's answer.
