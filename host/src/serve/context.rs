@@ -230,12 +230,14 @@ impl CallContext {
         };
         if !declared {
             let _ = self.undeclared.set(capability);
-            return Err(format!(
-                "cannot send {method}: the client did not declare the `{capability}` capability"
-            ));
         }
         if let Some(reason) = self.no_requests {
             return Err(format!("cannot send {method} to the client: {reason}"));
+        }
+        if !declared {
+            return Err(format!(
+                "cannot send {method}: the client did not declare the `{capability}` capability"
+            ));
         }
         let invalid = |e: serde_json::Error| format!("invalid params for {method}: {e}");
         let request = match method {
