@@ -69,6 +69,16 @@ impl Everything {
         0
     }
 
+    /// Find a place.
+    #[tool(
+        input_schema = r##"{"type": "object", "$defs": {"city": {"$anchor": "city", "type": "string"}},
+        "properties": {"city": {"$ref": "#city"}}, "if": {"required": ["city"]},
+        "then": {"minProperties": 1}, "else": {"maxProperties": 0}}"##
+    )]
+    fn find(&self, city: Option<String>) -> String {
+        city.unwrap_or_default()
+    }
+
     #[extend(
         tool = "launch",
         order = 3,
@@ -241,6 +251,10 @@ fn expected() -> Manifest {
                 ..tool("forget", "Forget everything.", "extra")
             },
             tool("count", "Count the calls.", "core"),
+            ToolDecl {
+                input_schema: Some(find_schema()),
+                ..tool("find", "Find a place.", "main")
+            },
         ],
         dynamic_tools: true,
         extends: vec![
@@ -313,6 +327,18 @@ fn expected() -> Manifest {
     }
 }
 
+/// The schema `find` gives in its attribute.
+fn find_schema() -> Map<String, Value> {
+    object(json!({
+        "type": "object",
+        "$defs": {"city": {"$anchor": "city", "type": "string"}},
+        "properties": {"city": {"$ref": "#city"}},
+        "if": {"required": ["city"]},
+        "then": {"minProperties": 1},
+        "else": {"maxProperties": 0}
+    }))
+}
+
 #[test]
 fn the_written_manifest_is_what_the_attributes_declare() {
     assert_eq!(written(), expected());
@@ -327,14 +353,15 @@ fn the_manifest_records_the_abi_version_the_plugin_is_built_against() {
 fn the_tools_carry_their_manifest_declarations_and_a_schema_at_run_time() {
     let tools = Everything::tools(&Arc::new(Everything));
     let names: Vec<&str> = tools.iter().map(|t| t.decl().name.as_str()).collect();
-    assert_eq!(names, ["add", "forget", "count", "dynamic"]);
-    let declared: Vec<ToolDecl> = tools[..3]
-        .iter()
-        .map(|t| {
-            let mut decl = t.decl().clone();
-            assert!(decl.input_schema.take().is_some(), "{}", decl.name);
-            decl
-        })
-        .collect();
-    assert_eq!(declared, written().tools);
+    assert_eq!(names, ["add", "forget", "count", "find", "dynamic"]);
+    let declared: Vec<ToolDecl> = tools[..4].iter().map(|t| t.decl().clone()).collect();
+    let mut written = written().tools;
+    for (code, manifest) in declared.iter().zip(&mut written) {
+        let schema = code.input_schema.clone();
+        assert!(schema.is_some(), "{}", code.name);
+        // A schema written in the attribute is in the manifest too, as written.
+        manifest.input_schema.get_or_insert(schema.unwrap());
+    }
+    assert_eq!(declared, written);
+    assert_eq!(tools[3].decl().input_schema, Some(find_schema()));
 }

@@ -3,8 +3,8 @@
 //! side, a hand-driven session ([`RawSession`]) and the JSON-RPC messages of a raw answer.
 
 use rmcp::{
-    ClientHandler, RoleClient, ServiceExt,
-    model::{CallToolRequestParams, CallToolResult, ClientConfig, ContentBlock},
+    ClientHandler, ClientLifecycleMode, ClientServiceExt, RoleClient, ServiceExt,
+    model::{CallToolRequestParams, CallToolResult, ClientConfig, ContentBlock, ProtocolVersion},
     service::{Peer, RunningService},
     transport::StreamableHttpClientTransport,
 };
@@ -34,6 +34,27 @@ pub async fn connect_as<H: ClientHandler>(url: &str, handler: H) -> RunningServi
         .serve(StreamableHttpClientTransport::from_uri(url))
         .await
         .unwrap_or_else(|e| panic!("cannot connect to {url}: {e}"))
+}
+
+/// A client of `url` speaking protocol 2026-07-28: no `initialize` and no session, every request
+/// carrying its own metadata (`server/discover` first).
+///
+/// # Panics
+///
+/// If the client cannot connect.
+pub async fn connect_2026<H: ClientHandler>(
+    url: &str,
+    handler: H,
+) -> RunningService<RoleClient, H> {
+    handler
+        .serve_with_lifecycle(
+            StreamableHttpClientTransport::from_uri(url),
+            ClientLifecycleMode::Discover {
+                preferred_versions: vec![ProtocolVersion::V_2026_07_28],
+            },
+        )
+        .await
+        .unwrap_or_else(|e| panic!("a 2026-07-28 client cannot connect to {url}: {e}"))
 }
 
 /// The names of the tools `tools/list` gives, in its order.

@@ -18,14 +18,15 @@ use std::{
 
 use e2e::{
     HostProcess, PluginDir,
-    mcp::{RawSession, call, call_tool, connect_as, text},
+    mcp::{RawSession, call, call_tool, connect_2026, connect_as, text},
 };
 use rmcp::{
-    ClientHandler, ErrorData, RoleClient,
+    ClientHandler, ErrorData, RoleClient, ServiceError,
     model::{
         CallToolRequest, CallToolResult, ClientInfo, ClientRequest, CreateMessageRequestParams,
-        CreateMessageResult, ElicitRequestParams, ElicitResult, Implementation, LoggingLevel,
-        LoggingMessageNotificationParam, ProgressNotificationParam, SetLevelRequestParams,
+        CreateMessageResult, ElicitRequestParams, ElicitResult, ErrorCode, Implementation,
+        LoggingLevel, LoggingMessageNotificationParam, ProgressNotificationParam,
+        RequestMetaObject, ResultType, SetLevelRequestParams,
     },
     service::{NotificationContext, PeerRequestOptions, RequestContext, RunningService},
 };
@@ -163,6 +164,15 @@ fn plugins() -> PluginDir {
     PluginDir::with(&["fixture-context", "benchmarks"])
 }
 
+/// A host serving `fixture-context` and `benchmarks`, and the URL of its `context` toolset, for
+/// clients of either protocol version; the folder is held for the test's length.
+fn serve_context() -> (PluginDir, HostProcess, String) {
+    let dir = plugins();
+    let host = HostProcess::serve(&dir, &[]);
+    let url = format!("{}/mcp?context", host.base_url());
+    (dir, host, url)
+}
+
 /// A host serving `fixture-context` and `benchmarks` (with `host_args`), and a client of
 /// `/mcp?QUERY` with this handler; the folder is held for the test's length.
 async fn start(
@@ -186,6 +196,74 @@ fn levels(logs: &[LoggingMessageNotificationParam]) -> Vec<String> {
                 .to_owned()
         })
         .collect()
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_2026_request_gets_logs_at_the_level_it_asks_and_none_without() {
+    let (_dir, _host, url) = serve_context();
+    let recorder = Recorder::default();
+    let client = connect_2026(&url, recorder.clone()).await;
+    let log_levels = async |asked: Option<LoggingLevel>| {
+        let mut meta = RequestMetaObject::new();
+        if let Some(level) = asked {
+            meta.set_log_level(level);
+        }
+        let mut options = PeerRequestOptions::no_options();
+        options.meta = Some(meta);
+        let request = CallToolRequest::new(call("log_levels", json!({})));
+        client
+            .peer()
+            .send_request_with_option(ClientRequest::CallToolRequest(request), options)
+            .await
+            .expect("the call is sent")
+            .await_response()
+            .await
+            .expect("the call is answered");
+        // Nothing more comes than what arrived by then: the rest was filtered out.
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        let mut logs = recorder.logs();
+        logs.sort_by_key(|l| l.data["n"].as_u64());
+        recorder.forget();
+        levels(&logs)
+    };
+    assert_eq!(
+        log_levels(Some(LoggingLevel::Critical)).await,
+        ["critical", "alert", "emergency"]
+    );
+    assert!(log_levels(None).await.is_empty(), "no logLevel, no logs");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_2026_call_that_needs_an_undeclared_capability_is_the_protocols_error() {
+    let (_dir, _host, url) = serve_context();
+    let client = connect_2026(&url, Recorder::default()).await;
+    let refused = client
+        .call_tool(call("sample", json!({"prompt": "hi"})))
+        .await
+        .expect_err("the client did not declare sampling");
+    let ServiceError::McpError(error) = refused else {
+        panic!("not an MCP error: {refused}");
+    };
+    assert_eq!(error.code, ErrorCode::MISSING_REQUIRED_CLIENT_CAPABILITY);
+    assert_eq!(
+        error.data,
+        Some(json!({"requiredCapabilities": {"sampling": {}}}))
+    );
+    // A 2025-11-25 client has no such error: the tool's own error is its result.
+    let legacy = connect_as(&url, Recorder::default()).await;
+    let result = call_tool(&legacy, "sample", json!({"prompt": "hi"})).await;
+    assert_eq!(result.is_error, Some(true), "{result:?}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_result_built_by_the_tool_says_complete_under_2026_only() {
+    let (_dir, _host, url) = serve_context();
+    let current = connect_2026(&url, Recorder::default()).await;
+    let picture = call_tool(&current, "picture", json!({})).await;
+    assert_eq!(picture.result_type, Some(ResultType::COMPLETE));
+    let legacy = connect_as(&url, Recorder::default()).await;
+    let picture = call_tool(&legacy, "picture", json!({})).await;
+    assert_eq!(picture.result_type, None, "rmcp strips it for 2025-11-25");
 }
 
 #[tokio::test(flavor = "multi_thread")]

@@ -2,7 +2,8 @@
 //! host binary serving `fixture-library` (toolset `library`, off by default, no tools; toolset
 //! `librarian`, one tool that rewrites `library://note`) to rmcp's own client over streamable
 //! HTTP. Subscriptions: a client that records `notifications/resources/updated` hears of a
-//! change another session made, until it unsubscribes.
+//! change another session made, until it unsubscribes; a 2026-07-28 client hears of it on its
+//! `subscriptions/listen` stream.
 
 use std::{
     sync::{Arc, Mutex, PoisonError},
@@ -11,13 +12,14 @@ use std::{
 
 use e2e::{
     HostProcess, PluginDir, library_file_name,
-    mcp::{Client, call_tool, connect, connect_as, get_ok_json, text},
+    mcp::{Client, call_tool, connect, connect_2026, connect_as, get_ok_json, text},
 };
 use rmcp::{
     ClientHandler, RoleClient, ServiceError,
     model::{
-        CompletionContext, ErrorCode, GetPromptRequestParams, ReadResourceRequestParams,
-        ResourceUpdatedNotificationParam, SubscribeRequestParams, UnsubscribeRequestParams,
+        ClientConfig, CompletionContext, ErrorCode, GetPromptRequestParams,
+        ReadResourceRequestParams, ResourceUpdatedNotificationParam, ServerNotification,
+        SubscribeRequestParams, SubscriptionFilter, UnsubscribeRequestParams,
     },
     service::{NotificationContext, RunningService},
 };
@@ -403,6 +405,58 @@ async fn read_note(client: &Peer) -> Value {
 }
 
 type Peer = rmcp::service::Peer<RoleClient>;
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_2026_listen_stream_hears_of_the_resources_it_names_that_its_url_serves() {
+    let dir = PluginDir::with(&[LIBRARY]);
+    let host = HostProcess::serve(&dir, &[]);
+    let base = host.base_url();
+    let listener = connect_2026(&format!("{base}/mcp?library"), ClientConfig::default()).await;
+    let writer = connect_2026(
+        &format!("{base}/mcp?only=librarian"),
+        ClientConfig::default(),
+    )
+    .await;
+    let mut filter = SubscriptionFilter::new();
+    filter.resource_subscriptions = Some(vec!["library://note".to_owned()]);
+    filter.tools_list_changed = Some(true);
+    let mut stream = listener
+        .listen(filter)
+        .await
+        .expect("the stream is acknowledged");
+    assert_eq!(
+        stream.acknowledged().resource_subscriptions,
+        Some(vec!["library://note".to_owned()])
+    );
+    assert_eq!(
+        stream.acknowledged().tools_list_changed,
+        None,
+        "lists are not said to change"
+    );
+    // The writer's URL does not serve the note: it cannot listen to it.
+    let mut filter = SubscriptionFilter::new();
+    filter.resource_subscriptions = Some(vec!["library://note".to_owned()]);
+    let mut deaf = writer
+        .listen(filter)
+        .await
+        .expect("acknowledged all the same");
+
+    call_tool(&writer, "write_note", json!({"text": "closed on Sunday"})).await;
+    let heard = tokio::time::timeout(PATIENCE, stream.next())
+        .await
+        .expect("an update within the patience")
+        .expect("the stream is open")
+        .expect("a notification");
+    let ServerNotification::ResourceUpdatedNotification(update) = heard else {
+        panic!("not a resource update: {heard:?}");
+    };
+    assert_eq!(update.params.uri, "library://note");
+    assert!(
+        tokio::time::timeout(QUIET, deaf.next()).await.is_err(),
+        "a URL that does not serve the note hears nothing of it"
+    );
+    stream.cancel().await.expect("the stream ends");
+}
 
 #[tokio::test(flavor = "multi_thread")]
 #[allow(deprecated)] // resources/subscribe is legacy-only: the client speaks 2025-11-25

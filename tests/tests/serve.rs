@@ -5,12 +5,14 @@ use std::time::{Duration, Instant};
 
 use e2e::{
     HostProcess, PluginDir, library_file_name,
-    mcp::{RawSession, call, connect, connect_as, get_json, post, strings, text, tool_names},
+    mcp::{
+        RawSession, call, connect, connect_2026, connect_as, get_json, messages, post, strings,
+        text, tool_names,
+    },
 };
 use rmcp::{
-    ClientLifecycleMode, ClientServiceExt, ServiceError,
+    ServiceError,
     model::{ClientConfig, ErrorCode, ProtocolVersion},
-    transport::StreamableHttpClientTransport,
 };
 use serde_json::{Value, json};
 
@@ -529,21 +531,44 @@ async fn every_protocol_version_is_served() {
         assert_eq!(text(&result), "v", "{version}");
     }
     // 2026-07-28: no initialize, no session; every request carries its own metadata.
-    let client = ClientConfig::default()
-        .serve_with_lifecycle(
-            StreamableHttpClientTransport::from_uri(url.as_str()),
-            ClientLifecycleMode::Discover {
-                preferred_versions: vec![ProtocolVersion::V_2026_07_28],
-            },
-        )
-        .await
-        .expect("a 2026-07-28 client connects");
+    let client = connect_2026(&url, ClientConfig::default()).await;
     assert_eq!(tool_names(&client).await, expected, "2026-07-28");
     let result = client
         .call_tool(call("echo", json!({"text": "new"})))
         .await
         .unwrap();
     assert_eq!(text(&result), "new");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn methods_2026_removed_are_not_found_in_2026() {
+    let dir = both_plugins();
+    let host = HostProcess::serve(&dir, &[]);
+    let url = format!("{}/mcp?only=benchmarks", host.base_url());
+    let meta = json!({
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": {}
+    });
+    for method in ["initialize", "logging/setLevel", "resources/subscribe"] {
+        let response = reqwest::Client::new()
+            .post(&url)
+            .header("content-type", "application/json")
+            .header("accept", "application/json, text/event-stream")
+            .header("mcp-protocol-version", "2026-07-28")
+            .header("mcp-method", method)
+            .body(
+                json!({"jsonrpc": "2.0", "id": 7, "method": method, "params": {"_meta": meta}})
+                    .to_string(),
+            )
+            .send()
+            .await
+            .unwrap();
+        let status = response.status();
+        let answer = &messages(&response.text().await.unwrap())[0];
+        assert_eq!(status, 404, "{method}: {answer}");
+        assert_eq!(answer["error"]["code"], -32601, "{method}: {answer}");
+        assert_eq!(answer["id"], 7);
+    }
 }
 
 #[tokio::test(flavor = "multi_thread")]

@@ -1,29 +1,33 @@
 //! `cargo xtask conformance`: the official MCP conformance suite against the host serving the
-//! `conformance` plugin, judged against a checked-in baseline.
+//! `conformance` plugin, judged against a checked-in baseline per run.
 //!
-//! The steps, each reported on stderr:
+//! A *run* ([`RUNS`]) is one version of the suite with its arguments and its own baseline:
+//! `0.1.16` (protocol 2025-11-25, `conformance-baseline.txt`), and `alpha-2025-11-25` and
+//! `alpha-2026-07-28` (0.2.0-alpha.12 with `--spec-version`). `--run NAME` picks some
+//! (repeatable); every run otherwise. The steps, each reported on stderr:
 //!
-//! 1. **Tools.** `@modelcontextprotocol/conformance` ([`SUITE_VERSION`]) and a Node 22 binary
-//!    from the npm package `node-<os>-<arch>` ([`NODE_VERSION`]; the machine's own Node may be
-//!    older than the suite needs) are installed with `npm install --prefix .tools/conformance`,
-//!    a git-ignored folder, unless the exact versions are already there. Only that step needs
-//!    `npm` (any version) and the network.
+//! 1. **Tools.** Each run's `@modelcontextprotocol/conformance` and a Node 22 binary from the
+//!    npm package `node-<os>-<arch>` ([`NODE_VERSION`]; the machine's own Node may be older
+//!    than the suite needs) are installed with `npm install --prefix
+//!    .tools/conformance-VERSION`, a git-ignored folder, unless the exact versions are already
+//!    there. Only that step needs `npm` (any version) and the network.
 //! 2. **Build.** The `conformance` plugin (debug, through `build-plugins`) and the host binary.
 //! 3. **Serve.** The host on a free loopback port, discovering only that plugin
 //!    (`--plugin-dir plugins --extension conformance`), started through the `harness` crate,
 //!    which waits for its ready file; its log in `target/conformance/host.log`. The harness
 //!    kills it on every way out of this command.
-//! 4. **Run.** `conformance server --url http://localhost:PORT/mcp?only=conformance --suite all`:
-//!    every server scenario, the *active* ones (the suite's default selection) and the
-//!    *pending* ones (`json-schema-2020-12`, `server-sse-polling`), unless `--suite` or
-//!    `--scenario` says otherwise. Its output goes to `target/conformance/suite.log`
-//!    (`--verbose` shows it instead), its per-scenario `checks.json` under
-//!    `target/conformance/results/`.
+//! 4. **Run**, for each run in turn against the same host:
+//!    `conformance server --url http://localhost:PORT/mcp?only=conformance --suite all`: every
+//!    server scenario, the *active* ones (the suite's default selection) and the *pending*
+//!    ones, unless `--suite` or `--scenario` says otherwise. Its output goes to
+//!    `target/conformance/RUN/suite.log` (`--verbose` shows it instead), its per-scenario
+//!    `checks.json` under `target/conformance/RUN/results/`.
 //! 5. **Judge.** One line per scenario: `pass`, `warn` or `FAIL` with the checks that did not
 //!    succeed. A scenario with a failed or warning check is *failing*, as the suite's own
-//!    `--expected-failures` counts it. The command fails when a failing scenario is not in
-//!    [`BASELINE`], and when a scenario in the baseline now passes (remove it: the baseline
-//!    only shrinks). Each baseline line is `scenario-name  # why it fails`.
+//!    `--expected-failures` counts it. A run fails when a failing scenario is not in its
+//!    baseline, and when a scenario in the baseline now passes (remove it: the baseline only
+//!    shrinks). Each baseline line is `scenario-name  # why it fails`. The command fails when
+//!    any run does, after all of them ran.
 //!
 //! What each scenario checks lives in the suite's `dist/index.js`; what the server answers
 //! lives in `plugins/conformance` and the host.
@@ -48,10 +52,44 @@ use crate::{
     project_root, run_command, target_dir,
 };
 
-/// The pinned version of `@modelcontextprotocol/conformance`.
-pub(crate) const SUITE_VERSION: &str = "0.1.16";
-/// The baseline file, at the workspace root.
-pub(crate) const BASELINE: &str = "conformance-baseline.txt";
+/// One named run of the suite: a pinned version, the protocol version it tests, the baseline
+/// file (at the workspace root) it is judged against.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Run {
+    /// The name `--run` takes.
+    pub(crate) name: &'static str,
+    /// The pinned version of `@modelcontextprotocol/conformance`.
+    pub(crate) suite_version: &'static str,
+    /// `--spec-version`, for the suites that take it.
+    pub(crate) spec_version: Option<&'static str>,
+    /// The baseline file.
+    pub(crate) baseline: &'static str,
+}
+
+/// Every run, in the order they run.
+pub(crate) const RUNS: &[Run] = &[
+    Run {
+        name: "0.1.16",
+        suite_version: "0.1.16",
+        spec_version: None,
+        baseline: "conformance-baseline.txt",
+    },
+    Run {
+        name: "alpha-2025-11-25",
+        suite_version: ALPHA,
+        spec_version: Some("2025-11-25"),
+        baseline: "conformance-baseline-2025-11-25-alpha.txt",
+    },
+    Run {
+        name: "alpha-2026-07-28",
+        suite_version: ALPHA,
+        spec_version: Some("2026-07-28"),
+        baseline: "conformance-baseline-2026-07-28.txt",
+    },
+];
+
+/// The pinned pre-release of the suite that tests protocol 2026-07-28.
+const ALPHA: &str = "0.2.0-alpha.12";
 
 /// The suite's npm package.
 const SUITE_PACKAGE: &str = "@modelcontextprotocol/conformance";
@@ -63,6 +101,10 @@ const SUITE_TIMEOUT: Duration = Duration::from_secs(15 * 60);
 /// Options of `cargo xtask conformance`.
 #[derive(Debug, Clone, Default, clap::Args)]
 pub(crate) struct Args {
+    /// Only this run (repeatable): `0.1.16`, `alpha-2025-11-25` or `alpha-2026-07-28`; every
+    /// run otherwise.
+    #[arg(long = "run", value_name = "NAME")]
+    pub(crate) runs: Vec<String>,
     /// Run only this scenario (repeatable); the whole suite otherwise.
     #[arg(long = "scenario", value_name = "NAME")]
     pub(crate) scenarios: Vec<String>,
@@ -78,16 +120,26 @@ pub(crate) struct Args {
 pub(crate) fn run(args: &Args) -> Result<()> {
     let root = project_root();
     let work = target_dir().join("conformance");
-    fs::create_dir_all(&work).with_context(|| format!("creating {}", work.display()))?;
-    let baseline_path = root.join(BASELINE);
-    let baseline = Baseline::parse(
-        &fs::read_to_string(&baseline_path)
-            .with_context(|| format!("reading {}", baseline_path.display()))?,
-    )
-    .with_context(|| format!("in {}", baseline_path.display()))?;
-
-    eprintln!("\n==> conformance suite {SUITE_VERSION} and Node {NODE_VERSION}");
-    let tools = Tools::install(&root.join(".tools").join("conformance"))?;
+    let mut prepared: Vec<(&Run, Baseline, Tools)> = Vec::new();
+    for run in selected(&args.runs)? {
+        let baseline = Baseline::read(&root.join(run.baseline))?;
+        let installed = prepared
+            .iter()
+            .find(|(other, ..)| other.suite_version == run.suite_version)
+            .map(|(.., tools)| tools.clone());
+        let tools = match installed {
+            Some(tools) => tools,
+            None => {
+                eprintln!(
+                    "\n==> conformance suite {} and Node {NODE_VERSION}",
+                    run.suite_version
+                );
+                let prefix = format!("conformance-{}", run.suite_version);
+                Tools::install(&root.join(".tools").join(prefix), run.suite_version)?
+            }
+        };
+        prepared.push((run, baseline, tools));
+    }
 
     eprintln!("\n==> building the conformance plugin and the host");
     build_plugins::run(&build_plugins::Args {
@@ -97,6 +149,7 @@ pub(crate) fn run(args: &Args) -> Result<()> {
     run_command(cargo().args(["build", "-p", "host", "--bin", "reactor-mcp-server"]))?;
 
     eprintln!("\n==> serving the conformance plugin");
+    fs::create_dir_all(&work).with_context(|| format!("creating {}", work.display()))?;
     let (host, ready) = serve_host(&root, &work.join("host.log"))?;
     let url = format!(
         "http://localhost:{}/mcp?only={TOOLSET}",
@@ -104,28 +157,75 @@ pub(crate) fn run(args: &Args) -> Result<()> {
     );
     eprintln!("host pid {} at {url}", ready.pid);
 
+    let mut failed = Vec::new();
+    for (run, baseline, tools) in &prepared {
+        if let Err(error) = run_one(run, baseline, tools, &url, &work.join(run.name), args) {
+            eprintln!("{error:#}");
+            failed.push(run.name);
+        }
+    }
+    drop(host);
+    if failed.is_empty() {
+        Ok(())
+    } else {
+        eprintln!("the server's log: {}", work.join("host.log").display());
+        bail!("conformance: not as expected in run {}", failed.join(", "))
+    }
+}
+
+/// The runs `--run` names, in [`RUNS`] order; all of them when it names none.
+fn selected(names: &[String]) -> Result<Vec<&'static Run>> {
+    if let Some(unknown) = names
+        .iter()
+        .find(|name| !RUNS.iter().any(|run| run.name == name.as_str()))
+    {
+        let known: Vec<&str> = RUNS.iter().map(|run| run.name).collect();
+        bail!("no run named `{unknown}`; the runs: {}", known.join(", "));
+    }
+    Ok(RUNS
+        .iter()
+        .filter(|run| names.is_empty() || names.iter().any(|name| name == run.name))
+        .collect())
+}
+
+/// Runs the suite of `run` against `url`, its output under `work`, and judges the results
+/// against its baseline.
+fn run_one(
+    run: &Run,
+    baseline: &Baseline,
+    tools: &Tools,
+    url: &str,
+    work: &Path,
+    args: &Args,
+) -> Result<()> {
     let results_dir = work.join("results");
     if results_dir.exists() {
         fs::remove_dir_all(&results_dir)
             .with_context(|| format!("clearing {}", results_dir.display()))?;
     }
+    fs::create_dir_all(work).with_context(|| format!("creating {}", work.display()))?;
     let started = Instant::now();
     let log = work.join("suite.log");
     fs::File::create(&log).with_context(|| format!("creating {}", log.display()))?;
+    let mut common = Vec::new();
+    if let Some(spec) = run.spec_version {
+        common.extend(["--spec-version", spec]);
+    }
     if args.scenarios.is_empty() {
         eprintln!(
-            "\n==> running the server scenarios (suite `{}`)",
-            args.suite
+            "\n==> run {}: the server scenarios (suite `{}`)",
+            run.name, args.suite
         );
-        tools.run_suite(&url, &["--suite", &args.suite], &results_dir, &log, args)?;
+        let selection = [&["--suite", args.suite.as_str()], common.as_slice()].concat();
+        tools.run_suite(url, &selection, &results_dir, &log, args)?;
     } else {
         for scenario in &args.scenarios {
-            eprintln!("\n==> running scenario {scenario}");
-            tools.run_suite(&url, &["--scenario", scenario], &results_dir, &log, args)?;
+            eprintln!("\n==> run {}: scenario {scenario}", run.name);
+            let selection = [&["--scenario", scenario.as_str()], common.as_slice()].concat();
+            tools.run_suite(url, &selection, &results_dir, &log, args)?;
         }
     }
     let elapsed = started.elapsed();
-    drop(host);
 
     let results = read_results(&results_dir)?;
     if results.is_empty() {
@@ -140,38 +240,39 @@ pub(crate) fn run(args: &Args) -> Result<()> {
         );
     }
     let whole_suite = args.scenarios.is_empty() && args.suite == "all";
-    let verdict = Verdict::new(&results, &baseline, whole_suite);
+    let verdict = Verdict::new(&results, baseline, whole_suite);
     eprintln!(
-        "\n==> results ({} scenarios in {:.1} s; baseline {BASELINE})",
+        "\n==> run {}: results ({} scenarios in {:.1} s; baseline {})",
+        run.name,
         results.len(),
-        elapsed.as_secs_f64()
+        elapsed.as_secs_f64(),
+        run.baseline
     );
-    for line in verdict.lines(&results, &baseline) {
+    for line in verdict.lines(&results, baseline) {
         eprintln!("{line}");
     }
-    let judged = verdict.into_result();
+    let judged = verdict.into_result(run.baseline);
     if judged.is_err() {
         eprintln!(
-            "each scenario's checks: {}\nthe suite's output: {}\nthe server's log: {}",
+            "each scenario's checks: {}\nthe suite's output: {}",
             results_dir.display(),
             log.display(),
-            work.join("host.log").display()
         );
     }
     judged
 }
 
 /// The installed suite and Node binary.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 struct Tools {
     node: PathBuf,
     cli: PathBuf,
 }
 
 impl Tools {
-    /// Installs the pinned versions into `prefix` unless they are there already.
-    fn install(prefix: &Path) -> Result<Self> {
-        let installed = npm::Prefix::install(prefix, &[(SUITE_PACKAGE, SUITE_VERSION)])?;
+    /// Installs `version` of the suite into `prefix` unless it is there already.
+    fn install(prefix: &Path, version: &str) -> Result<Self> {
+        let installed = npm::Prefix::install(prefix, &[(SUITE_PACKAGE, version)])?;
         let cli = installed.file(SUITE_PACKAGE, "dist/index.js");
         ensure!(
             cli.is_file(),
@@ -379,6 +480,13 @@ struct Baseline {
 }
 
 impl Baseline {
+    /// Reads and parses the baseline file at `path`.
+    fn read(path: &Path) -> Result<Self> {
+        let text =
+            fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
+        Self::parse(&text).with_context(|| format!("in {}", path.display()))
+    }
+
     /// One scenario per line with a `# reason`; blank lines and lines that are only a comment
     /// are skipped. An entry without a reason, or named twice, is an error.
     fn parse(text: &str) -> Result<Self> {
@@ -491,23 +599,24 @@ impl Verdict {
         lines
     }
 
-    fn into_result(self) -> Result<()> {
+    /// Fails when anything is unexpected; `file` names the baseline in the message.
+    fn into_result(self, file: &str) -> Result<()> {
         let mut problems = Vec::new();
         if !self.unexpected.is_empty() {
             problems.push(format!(
-                "failing and not in {BASELINE}: {} (fix them, or add each with `# reason`)",
+                "failing and not in {file}: {} (fix them, or add each with `# reason`)",
                 self.unexpected.join(", ")
             ));
         }
         if !self.stale.is_empty() {
             problems.push(format!(
-                "in {BASELINE} but passing now: {} (remove them: the baseline only shrinks)",
+                "in {file} but passing now: {} (remove them: the baseline only shrinks)",
                 self.stale.join(", ")
             ));
         }
         if !self.unknown.is_empty() {
             problems.push(format!(
-                "in {BASELINE} but not a scenario of the suite: {}",
+                "in {file} but not a scenario of the suite: {}",
                 self.unknown.join(", ")
             ));
         }
@@ -597,12 +706,20 @@ mod tests {
     }
 
     #[test]
-    fn the_checked_in_baseline_parses() {
-        let path = project_root().join(BASELINE);
-        let text = fs::read_to_string(&path).unwrap();
-        if let Err(error) = Baseline::parse(&text) {
-            panic!("{}: {error:#}", path.display());
+    fn the_checked_in_baselines_parse() {
+        for run in RUNS {
+            if let Err(error) = Baseline::read(&project_root().join(run.baseline)) {
+                panic!("{error:#}");
+            }
         }
+    }
+
+    #[test]
+    fn runs_are_chosen_by_name() {
+        assert_eq!(selected(&[]).unwrap().len(), RUNS.len());
+        let alpha = selected(&["alpha-2026-07-28".to_owned()]).unwrap();
+        assert_eq!(alpha[0].spec_version, Some("2026-07-28"));
+        assert!(selected(&["0.1".to_owned()]).is_err());
     }
 
     #[test]
@@ -618,11 +735,11 @@ mod tests {
         assert_eq!(verdict.unexpected, ["a"]);
         assert_eq!(verdict.stale, ["c"]);
         assert_eq!(verdict.unknown, ["gone"]);
-        assert!(verdict.into_result().is_err());
+        assert!(verdict.into_result("b.txt").is_err());
         // A partial run does not judge the entries it did not run.
         let partial = BTreeMap::from([("b".to_owned(), result(Outcome::Fail))]);
         let verdict = Verdict::new(&partial, &baseline, false);
         assert_eq!(verdict, Verdict::default());
-        assert!(verdict.into_result().is_ok());
+        assert!(verdict.into_result("b.txt").is_ok());
     }
 }

@@ -7,8 +7,9 @@
 //! - `serve`: release-build the plugins, then run the host.
 //! - `test`: the one test command (formatting, lints, plugins, every test).
 //! - `bench`: build what the benchmarks measure and run them (the `bench` crate).
-//! - `conformance`: run the official MCP conformance suite against the `conformance` plugin,
-//!   judged against `conformance-baseline.txt`.
+//! - `conformance`: run the official MCP conformance suite against the `conformance` plugin, in
+//!   named runs (suite version and protocol version), each judged against its own baseline
+//!   (`conformance-baseline*.txt`).
 //!
 //! Invariants of the source tree are `#[test]`s in `tidy`, run by `cargo test`.
 //!
@@ -61,7 +62,7 @@ enum Task {
     Test(test::Args),
     /// Measure what the plugin layer costs and print every figure with its ratio and target.
     Bench(bench::Args),
-    /// Run the MCP conformance suite against the `conformance` plugin (needs npm once).
+    /// Run the MCP conformance suite's runs against the `conformance` plugin (needs npm once).
     Conformance(conformance::Args),
     /// Drive `reactor-mcp-server stdio` with the official Python SDK and the MCP Inspector's
     /// CLI (needs npm and python3 once).

@@ -5,7 +5,7 @@
 //! plugins in `plugins/`), then every test of the workspace. The tests run under
 //! `cargo nextest` when it is installed (faster, one process per test), plus
 //! `cargo test --doc` since nextest skips doctests; with plain `cargo test` otherwise. Last,
-//! the MCP conformance suite (`cargo xtask conformance`), unless `--skip-conformance`, and the
+//! the MCP conformance suite (`cargo xtask conformance`, every run), unless `--skip-conformance`, and the
 //! official Python SDK and MCP Inspector against `reactor-mcp-server stdio`
 //! (`cargo xtask clients`), unless `--skip-clients`.
 
@@ -59,6 +59,7 @@ pub(crate) fn run(args: &Args) -> Result<()> {
     if !args.skip_conformance {
         step("conformance", "see the scenario results above", || {
             conformance::run(&conformance::Args {
+                runs: Vec::new(),
                 scenarios: Vec::new(),
                 suite: "all".to_owned(),
                 verbose: false,

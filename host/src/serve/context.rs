@@ -12,7 +12,8 @@
 //!
 //! What is sent when:
 //! - log messages at or above the session's level (`logging/setLevel`; [`DEFAULT_LOG_LEVEL`]
-//!   until the client sets one);
+//!   until the client sets one); under 2026-07-28, which has no sessions, at or above the
+//!   request's own `logLevel` (in `_meta`), and none when the request names none;
 //! - progress only when the request carries a `progressToken`;
 //! - requests to the client only when it declared the capability (`sampling`, `elicitation`,
 //!   `roots`) and the request belongs to a session (a stateless request has no channel back to
@@ -33,7 +34,7 @@
 use std::{
     pin::pin,
     sync::{
-        Arc,
+        Arc, OnceLock,
         atomic::{AtomicU8, Ordering},
     },
     time::Duration,
@@ -49,8 +50,8 @@ use futures::{StreamExt, channel::oneshot, stream::FuturesUnordered};
 use plugin_abi::{ErrorKind, FfiError, HostContext, HostContextBox, LogLevel};
 use rmcp::model::{
     ClientCapabilities, CreateMessageRequestParams, ElicitRequestParams,
-    LoggingMessageNotificationParam, ProgressNotificationParam, ProgressToken, Request,
-    RequestNoParam, ServerRequest,
+    LoggingMessageNotificationParam, ProgressNotificationParam, ProgressToken, ProtocolVersion,
+    Request, RequestNoParam, ServerRequest,
 };
 use rmcp::{
     RoleServer, ServiceError,
@@ -89,11 +90,41 @@ impl SessionLevel {
         self.0.store(level_number(level), Ordering::Relaxed);
     }
 
+    /// The level that applies to `request`: the session's, or, for a request of 2026-07-28 or
+    /// later, the request's own `logLevel`, with nothing sent when it names none.
+    fn for_request(&self, request: &RequestContext<RoleServer>) -> Self {
+        self.for_version(request.protocol_version(), request.meta.log_level())
+    }
+}
+
+/// Whether `request` speaks 2026-07-28 or later: no sessions, every request on its own.
+pub(crate) fn speaks_2026(request: &RequestContext<RoleServer>) -> bool {
+    is_2026(request.protocol_version().as_ref())
+}
+
+fn is_2026(version: Option<&ProtocolVersion>) -> bool {
+    // ISO dates compare as strings, as rmcp compares them.
+    version.is_some_and(|v| v.as_str() >= ProtocolVersion::V_2026_07_28.as_str())
+}
+
+impl SessionLevel {
+    /// The level for a request of `version` that asks for `asked`.
+    fn for_version(&self, version: Option<ProtocolVersion>, asked: Option<LoggingLevel>) -> Self {
+        if !is_2026(version.as_ref()) {
+            return self.clone();
+        }
+        let level = asked.map_or(SILENT, level_number);
+        Self(Arc::new(AtomicU8::new(level)))
+    }
+
     /// Whether a message at `level` (0 = debug ... 7 = emergency) is sent.
     fn lets_through(&self, level: u8) -> bool {
         level >= self.0.load(Ordering::Relaxed)
     }
 }
+
+/// A level above every message's: nothing is sent.
+const SILENT: u8 = 8;
 
 /// rmcp's levels, in the order of `plugin_api::LogLevel`.
 const LEVELS: [LoggingLevel; 8] = [
@@ -139,6 +170,8 @@ pub(crate) struct CallContext {
     session: Option<Arc<str>>,
     /// Why requests cannot reach the client, if they cannot.
     no_requests: Option<&'static str>,
+    /// The first capability a request of the tool needed and the client had not declared.
+    undeclared: Arc<OnceLock<&'static str>>,
     /// Where "this resource changed" goes: to every subscribed session, not only this one.
     updates: Updates,
 }
@@ -161,22 +194,22 @@ impl CallContext {
             .map(Arc::from);
         let context = Self {
             events,
-            level: level.clone(),
+            level: level.for_request(request),
             progress_token: request.meta.get_progress_token(),
             resolution: Arc::clone(resolution),
             capabilities: Arc::new(request.client_capabilities()),
             no_requests: session.is_none().then_some(NO_SESSION),
+            undeclared: Arc::default(),
             session,
             updates: updates.clone(),
         };
         (context, receiver)
     }
 
-    /// The request for `method` with these params, or why it cannot be sent.
+    /// The request for `method` with these params, or why it cannot be sent. A capability the
+    /// client did not declare is recorded, so the call can answer
+    /// `MissingRequiredClientCapability` (2026-07-28).
     fn client_request(&self, method: &str, params: &str) -> Result<ServerRequest, String> {
-        if let Some(reason) = self.no_requests {
-            return Err(format!("cannot send {method} to the client: {reason}"));
-        }
         let capabilities = self.capabilities.as_ref().as_ref();
         let (capability, declared) = match method {
             "sampling/createMessage" => (
@@ -195,6 +228,12 @@ impl CallContext {
                 ));
             }
         };
+        if !declared {
+            let _ = self.undeclared.set(capability);
+        }
+        if let Some(reason) = self.no_requests {
+            return Err(format!("cannot send {method} to the client: {reason}"));
+        }
         if !declared {
             return Err(format!(
                 "cannot send {method}: the client did not declare the `{capability}` capability"
@@ -301,6 +340,16 @@ impl HostContext for CallContext {
     }
 }
 
+/// A finished call.
+#[derive(Debug)]
+pub(crate) struct Finished<T> {
+    /// What the plugin answered.
+    pub(crate) outcome: T,
+    /// The first client capability the tool asked for (sampling, elicitation, roots) that the
+    /// client had not declared.
+    pub(crate) undeclared: Option<&'static str>,
+}
+
 /// Runs one tool call for `request`: `call` starts it with its context; the future resolves to
 /// its outcome, or to `None` as soon as the request is cancelled (the plugin's future is then
 /// dropped, which cancels the tool). Requests the tool sends the client wait at most
@@ -312,8 +361,9 @@ pub(crate) async fn run<F: Future>(
     updates: &Updates,
     client_timeout: Duration,
     call: impl FnOnce(HostContextBox) -> F,
-) -> Option<F::Output> {
+) -> Option<Finished<F::Output>> {
     let (context, mut events) = CallContext::new(request, level, resolution, updates);
+    let undeclared = Arc::clone(&context.undeclared);
     let peer = &request.peer;
     let mut plugin = pin!(call(HostContextBox::from_ptr(
         RArc::new(context),
@@ -341,7 +391,10 @@ pub(crate) async fn run<F: Future>(
             notify(peer, event).await;
         }
     }
-    Some(outcome)
+    Some(Finished {
+        outcome,
+        undeclared: undeclared.get().copied(),
+    })
 }
 
 /// Sends a log message or a progress report; a client that is gone is not an error here.
@@ -413,6 +466,18 @@ mod tests {
         capabilities: Value,
         token: bool,
     ) -> (HostContextBox, mpsc::UnboundedReceiver<Event>) {
+        let (context, receiver) = call_context(in_session, capabilities, token);
+        (
+            HostContextBox::from_ptr(RArc::new(context), TD_Opaque),
+            receiver,
+        )
+    }
+
+    fn call_context(
+        in_session: bool,
+        capabilities: Value,
+        token: bool,
+    ) -> (CallContext, mpsc::UnboundedReceiver<Event>) {
         let (events, receiver) = mpsc::unbounded_channel();
         let context = CallContext {
             events,
@@ -425,12 +490,24 @@ mod tests {
             capabilities: Arc::new(serde_json::from_value(capabilities).ok()),
             session: in_session.then(|| Arc::from("session-1")),
             no_requests: (!in_session).then_some(NO_SESSION),
+            undeclared: Arc::default(),
             updates: Updates::channel().0,
         };
-        (
-            HostContextBox::from_ptr(RArc::new(context), TD_Opaque),
-            receiver,
-        )
+        (context, receiver)
+    }
+
+    #[test]
+    fn the_first_undeclared_capability_is_recorded_even_without_a_session() {
+        let (context, _events) = call_context(false, json!({"elicitation": {}}), false);
+        assert!(context.client_request("elicitation/create", "{}").is_err());
+        assert_eq!(context.undeclared.get(), None, "declared: only no session");
+        assert!(context.client_request("roots/list", "{}").is_err());
+        assert!(
+            context
+                .client_request("sampling/createMessage", "{}")
+                .is_err()
+        );
+        assert_eq!(context.undeclared.get(), Some(&"roots"));
     }
 
     fn request_error(context: &HostContextBox, method: &str, params: Value) -> String {
@@ -464,6 +541,20 @@ mod tests {
         assert!(!level.lets_through(LogLevel::Notice.to_u8()));
         assert!(level.lets_through(LogLevel::Warning.to_u8()));
         assert!(level.lets_through(LogLevel::Emergency.to_u8()));
+    }
+
+    #[test]
+    fn a_2026_request_logs_at_its_own_level_and_only_when_it_asks() {
+        let session = SessionLevel::default();
+        session.set(LoggingLevel::Debug);
+        let legacy = session.for_version(Some(ProtocolVersion::V_2025_11_25), None);
+        assert!(legacy.lets_through(LogLevel::Debug.to_u8()));
+        let current = Some(ProtocolVersion::V_2026_07_28);
+        let silent = session.for_version(current.clone(), None);
+        assert!(!silent.lets_through(LogLevel::Emergency.to_u8()));
+        let asked = session.for_version(current, Some(LoggingLevel::Warning));
+        assert!(!asked.lets_through(LogLevel::Notice.to_u8()));
+        assert!(asked.lets_through(LogLevel::Warning.to_u8()));
     }
 
     #[test]
@@ -600,6 +691,7 @@ mod tests {
             capabilities: Arc::new(None),
             session: None,
             no_requests: None,
+            undeclared: Arc::default(),
             updates,
         };
         let host = HostContextBox::from_ptr(RArc::new(context), TD_Opaque);

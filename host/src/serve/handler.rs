@@ -1,7 +1,8 @@
 //! The MCP handler: `initialize` and `server/discover` (instructions and capabilities),
 //! `tools/list` and `tools/call`, answered from the tool table of the request's own URL;
 //! resources, prompts and completions, answered by [`super::contributions`] for the same URL;
-//! `logging/setLevel` for the session.
+//! `logging/setLevel` for the session; resource subscriptions, by `resources/subscribe` in a
+//! session and by `subscriptions/listen` (2026-07-28), through [`super::subscriptions`].
 //!
 //! rmcp hands every request the HTTP request parts it came with; the handler reads the URL's
 //! query from them on each request, so sessions (stateful mode) and lone requests (stateless
@@ -17,16 +18,17 @@ use rmcp::model::SetLevelRequestParams;
 use rmcp::model::{
     CompleteRequestParams, CompleteResult, GetPromptRequestParams, GetPromptResponse,
     ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult, ReadResourceRequestParams,
-    ReadResourceResponse, SubscribeRequestParams, UnsubscribeRequestParams,
+    ReadResourceResponse, ResourcesCapability, SubscribeRequestParams, SubscriptionFilter,
+    UnsubscribeRequestParams,
 };
 use rmcp::{
     ErrorData, RoleServer, ServerHandler,
     model::{
         CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, CustomRequest,
         CustomResult, DiscoverResult, ErrorCode, InitializeRequestParams, InitializeResult,
-        ListToolsResult, PaginatedRequestParams, ServerConfig,
+        ListToolsResult, PaginatedRequestParams, ResultType, ServerConfig,
     },
-    service::{Peer, RequestContext},
+    service::{RequestContext, SubscriptionContext},
 };
 use serde_json::{Value, json};
 
@@ -36,7 +38,7 @@ use super::{
     contributions::{self as contributed},
     jsonrpc,
     served::{Resolved, ServedView, TOOLSETS_TOOL},
-    subscriptions::Session,
+    subscriptions::{Session, Subscriber},
 };
 use crate::{
     build::{CallError, CallOutput},
@@ -51,7 +53,7 @@ pub(crate) struct Handler {
     /// The session's logging level (`logging/setLevel`).
     level: SessionLevel,
     /// The session's entry in the server's subscriptions; dropped with the session.
-    subscriptions: Arc<Session<Peer<RoleServer>>>,
+    subscriptions: Arc<Session<Subscriber>>,
 }
 
 impl Handler {
@@ -100,6 +102,8 @@ impl Handler {
     ) -> Result<(), ErrorData> {
         let (resolution, served) = self.served(context).await?;
         info.instructions = served.set().instructions();
+        // What `get_info` says of resources is the whole server's; this URL says its own.
+        info.capabilities.resources = None;
         contributed::declare_capabilities(
             self.state.builder.registry(),
             &resolution.active,
@@ -152,8 +156,54 @@ impl Handler {
 }
 
 impl ServerHandler for Handler {
+    /// The server's description before a URL is known: resource subscriptions when any plugin
+    /// serves a resource, which rmcp reads to accept a `subscriptions/listen` filter.
     fn get_info(&self) -> ServerConfig {
-        self.state.info.clone()
+        let mut info = self.state.info.clone();
+        let registry = self.state.builder.registry();
+        if registry
+            .plugins()
+            .iter()
+            .any(|p| !p.manifest.resources.is_empty() || !p.manifest.resource_templates.is_empty())
+        {
+            let mut resources = ResourcesCapability::default();
+            resources.subscribe = Some(true);
+            info.capabilities.resources = Some(resources);
+        }
+        info
+    }
+
+    /// 2026-07-28's `subscriptions/listen`: resource updates only (lists are not said to
+    /// change). Which of its URIs the request's URL serves is known in [`Self::listen`].
+    fn accepted_subscription_filter(
+        &self,
+        requested: &SubscriptionFilter,
+    ) -> Option<SubscriptionFilter> {
+        let mut accepted = SubscriptionFilter::new();
+        accepted
+            .resource_subscriptions
+            .clone_from(&requested.resource_subscriptions);
+        Some(accepted)
+    }
+
+    /// One `subscriptions/listen` stream: an entry of its own in the server's subscriptions,
+    /// holding each accepted URI the request's URL serves (within the per-session bounds; the
+    /// others are logged and never heard of), until the stream ends.
+    async fn listen(&self, context: SubscriptionContext) -> Result<(), ErrorData> {
+        let active = &self.active(context.request_context());
+        let stream = self.state.subscriptions.session();
+        for uri in context.accepted().resource_subscriptions.iter().flatten() {
+            let subscriber = Subscriber::Stream(context.sink().clone());
+            let registry = self.state.builder.registry();
+            if let Err(error) = contributed::subscribe(registry, active, &stream, uri, subscriber) {
+                tracing::info!(
+                    "subscriptions/listen: not subscribed to {uri}: {}",
+                    error.message
+                );
+            }
+        }
+        context.cancelled().await;
+        Ok(())
     }
 
     async fn initialize(
@@ -219,7 +269,7 @@ impl ServerHandler for Handler {
             );
         }
         let arguments = arguments.to_string();
-        let outcome = context::run(
+        let finished = context::run(
             &context,
             &self.level,
             &resolution,
@@ -227,15 +277,23 @@ impl ServerHandler for Handler {
             self.state.limits.client_request_timeout,
             |host| tool.call_with(arguments, host),
         )
-        .await
-        .unwrap_or_else(|| {
+        .await;
+        let Some(finished) = finished else {
             tracing::info!(
                 tool = name,
                 "call cancelled (by the client, or its session ended): stopped waiting for the plugin"
             );
-            Err(CallError::Cancelled(format!("tool {name} was cancelled")))
-        });
-        Ok(call_result(name, outcome).into())
+            let cancelled = CallError::Cancelled(format!("tool {name} was cancelled"));
+            return Ok(call_result(name, Err(cancelled)).into());
+        };
+        // 2026-07-28: a call that failed for want of a capability the client did not declare is
+        // the protocol's error, which names the capability.
+        if let (Err(_), Some(capability)) = (&finished.outcome, finished.undeclared)
+            && context::speaks_2026(&context)
+        {
+            return Err(missing_capability(capability));
+        }
+        Ok(call_result(name, finished.outcome).into())
     }
 
     #[allow(deprecated)] // logging is deprecated by SEP-2577, still in 2025-11-25
@@ -294,7 +352,7 @@ impl ServerHandler for Handler {
             active,
             &self.subscriptions,
             &request.uri,
-            context.peer,
+            Subscriber::Session(context.peer),
         )
     }
 
@@ -340,17 +398,19 @@ impl ServerHandler for Handler {
     }
 
     /// rmcp hands over as custom any request whose `params` do not fit its method: a known
-    /// method gets the `-32602` naming the field, any other `-32601`.
+    /// method gets the `-32602` naming the field, any other `-32601`, and so does a method
+    /// 2026-07-28 removed, asked for in 2026-07-28.
     async fn on_custom_request(
         &self,
         request: CustomRequest,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<CustomResult, ErrorData> {
-        Err(
-            jsonrpc::invalid_params(&request.method, request.params.as_ref()).unwrap_or_else(
-                || ErrorData::new(ErrorCode::METHOD_NOT_FOUND, request.method, None),
-            ),
-        )
+        let removed = context::speaks_2026(&context) && jsonrpc::removed_in_2026(&request.method);
+        let invalid = (!removed)
+            .then(|| jsonrpc::invalid_params(&request.method, request.params.as_ref()))
+            .flatten();
+        Err(invalid
+            .unwrap_or_else(|| ErrorData::new(ErrorCode::METHOD_NOT_FOUND, request.method, None)))
     }
 }
 
@@ -439,6 +499,12 @@ fn unknown_tool(state: &ServeState, name: &str, resolution: &Resolution) -> Erro
     ErrorData::invalid_params(format!("Unknown tool: {name}"), data)
 }
 
+/// `MissingRequiredClientCapability` (`-32021`) for `capability` (`sampling`, ...).
+fn missing_capability(capability: &str) -> ErrorData {
+    let required = serde_json::from_value(json!({capability: {}})).unwrap_or_default();
+    ErrorData::missing_required_client_capability(required)
+}
+
 /// A tool result that reports an error to the model.
 fn error_result(message: String) -> CallToolResult {
     CallToolResult::error(vec![ContentBlock::text(message)])
@@ -447,6 +513,10 @@ fn error_result(message: String) -> CallToolResult {
 /// A plugin's answer as a tool result: an object as structured content plus its JSON as text, a
 /// string as text, anything else as its JSON text; a result the tool built as it is, once it
 /// reads as a `CallToolResult`; errors as `isError` results.
+///
+/// Every result says `resultType: "complete"`, which 2026-07-28 requires: rmcp's constructors
+/// set it, but a result read from a plugin's JSON has it only if the plugin wrote it, so it is
+/// filled in here. rmcp strips it again for clients of older versions.
 pub(crate) fn call_result(tool: &str, outcome: Result<CallOutput, CallError>) -> CallToolResult {
     match outcome {
         Ok(CallOutput::Value(Value::Object(object))) => {
@@ -458,11 +528,15 @@ pub(crate) fn call_result(tool: &str, outcome: Result<CallOutput, CallError>) ->
         Ok(CallOutput::Value(other)) => {
             CallToolResult::success(vec![ContentBlock::text(other.to_string())])
         }
-        Ok(CallOutput::Result(json)) => serde_json::from_str(&json).unwrap_or_else(|e| {
-            error_result(format!(
+        Ok(CallOutput::Result(json)) => match serde_json::from_str::<CallToolResult>(&json) {
+            Ok(mut result) => {
+                result.result_type.get_or_insert(ResultType::COMPLETE);
+                result
+            }
+            Err(e) => error_result(format!(
                 "tool {tool} returned a result that is not a valid CallToolResult: {e}"
-            ))
-        }),
+            )),
+        },
         Err(CallError::Panicked(message)) => {
             let prefix = format!("tool {tool} panicked");
             error_result(if message.starts_with(&prefix) {
@@ -533,6 +607,17 @@ mod tests {
     }
 
     #[test]
+    fn a_result_the_tool_built_is_complete() {
+        let built = r#"{"content": [{"type": "image", "data": "AA==", "mimeType": "image/png"}]}"#;
+        let result = call_result("t", Ok(CallOutput::Result(built.to_owned())));
+        assert_eq!(result.result_type, Some(ResultType::COMPLETE));
+        assert_eq!(
+            serde_json::to_value(result).unwrap()["resultType"],
+            "complete"
+        );
+    }
+
+    #[test]
     fn a_tool_error_is_an_error_result_with_its_message() {
         assert_eq!(
             wire(call_result(
@@ -559,6 +644,16 @@ mod tests {
                 Err(CallError::Panicked("kaboom".into()))
             )),
             "tool boom panicked: kaboom"
+        );
+    }
+
+    #[test]
+    fn a_missing_capability_is_named_as_an_object() {
+        let error = missing_capability("sampling");
+        assert_eq!(error.code, ErrorCode::MISSING_REQUIRED_CLIENT_CAPABILITY);
+        assert_eq!(
+            error.data,
+            Some(json!({"requiredCapabilities": {"sampling": {}}}))
         );
     }
 

@@ -6,7 +6,8 @@
 //!   every one of these. The body is read here once, bounded in size (413) and in stall time (408).
 //! - A request of a known method whose `params` do not fit the method: rmcp takes it as a
 //!   custom request; [`invalid_params`] turns it into the `-32602` the specification gives,
-//!   naming the field (`tools/call: params.name: invalid type: integer `5`, expected a string`).
+//!   naming the field (`tools/call: params.name: invalid type: integer `5`, expected a string`);
+//!   in 2026-07-28, a method it removed is not found ([`removed_in_2026`]).
 
 use std::{future::Future, time::Duration};
 
@@ -221,6 +222,19 @@ pub(crate) fn invalid_params(method: &str, params: Option<&Value>) -> Option<Err
         format!("Invalid params for `{method}`: {reason}"),
         None,
     ))
+}
+
+/// Whether 2026-07-28 removed `method` (sessions and their set-up are gone; subscriptions go
+/// through `subscriptions/listen`).
+pub(crate) fn removed_in_2026(method: &str) -> bool {
+    matches!(
+        method,
+        "initialize"
+            | "ping"
+            | "logging/setLevel"
+            | "resources/subscribe"
+            | "resources/unsubscribe"
+    )
 }
 
 /// Whether `params` deserializes as `T`; the error names the path of the field that does not.

@@ -1,9 +1,11 @@
 //! Resource subscriptions across sessions, and the sending of `notifications/resources/updated`.
 //!
-//! [`Hub`] is the server-wide record: which sessions subscribed to which URI, with the peer to
-//! notify each. A session's handler holds a [`Session`], its entry in the hub: `resources/subscribe`
-//! and `resources/unsubscribe` go through it, and dropping it (rmcp drops the handler when the
-//! session ends) forgets all its subscriptions. A subscription is only recorded for a URI the
+//! [`Hub`] is the server-wide record: which sessions subscribed to which URI, with the
+//! [`Subscriber`] to notify each. A session's handler holds a [`Session`], its entry in the hub:
+//! `resources/subscribe` and `resources/unsubscribe` go through it, and dropping it (rmcp drops
+//! the handler when the session ends) forgets all its subscriptions. Under 2026-07-28, which has
+//! no sessions, each `subscriptions/listen` stream is an entry of its own, holding the URIs of
+//! its filter for as long as the stream is open. A subscription is only recorded for a URI the
 //! session's own active set serves (checked in [`super::contributions::subscribe`]), so a session
 //! only hears about resources it can read.
 //!
@@ -21,7 +23,11 @@ use std::{
     },
 };
 
-use rmcp::{RoleServer, model::ResourceUpdatedNotificationParam, service::Peer};
+use rmcp::{
+    RoleServer,
+    model::{ResourceUpdatedNotification, ResourceUpdatedNotificationParam, ServerNotification},
+    service::{Peer, SubscriptionSink},
+};
 use tokio::sync::mpsc;
 
 /// Which sessions subscribed to which URI; `P` is how a session is reached (a peer).
@@ -94,8 +100,44 @@ impl<P> State<P> {
     }
 }
 
-/// The hub the server runs: sessions are reached through their rmcp peer.
-pub(crate) type ServerHub = Hub<Peer<RoleServer>>;
+/// The hub the server runs.
+pub(crate) type ServerHub = Hub<Subscriber>;
+
+/// How a subscriber hears of a change.
+#[derive(Debug, Clone)]
+pub(crate) enum Subscriber {
+    /// A 2025-11-25 session, through its peer.
+    Session(Peer<RoleServer>),
+    /// A 2026-07-28 `subscriptions/listen` stream, which tags what it sends with its id.
+    Stream(SubscriptionSink),
+}
+
+impl Subscriber {
+    /// Whether it is known to be gone (a stream only says so when a send fails).
+    fn is_gone(&self) -> bool {
+        match self {
+            Self::Session(peer) => peer.is_transport_closed(),
+            Self::Stream(_) => false,
+        }
+    }
+
+    /// Sends `notifications/resources/updated` for `uri`; why not, if it could not.
+    async fn resource_updated(&self, uri: String) -> Result<(), String> {
+        let params = ResourceUpdatedNotificationParam::new(uri);
+        match self {
+            Self::Session(peer) => peer
+                .notify_resource_updated(params)
+                .await
+                .map_err(|e| e.to_string()),
+            Self::Stream(sink) => sink
+                .send(ServerNotification::ResourceUpdatedNotification(
+                    ResourceUpdatedNotification::new(params),
+                ))
+                .await
+                .map_err(|e| e.to_string()),
+        }
+    }
+}
 
 impl<P> std::fmt::Debug for Hub<P> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -257,18 +299,15 @@ impl Updates {
 /// sender is gone.
 pub(crate) async fn dispatch(hub: Arc<ServerHub>, mut updates: mpsc::UnboundedReceiver<String>) {
     while let Some(uri) = updates.recv().await {
-        for (session, peer) in hub.subscribers(&uri) {
-            if peer.is_transport_closed() {
+        for (session, subscriber) in hub.subscribers(&uri) {
+            if subscriber.is_gone() {
                 hub.forget(session);
                 continue;
             }
             let hub = Arc::clone(&hub);
             let uri = uri.clone();
             tokio::spawn(async move {
-                let sent = peer
-                    .notify_resource_updated(ResourceUpdatedNotificationParam::new(uri))
-                    .await;
-                if let Err(error) = sent {
+                if let Err(error) = subscriber.resource_updated(uri).await {
                     tracing::debug!("session {session} is gone ({error}); forgetting it");
                     hub.forget(session);
                 }

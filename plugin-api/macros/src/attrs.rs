@@ -174,6 +174,8 @@ pub(crate) struct ToolArgs {
     pub(crate) shown: Shown,
     /// `inline`: a sync tool run on the thread that polls the call, not the blocking pool.
     pub(crate) inline: Option<proc_macro2::Span>,
+    /// `input_schema`: the arguments' schema, served verbatim instead of the generated one.
+    pub(crate) input_schema: Option<Map<String, Value>>,
 }
 
 impl ToolArgs {
@@ -195,9 +197,11 @@ impl ToolArgs {
                 if flag(&meta)? {
                     args.inline = Some(meta.path.span());
                 }
+            } else if key == "input_schema" {
+                args.input_schema = Some(json_object(&meta, "input_schema")?);
             } else {
                 return Err(meta.error(
-                    "unknown tool field; expected name, title, description, toolset, inline, meta, read_only, destructive, idempotent or open_world",
+                    "unknown tool field; expected name, title, description, toolset, inline, meta, input_schema, read_only, destructive, idempotent or open_world",
                 ));
             }
             Ok(())

@@ -426,7 +426,8 @@ fn tool_method(
         ));
     }
 
-    let decl = args.shown.tool(name, toolset, &method.attrs);
+    let mut decl = args.shown.tool(name, toolset, &method.attrs);
+    decl.input_schema.clone_from(&args.input_schema);
 
     let mut has_self = false;
     let mut fields = Vec::new();
@@ -527,6 +528,13 @@ fn tool_method(
     );
     let p = quote!(::plugin_api::__private);
     let decl_json = to_json(&decl);
+    // A schema written in the attribute is in the declaration already, and stays as written.
+    let generated_schema = args.input_schema.is_none().then(|| {
+        quote! {
+            decl.input_schema =
+                ::core::option::Option::Some(::plugin_api::schema_for::<Arguments>());
+        }
+    });
     let body = quote! {
         let arguments: Arguments = #p::parse_arguments(&arguments)?;
         #p::to_output(#value)
@@ -562,7 +570,7 @@ fn tool_method(
         #(#defaults)*
         let mut decl: ::plugin_api::manifest::ToolDecl = #p::serde_json::from_str(#decl_json)
             .expect("the #[plugin] attribute wrote a valid tool declaration");
-        decl.input_schema = ::core::option::Option::Some(::plugin_api::schema_for::<Arguments>());
+        #generated_schema
         #[allow(unused_variables)]
         let this = ::std::sync::Arc::clone(self);
         #handler

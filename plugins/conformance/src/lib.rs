@@ -1,6 +1,6 @@
 //! `conformance`: every tool, resource, prompt and completion the server scenarios of the
-//! official MCP conformance suite (`@modelcontextprotocol/conformance`, pinned at 0.1.16) call,
-//! with the names, arguments and answers each scenario checks.
+//! official MCP conformance suite (`@modelcontextprotocol/conformance`, pinned at 0.1.16 and
+//! 0.2.0-alpha.12) call, with the names, arguments and answers each scenario checks.
 //!
 //! Off by default: `cargo xtask conformance` serves it alone, at `/mcp?only=conformance`, and
 //! runs the suite against it. The scenarios' own texts (in the package's `dist/index.js`) are
@@ -12,8 +12,7 @@ use std::{collections::HashMap, time::Duration};
 
 use base64::{Engine, engine::general_purpose::STANDARD};
 use plugin_api::{
-    Content, Context, PromptMessage, ResourceContents, Tool, ToolError, ToolResult, Value, json,
-    plugin,
+    Content, Context, PromptMessage, ResourceContents, ToolError, ToolResult, Value, json, plugin,
 };
 
 /// A 1x1 red PNG, the image of every scenario that wants one.
@@ -156,8 +155,10 @@ impl Conformance {
         message: String,
         ctx: Context,
     ) -> Result<String, ToolError> {
-        let answer = ctx
-            .elicit(json!({
+        elicit_and_tell(
+            &ctx,
+            "User response",
+            json!({
                 "message": message,
                 "requestedSchema": {
                     "type": "object",
@@ -167,17 +168,19 @@ impl Conformance {
                     },
                     "required": ["username", "email"]
                 }
-            }))
-            .await?;
-        Ok(format!("User response: {}", elicited(&answer)))
+            }),
+        )
+        .await
     }
 
     /// Ask the user for values of every primitive type, each with a default (scenario
     /// `elicitation-sep1034-defaults`, SEP-1034).
     #[tool(read_only, open_world = false)]
     async fn test_elicitation_sep1034_defaults(ctx: Context) -> Result<String, ToolError> {
-        let answer = ctx
-            .elicit(json!({
+        elicit_and_tell(
+            &ctx,
+            "Elicitation completed",
+            json!({
                 "message": "Please review the values (each has a default)",
                 "requestedSchema": {
                     "type": "object",
@@ -194,9 +197,9 @@ impl Conformance {
                         "verified": {"type": "boolean", "description": "Verified", "default": true}
                     }
                 }
-            }))
-            .await?;
-        Ok(format!("Elicitation completed: {}", elicited(&answer)))
+            }),
+        )
+        .await
     }
 
     /// Ask the user to choose in each of the five enum shapes of SEP-1330: untitled and titled
@@ -204,8 +207,10 @@ impl Conformance {
     /// `elicitation-sep1330-enums`).
     #[tool(read_only, open_world = false)]
     async fn test_elicitation_sep1330_enums(ctx: Context) -> Result<String, ToolError> {
-        let answer = ctx
-            .elicit(json!({
+        elicit_and_tell(
+            &ctx,
+            "Elicitation completed",
+            json!({
                 "message": "Please choose",
                 "requestedSchema": {
                     "type": "object",
@@ -243,9 +248,50 @@ impl Conformance {
                         }
                     }
                 }
-            }))
-            .await?;
-        Ok(format!("Elicitation completed: {}", elicited(&answer)))
+            }),
+        )
+        .await
+    }
+
+    /// Ask the client's model for a word, which needs the `sampling` capability (scenario
+    /// `server-stateless`): the host answers a 2026-07-28 request that did not declare it with
+    /// `MissingRequiredClientCapability` (`-32021`).
+    #[tool(read_only, open_world = false)]
+    async fn test_missing_capability(ctx: Context) -> Result<String, ToolError> {
+        ctx.sample(json!({
+            "messages": [{"role": "user", "content": {"type": "text", "text": "A word?"}}],
+            "maxTokens": 10
+        }))
+        .await?;
+        Ok("Required capability declared".to_owned())
+    }
+
+    /// Ask the user for a value (scenario `server-stateless`, which checks that the call's
+    /// stream carries no request of the server's own). Until input-required results cross the
+    /// plugin ABI, a 2026-07-28 request gets the tool's error (no session to ask through).
+    #[tool(read_only, open_world = false)]
+    async fn test_streaming_elicitation(ctx: Context) -> Result<String, ToolError> {
+        elicit_and_tell(
+            &ctx,
+            "Elicitation completed",
+            json!({
+                "message": "Provide a value",
+                "requestedSchema": {
+                    "type": "object",
+                    "properties": {"value": {"type": "string"}},
+                    "required": ["value"]
+                }
+            }),
+        )
+        .await
+    }
+
+    /// Log one `info` message (scenario `server-stateless`): a 2026-07-28 request gets it only
+    /// when its own `logLevel` lets `info` through.
+    #[tool(read_only, idempotent, open_world = false)]
+    fn test_logging_tool(ctx: &Context) -> String {
+        ctx.info("logLevel was requested");
+        "Logging tool completed".to_owned()
     }
 
     /// Wait a little, then answer (scenario `server-sse-polling`, which calls it and reads the
@@ -256,10 +302,33 @@ impl Conformance {
         "Reconnection test completed".to_owned()
     }
 
-    /// Tools whose input schema is written out rather than generated from argument types.
-    #[dynamic_tools]
-    fn written_schemas(&self) -> Vec<Tool> {
-        vec![json_schema_2020_12_tool()]
+    /// Greet by name (scenario `json-schema-2020-12`). Its input schema is written out and
+    /// must be listed unchanged: `$schema`, `$defs` with an `$anchor` and a `$ref`, `allOf`,
+    /// `if`/`then`/`else` and `additionalProperties: false`, which a schema generated from
+    /// argument types would not say.
+    #[tool(
+        description = "Tool with JSON Schema 2020-12 features",
+        input_schema = r##"{
+            "$schema": "https://json-schema.org/draft/2020-12/schema",
+            "type": "object",
+            "$defs": {
+                "address": {
+                    "$anchor": "address",
+                    "type": "object",
+                    "properties": {"street": {"type": "string"}, "city": {"type": "string"}}
+                }
+            },
+            "properties": {"name": {"type": "string"}, "address": {"$ref": "#/$defs/address"}},
+            "allOf": [{"anyOf": [{"required": ["name"]}, {"required": ["address"]}]}],
+            "if": {"required": ["address"]},
+            "then": {"properties": {"address": {"required": ["street"]}}},
+            "else": {"required": ["name"]},
+            "additionalProperties": false
+        }"##
+    )]
+    fn json_schema_2020_12_tool(name: Option<String>, address: Option<Value>) -> String {
+        let whom = name.or_else(|| Some(address?["street"].as_str()?.to_owned()));
+        format!("Hello, {}!", whom.as_deref().unwrap_or("world"))
     }
 
     /// A static text resource (scenario `resources-read-text`).
@@ -384,6 +453,12 @@ fn png() -> Content {
     Content::image(STANDARD.encode(RED_PIXEL_PNG), "image/png")
 }
 
+/// Asks the user with these `elicitation/create` params, and tells the answer after `said`.
+async fn elicit_and_tell(ctx: &Context, said: &str, params: Value) -> Result<String, ToolError> {
+    let answer = ctx.elicit(params).await?;
+    Ok(format!("{said}: {}", elicited(&answer)))
+}
+
 /// `action=ACTION, content=JSON` of an elicitation's answer.
 fn elicited(answer: &Value) -> String {
     let action = answer["action"].as_str().unwrap_or("unknown");
@@ -398,39 +473,6 @@ fn starting_with(candidates: &[&str], prefix: &str) -> Vec<String> {
         .filter(|c| c.starts_with(prefix))
         .map(|c| (*c).to_owned())
         .collect()
-}
-
-/// `json_schema_2020_12_tool` (scenario `json-schema-2020-12`): its input schema uses
-/// `$schema`, `$defs` with a `$ref`, and `additionalProperties: false`, which the listing must
-/// carry unchanged. Schemas generated from argument types drop `$schema` and inline `$defs`,
-/// so this one is written out.
-fn json_schema_2020_12_tool() -> Tool {
-    Tool::new(
-        "json_schema_2020_12_tool",
-        "Tool with JSON Schema 2020-12 features",
-    )
-    .input_schema(json!({
-        "$schema": "https://json-schema.org/draft/2020-12/schema",
-        "type": "object",
-        "$defs": {
-            "address": {
-                "type": "object",
-                "properties": {
-                    "street": {"type": "string"},
-                    "city": {"type": "string"}
-                }
-            }
-        },
-        "properties": {
-            "name": {"type": "string"},
-            "address": {"$ref": "#/$defs/address"}
-        },
-        "additionalProperties": false
-    }))
-    .sync(|args: Value| -> Result<String, ToolError> {
-        let name = args["name"].as_str().unwrap_or("world");
-        Ok(format!("Hello, {name}!"))
-    })
 }
 
 #[cfg(test)]
