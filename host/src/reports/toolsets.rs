@@ -109,10 +109,10 @@ mod tests {
                 "prompts": [{"name": "greet", "toolset": "library"}]}"#,
         )
         .unwrap();
-        let registry = Registry::new(vec![crate::discovery::DiscoveredPlugin {
-            path: "liblibrary.so".into(),
+        let registry = Registry::new(vec![crate::discovery::DiscoveredPlugin::library(
+            "liblibrary.so",
             manifest,
-        }]);
+        )]);
         let report = |query: &str| {
             let resolution = resolve(&Query::parse(query), &registry.declared(), None);
             serde_json::to_value(ToolsetsReport::new(&registry, &resolution)).unwrap()
