@@ -8,14 +8,21 @@
 //! - [`cache`] keeps each server's last good tool list on disk.
 //! - [`manifest`] makes the manifest of an entry and its cached list.
 //! - [`names`] gives the names their tools are served under.
+//! - [`open`] starts a server when a URL first needs it: its [`upstream::Upstream`] connection,
+//!   shared by every session, and a live plugin instance forwarding calls to it (`instance`).
 //!
 //! [`Manifest`]: plugin_manifest::Manifest
 
 pub mod cache;
 pub mod config;
 mod expand;
+mod instance;
 pub mod manifest;
 pub mod names;
+mod opener;
+pub mod upstream;
+
+pub use opener::open;
 
 use std::sync::Arc;
 
@@ -60,7 +67,10 @@ pub fn add_servers(
         discovery.plugins.push(DiscoveredPlugin {
             path: server.file.clone(),
             manifest,
-            provider: Provider::Bridged(Arc::new(server)),
+            provider: Provider::Bridged {
+                server: Arc::new(server),
+                cache: cache.clone(),
+            },
         });
     }
     for s in &skipped {
@@ -134,7 +144,7 @@ mod tests {
                 .description
                 .ends_with("tools not known yet (listed when it is first started)")
         );
-        assert!(matches!(server.provider, Provider::Bridged(_)));
+        assert!(matches!(server.provider, Provider::Bridged { .. }));
     }
 
     #[test]

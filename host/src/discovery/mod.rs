@@ -17,7 +17,7 @@ use std::{
 use plugin_manifest::{Manifest, abi_compatible};
 use serde::{Serialize, Serializer};
 
-use crate::bridge::config::ServerEntry;
+use crate::bridge::{cache::ToolCache, config::ServerEntry};
 
 /// The library extension of this platform.
 pub const LIBRARY_EXTENSION: &str = std::env::consts::DLL_EXTENSION;
@@ -50,7 +50,12 @@ pub enum Provider {
     /// A library opened in process.
     Library,
     /// An MCP server bridged from an `mcp.json` entry.
-    Bridged(Arc<ServerEntry>),
+    Bridged {
+        /// Its entry.
+        server: Arc<ServerEntry>,
+        /// Where its tool list is kept once read.
+        cache: ToolCache,
+    },
 }
 
 /// Serialised as its kind alone: an entry's expanded variables may hold secrets.
@@ -58,7 +63,7 @@ impl Serialize for Provider {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         serializer.serialize_str(match self {
             Self::Library => "library",
-            Self::Bridged(_) => "mcp_server",
+            Self::Bridged { .. } => "mcp_server",
         })
     }
 }

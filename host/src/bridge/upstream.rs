@@ -1,0 +1,235 @@
+//! The one connection to a bridged server, shared by every session and request.
+//!
+//! Started (or connected) on first need and again on the next need after the server went away
+//! (a child that exited, a closed HTTP session); each start is bounded by the entry's
+//! `connect_timeout`. Requests are multiplexed on it by rmcp's client. A stdio child is killed
+//! when the connection is dropped, and with its process group when the host exits (it is
+//! started in a group of its own). The child's stderr is logged, and its last lines kept for
+//! the error when it does not start.
+
+use std::{
+    collections::VecDeque,
+    process::Stdio,
+    sync::{Arc, Mutex, PoisonError},
+    time::Duration,
+};
+
+use rmcp::{
+    RoleClient, ServiceExt as _,
+    model::{CallToolRequestParams, CallToolResult, JsonObject, PaginatedRequestParams, Tool},
+    service::{Peer, RunningService},
+    transport::{
+        StreamableHttpClientTransport, TokioChildProcess,
+        streamable_http_client::StreamableHttpClientTransportConfig,
+    },
+};
+use tokio::io::AsyncBufReadExt as _;
+
+use super::config::{ServerEntry, Transport};
+
+/// How many of a child's last stderr lines an error quotes.
+const STDERR_LINES: usize = 10;
+
+/// A bridged server's connection, made on first need.
+#[derive(Debug)]
+pub struct Upstream {
+    server: Arc<ServerEntry>,
+    connection: tokio::sync::Mutex<Option<RunningService<RoleClient, ()>>>,
+    stderr: Arc<Mutex<VecDeque<String>>>,
+}
+
+impl Upstream {
+    /// The connection to `server`; nothing is started yet.
+    pub fn new(server: Arc<ServerEntry>) -> Self {
+        Self {
+            server,
+            connection: tokio::sync::Mutex::default(),
+            stderr: Arc::default(),
+        }
+    }
+
+    /// The server's entry.
+    pub fn server(&self) -> &ServerEntry {
+        &self.server
+    }
+
+    /// A live connection: the current one, or a new one if there is none or it closed.
+    pub async fn peer(&self) -> Result<Peer<RoleClient>, String> {
+        let mut connection = self.connection.lock().await;
+        if let Some(live) = connection
+            .as_ref()
+            .filter(|c| !c.is_closed() && !c.peer().is_transport_closed())
+        {
+            return Ok(live.peer().clone());
+        }
+        if connection.take().is_some() {
+            tracing::info!(server = %self.server.name, "restarting MCP server: its connection closed");
+        }
+        let timeout = self.server.connect_timeout;
+        let started = match tokio::time::timeout(timeout, self.connect()).await {
+            Ok(Ok(started)) => started,
+            Ok(Err(reason)) => {
+                // Let the stderr reader catch up with a child that just exited.
+                tokio::time::sleep(Duration::from_millis(100)).await;
+                return Err(self.did_not_start(&reason));
+            }
+            Err(_) => {
+                return Err(self.did_not_start(&format!(
+                    "no answer to initialize within {} s (connect_timeout)",
+                    timeout.as_secs_f64()
+                )));
+            }
+        };
+        let peer = started.peer().clone();
+        *connection = Some(started);
+        Ok(peer)
+    }
+
+    /// Every tool the server lists, following pagination, within `connect_timeout` (a start
+    /// included).
+    pub async fn list_tools(&self) -> Result<Vec<Tool>, String> {
+        let timeout = self.server.connect_timeout;
+        tokio::time::timeout(timeout, async {
+            let peer = self.peer().await?;
+            list_all(&peer).await.map_err(|e| {
+                format!(
+                    "server `{}` could not list its tools: {e}",
+                    self.server.name
+                )
+            })
+        })
+        .await
+        .unwrap_or_else(|_| {
+            Err(format!(
+                "server `{}` did not list its tools within {} s (connect_timeout)",
+                self.server.name,
+                timeout.as_secs_f64()
+            ))
+        })
+    }
+
+    /// Calls the upstream tool `tool` (its own name) with `arguments`.
+    pub async fn call(
+        &self,
+        tool: &str,
+        arguments: Option<JsonObject>,
+    ) -> Result<CallToolResult, String> {
+        let peer = self.peer().await?;
+        let mut params = CallToolRequestParams::new(tool.to_owned());
+        params.arguments = arguments;
+        peer.call_tool(params).await.map_err(|e| {
+            format!(
+                "server `{}` failed the call of `{tool}`: {e}",
+                self.server.name
+            )
+        })
+    }
+
+    /// Closes the connection (a stdio child is killed).
+    pub fn stop(&self) {
+        if let Ok(mut connection) = self.connection.try_lock() {
+            connection.take();
+        }
+    }
+
+    async fn connect(&self) -> Result<RunningService<RoleClient, ()>, String> {
+        match &self.server.transport {
+            Transport::Stdio {
+                command,
+                args,
+                env,
+                cwd,
+            } => {
+                let mut cmd = tokio::process::Command::new(command);
+                cmd.args(args).envs(env).kill_on_drop(true);
+                if let Some(cwd) = cwd {
+                    cmd.current_dir(cwd);
+                }
+                #[cfg(unix)]
+                cmd.process_group(0);
+                self.stderr
+                    .lock()
+                    .unwrap_or_else(PoisonError::into_inner)
+                    .clear();
+                let (transport, stderr) = TokioChildProcess::builder(cmd)
+                    .stderr(Stdio::piped())
+                    .spawn()
+                    .map_err(|e| format!("cannot run `{command}`: {e}"))?;
+                if let Some(stderr) = stderr {
+                    tokio::spawn(keep_stderr(
+                        self.server.name.clone(),
+                        stderr,
+                        Arc::clone(&self.stderr),
+                    ));
+                }
+                ().serve(transport).await.map_err(|e| e.to_string())
+            }
+            Transport::Http { url, headers } => {
+                let mut config = StreamableHttpClientTransportConfig::with_uri(url.as_str());
+                for (name, value) in headers {
+                    let name = axum::http::HeaderName::try_from(name.as_str())
+                        .map_err(|e| format!("header `{name}`: {e}"))?;
+                    let value = axum::http::HeaderValue::try_from(value.as_str())
+                        .map_err(|e| format!("header `{name}`: {e}"))?;
+                    config.custom_headers.insert(name, value);
+                }
+                let transport = StreamableHttpClientTransport::from_config(config);
+                ().serve(transport).await.map_err(|e| e.to_string())
+            }
+        }
+    }
+
+    /// "server `x` did not start: REASON", with the child's last stderr lines.
+    fn did_not_start(&self, reason: &str) -> String {
+        let lines = self.stderr.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut message = format!("server `{}` did not start: {reason}", self.server.name);
+        if !lines.is_empty() {
+            message.push_str("; its last stderr lines:\n");
+            message.push_str(&lines.iter().cloned().collect::<Vec<_>>().join("\n"));
+        }
+        message
+    }
+}
+
+/// Every tool `peer` lists, page after page; a cursor seen before is an error.
+async fn list_all(peer: &Peer<RoleClient>) -> Result<Vec<Tool>, String> {
+    let mut tools = Vec::new();
+    let mut seen = Vec::new();
+    let mut cursor = None;
+    loop {
+        let page = peer
+            .list_tools(Some(
+                PaginatedRequestParams::default().with_cursor(cursor.clone()),
+            ))
+            .await
+            .map_err(|e| e.to_string())?;
+        tools.extend(page.tools);
+        match page.next_cursor {
+            None => return Ok(tools),
+            Some(next) if seen.contains(&next) => {
+                return Err(format!("the cursor `{next}` came back: pagination loops"));
+            }
+            Some(next) => {
+                seen.push(next.clone());
+                cursor = Some(next);
+            }
+        }
+    }
+}
+
+/// Logs each stderr line of `server`'s child and keeps the last ones in `kept`.
+async fn keep_stderr(
+    server: String,
+    stderr: tokio::process::ChildStderr,
+    kept: Arc<Mutex<VecDeque<String>>>,
+) {
+    let mut lines = tokio::io::BufReader::new(stderr).lines();
+    while let Ok(Some(line)) = lines.next_line().await {
+        tracing::info!(server = %server, "stderr: {line}");
+        let mut kept = kept.lock().unwrap_or_else(PoisonError::into_inner);
+        if kept.len() == STDERR_LINES {
+            kept.pop_front();
+        }
+        kept.push_back(line);
+    }
+}
