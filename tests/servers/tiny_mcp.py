@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """A tiny stdio MCP server for the bridge's tests: one `echo` tool, and misbehaviour on demand.
 
-TINY_MODE selects: `ok` (default); `crash` (exits on its first tools/call); `slow-start` (sleeps
+TINY_MODE selects: `ok` (default); `crash` (exits on its first tools/call); `crash-once` (exits
+on its first tools/call unless the file TINY_MARKER exists, which it then creates); `slow-start` (sleeps
 TINY_DELAY seconds before answering initialize); `hang` (never answers tools/call); `garbage`
 (prints a line that is not JSON before each answer); `fail` (writes to stderr and exits at once).
 """
@@ -54,6 +55,9 @@ def main():
             name = request["params"]["name"]
             arguments = request["params"].get("arguments") or {}
             if MODE == "crash":
+                sys.exit(1)
+            if MODE == "crash-once" and not os.path.exists(os.environ["TINY_MARKER"]):
+                open(os.environ["TINY_MARKER"], "w").close()
                 sys.exit(1)
             if MODE == "hang":
                 continue

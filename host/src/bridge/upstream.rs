@@ -85,27 +85,21 @@ impl Upstream {
         Ok(peer)
     }
 
-    /// Every tool the server lists, following pagination, within `connect_timeout` (a start
-    /// included).
+    /// Every tool the server lists, following pagination; starting it and listing are each
+    /// bounded by `connect_timeout`.
     pub async fn list_tools(&self) -> Result<Vec<Tool>, String> {
+        let peer = self.peer().await?;
         let timeout = self.server.connect_timeout;
-        tokio::time::timeout(timeout, async {
-            let peer = self.peer().await?;
-            list_all(&peer).await.map_err(|e| {
-                format!(
-                    "server `{}` could not list its tools: {e}",
-                    self.server.name
-                )
-            })
-        })
-        .await
-        .unwrap_or_else(|_| {
-            Err(format!(
-                "server `{}` did not list its tools within {} s (connect_timeout)",
-                self.server.name,
+        let name = &self.server.name;
+        match tokio::time::timeout(timeout, list_all(&peer)).await {
+            Ok(listed) => {
+                listed.map_err(|e| format!("server `{name}` could not list its tools: {e}"))
+            }
+            Err(_) => Err(format!(
+                "server `{name}` did not list its tools within {} s (connect_timeout)",
                 timeout.as_secs_f64()
-            ))
-        })
+            )),
+        }
     }
 
     /// Calls the upstream tool `tool` (its own name) with `arguments`.
