@@ -172,6 +172,69 @@ async fn server_everything_is_served_under_its_name_through_one_shared_child() {
     );
 }
 
+/// A process killed on drop.
+struct Killed(std::process::Child);
+
+impl Drop for Killed {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn server_everything_over_streamable_http_is_served_through_an_expanded_url() {
+    let Some((node, script)) = everything() else {
+        return;
+    };
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let _upstream = Killed(
+        std::process::Command::new(node)
+            .arg(script)
+            .arg("streamableHttp")
+            .env("PORT", port.to_string())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap(),
+    );
+    let deadline = std::time::Instant::now() + Duration::from_secs(20);
+    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "server-everything did not listen"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let (dir, cache) = with_servers(json!({
+        "remote": {
+            "type": "streamable-http",
+            "url": format!("http://127.0.0.1:${{E2E_PORT:-{port}}}/mcp"),
+            "headers": {"X-Client": "${E2E_CLIENT:-reactor-e2e}"},
+        },
+    }));
+    let host = serve(&dir, &cache);
+    let client = connect(&format!("{}/mcp?toolsets=remote", host.base_url())).await;
+    let names = tool_names(client.peer()).await;
+    assert!(names.contains(&"remote__echo".to_owned()), "{names:?}");
+    let echoed = call_tool(
+        client.peer(),
+        "remote__echo",
+        json!({"message": "over http"}),
+    )
+    .await;
+    assert_eq!(text(&echoed), "Echo: over http");
+    assert_eq!(
+        children(host.pid()),
+        Vec::<u32>::new(),
+        "no child for an HTTP server"
+    );
+}
+
 #[test]
 fn a_bad_entry_is_skipped_with_its_message_and_strict_config_refuses_it() {
     let (dir, cache) = with_servers(json!({
