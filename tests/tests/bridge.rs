@@ -343,3 +343,56 @@ async fn a_server_slower_than_its_connect_timeout_is_named() {
         Duration::from_secs(5),
     );
 }
+
+/// The live processes (not zombies) of process group `group`.
+fn group_members(group: u32) -> Vec<u32> {
+    let mut found = Vec::new();
+    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(pid) = entry.file_name().to_string_lossy().parse::<u32>() else {
+            continue;
+        };
+        let Ok(stat) = std::fs::read_to_string(entry.path().join("stat")) else {
+            continue;
+        };
+        // After `comm)`: state, ppid, pgrp.
+        let fields: Vec<&str> = stat
+            .rsplit_once(')')
+            .map(|(_, rest)| rest.split_whitespace().collect())
+            .unwrap_or_default();
+        if fields.len() > 2 && fields[0] != "Z" && fields[2] == group.to_string() {
+            found.push(pid);
+        }
+    }
+    found
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn sigterm_ends_the_child_and_what_it_started() {
+    let script = workspace_root().join("tests/servers/tiny_mcp.py");
+    // The server starts a process that outlives it unless its group is ended, as `npx`
+    // leaves `node`.
+    let (dir, cache) = with_servers(json!({
+        "wrapped": {"command": "sh", "args": ["-c", format!("sleep 300 & exec python3 {}", script.display())]},
+    }));
+    let mut host = serve(&dir, &cache);
+    let client = connect(&format!("{}/mcp?toolsets=wrapped", host.base_url())).await;
+    call_tool(client.peer(), "wrapped__echo", json!({"text": "up"})).await;
+    let child = children(host.pid());
+    assert_eq!(child.len(), 1);
+    assert_eq!(group_members(child[0]).len(), 2, "the server and its sleep");
+    let status = std::process::Command::new("kill")
+        .args(["-TERM", &host.pid().to_string()])
+        .status()
+        .expect("kill");
+    assert!(status.success());
+    assert!(host.wait_for_exit(Duration::from_secs(15)).is_some());
+    let deadline = std::time::Instant::now() + Duration::from_secs(5);
+    while !group_members(child[0]).is_empty() && std::time::Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert_eq!(
+        group_members(child[0]),
+        Vec::<u32>::new(),
+        "the group is gone"
+    );
+}

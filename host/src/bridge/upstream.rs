@@ -2,10 +2,11 @@
 //!
 //! Started (or connected) on first need and again on the next need after the server went away
 //! (a child that exited, a closed HTTP session); each start is bounded by the entry's
-//! `connect_timeout`. Requests are multiplexed on it by rmcp's client. A stdio child is killed
-//! when the connection is dropped, and with its process group when the host exits (it is
-//! started in a group of its own). The child's stderr is logged, and its last lines kept for
-//! the error when it does not start.
+//! `connect_timeout`. Requests are multiplexed on it by rmcp's client. A stdio child is started
+//! in a process group of its own and killed when its connection is dropped; the group is sent
+//! SIGTERM when the connection is replaced or stopped and when the upstream is dropped, so the
+//! processes a command starts in turn (`npx` starting `node`) go too. The child's stderr is
+//! logged, and its last lines kept for the error when it does not start.
 
 use std::{
     collections::VecDeque,
@@ -36,6 +37,8 @@ pub struct Upstream {
     server: Arc<ServerEntry>,
     connection: tokio::sync::Mutex<Option<RunningService<RoleClient, ()>>>,
     stderr: Arc<Mutex<VecDeque<String>>>,
+    /// The process group of the current stdio child.
+    group: Mutex<Option<u32>>,
 }
 
 impl Upstream {
@@ -45,6 +48,7 @@ impl Upstream {
             server,
             connection: tokio::sync::Mutex::default(),
             stderr: Arc::default(),
+            group: Mutex::default(),
         }
     }
 
@@ -63,17 +67,20 @@ impl Upstream {
             return Ok(live.peer().clone());
         }
         if connection.take().is_some() {
+            self.end_group();
             tracing::info!(server = %self.server.name, "restarting MCP server: its connection closed");
         }
         let timeout = self.server.connect_timeout;
         let started = match tokio::time::timeout(timeout, self.connect()).await {
             Ok(Ok(started)) => started,
             Ok(Err(reason)) => {
+                self.end_group();
                 // Let the stderr reader catch up with a child that just exited.
                 tokio::time::sleep(Duration::from_millis(100)).await;
                 return Err(self.did_not_start(&reason));
             }
             Err(_) => {
+                self.end_group();
                 return Err(self.did_not_start(&format!(
                     "no answer to initialize within {} s (connect_timeout)",
                     timeout.as_secs_f64()
@@ -119,11 +126,27 @@ impl Upstream {
         })
     }
 
-    /// Closes the connection (a stdio child is killed).
+    /// Closes the connection (a stdio child and its process group are ended).
     pub fn stop(&self) {
         if let Ok(mut connection) = self.connection.try_lock() {
             connection.take();
         }
+        self.end_group();
+    }
+
+    /// Sends SIGTERM to the current child's process group, if there is one.
+    fn end_group(&self) {
+        let group = self
+            .group
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .take();
+        #[cfg(unix)]
+        if let Some(pid) = group.and_then(|g| rustix::process::Pid::from_raw(g.try_into().ok()?)) {
+            let _ = rustix::process::kill_process_group(pid, rustix::process::Signal::TERM);
+        }
+        #[cfg(not(unix))]
+        drop(group);
     }
 
     async fn connect(&self) -> Result<RunningService<RoleClient, ()>, String> {
@@ -149,6 +172,7 @@ impl Upstream {
                     .stderr(Stdio::piped())
                     .spawn()
                     .map_err(|e| format!("cannot run `{command}`: {e}"))?;
+                *self.group.lock().unwrap_or_else(PoisonError::into_inner) = transport.id();
                 if let Some(stderr) = stderr {
                     tokio::spawn(keep_stderr(
                         self.server.name.clone(),
@@ -182,6 +206,12 @@ impl Upstream {
             message.push_str(&lines.iter().cloned().collect::<Vec<_>>().join("\n"));
         }
         message
+    }
+}
+
+impl Drop for Upstream {
+    fn drop(&mut self) {
+        self.end_group();
     }
 }
 
