@@ -396,3 +396,57 @@ async fn sigterm_ends_the_child_and_what_it_started() {
         "the group is gone"
     );
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_cached_tool_of_a_server_that_does_not_start_says_why_when_called() {
+    let (dir, cache) = with_servers(json!({"tiny": tiny("ok", json!({}))}));
+    {
+        let host = serve(&dir, &cache);
+        let client = connect(&format!("{}/mcp?toolsets=tiny", host.base_url())).await;
+        assert!(
+            tool_names(client.peer())
+                .await
+                .contains(&"tiny__echo".to_owned())
+        );
+    }
+    // The same entry (the cache key leaves the environment out), now failing at start.
+    std::fs::write(
+        dir.file("mcp.json"),
+        json!({"mcpServers": {"tiny": tiny("fail", json!({}))}}).to_string(),
+    )
+    .unwrap();
+    let listed = run_host(
+        &["list", "--cache-dir", cache.path().to_str().unwrap()],
+        &dir,
+    );
+    assert!(
+        listed.assert_success().stdout.contains("tiny__echo"),
+        "{}",
+        listed.stdout
+    );
+    let host = serve(&dir, &cache);
+    let client = connect(&format!("{}/mcp?toolsets=tiny", host.base_url())).await;
+    assert!(
+        !tool_names(client.peer())
+            .await
+            .contains(&"tiny__echo".to_owned())
+    );
+    let error = client
+        .peer()
+        .call_tool(e2e::mcp::call("tiny__echo", json!({"text": "a"})))
+        .await
+        .expect_err("the tool is not served");
+    let rmcp::ServiceError::McpError(error) = error else {
+        panic!("{error:?}")
+    };
+    let hint = error
+        .data
+        .as_ref()
+        .and_then(|d| d["hint"].as_str())
+        .unwrap_or_default();
+    assert!(
+        hint.contains("its provider did not open: server `tiny` did not start: ")
+            && hint.contains("tiny: cannot open the database"),
+        "{error:?}"
+    );
+}

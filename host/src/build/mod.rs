@@ -391,6 +391,12 @@ impl Builder {
         .clone()
     }
 
+    /// Why the plugin called `name` did not open, if it was tried and failed.
+    pub fn failure(&self, name: &str) -> Option<ActivationError> {
+        let plugins = self.plugins.lock().unwrap_or_else(PoisonError::into_inner);
+        plugins.get(name)?.get()?.as_ref().err().cloned()
+    }
+
     /// The plugins opened so far, in load order.
     pub fn opened(&self) -> Vec<Arc<LoadedPlugin>> {
         let plugins = self.plugins.lock().unwrap_or_else(PoisonError::into_inner);

@@ -374,16 +374,18 @@ fn how_to_restart_with_more(inactive: &[&str]) -> String {
 /// the toolset that has it when another URL would serve it. A tool of an active toolset that is
 /// not served was left out when its table was built (an extension of it failed).
 fn unknown_tool(state: &ServeState, name: &str, resolution: &Resolution) -> ErrorData {
-    let toolset = state
+    let declared = state
         .builder
         .registry()
         .plugins()
         .iter()
-        .flat_map(|p| &p.manifest.tools)
-        .find(|t| t.name == name)
-        .map(|t| t.toolset.clone());
-    let data = toolset.map(|toolset| {
-        let hint = if resolution.active.contains(&toolset) {
+        .find_map(|p| Some((p, p.manifest.tools.iter().find(|t| t.name == name)?)));
+    let data = declared.map(|(plugin, tool)| {
+        let toolset = tool.toolset.clone();
+        let failure = state.builder.failure(&plugin.manifest.name);
+        let hint = if let Some(failure) = failure.filter(|_| resolution.active.contains(&toolset)) {
+            format!("tool `{name}` is in toolset `{toolset}`, which this URL serves, but its provider did not open: {failure}")
+        } else if resolution.active.contains(&toolset) {
             format!("tool `{name}` is in toolset `{toolset}`, which this URL serves, but it could not be built: an extension of it failed (see the server's log)")
         } else {
             format!("tool `{name}` is in toolset `{toolset}`, which this URL does not serve; add ?toolsets={toolset} to the server URL")
