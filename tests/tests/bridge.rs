@@ -155,6 +155,16 @@ async fn server_everything_is_served_under_its_name_through_one_shared_child() {
     )
     .await;
     assert!(weather.structured_content.is_some(), "{weather:?}");
+    let listed = client.peer().list_all_tools().await.unwrap();
+    let described = listed
+        .iter()
+        .find(|t| t.name == "everything__get-structured-content")
+        .unwrap();
+    assert!(
+        described.output_schema.is_some(),
+        "the output schema is carried over"
+    );
+    assert!(described.description.is_some());
 
     let second = connect(&url).await;
     let again = call_tool(second.peer(), "everything__echo", json!({"message": "two"})).await;

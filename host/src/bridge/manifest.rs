@@ -56,7 +56,8 @@ pub fn manifest(server: &ServerEntry, cached: Option<&CachedTools>) -> Manifest 
 }
 
 /// How `tool` of `server` is served: its served name, in the server's toolset, with its
-/// description (or one naming it), title, annotations, meta and input schema as they are.
+/// description (or one naming it), title, annotations, meta, input and output schemas as they
+/// are.
 pub fn tool_decl(server: &ServerEntry, tool: &Tool) -> ToolDecl {
     let hints = tool.annotations.as_ref();
     ToolDecl {
@@ -78,5 +79,6 @@ pub fn tool_decl(server: &ServerEntry, tool: &Tool) -> ToolDecl {
         },
         meta: tool.meta.clone().map(|m| m.0),
         input_schema: Some((*tool.input_schema).clone()),
+        output_schema: tool.output_schema.as_deref().cloned(),
     }
 }
