@@ -1,5 +1,10 @@
 //! Opening a bridged server: start it (or connect), list its tools, keep the list on disk, and
 //! hand the build stage a live instance forwarding to it.
+//!
+//! A server that does not start but has a cached list is still opened with that list: its
+//! tools are served, and each call tries to start it again, failing with the reason while it
+//! does not. Without a cached list there is nothing to serve, and the failure is the
+//! activation's.
 
 use std::sync::Arc;
 
@@ -25,11 +30,22 @@ pub fn open(
     })?;
     let upstream = Arc::new(Upstream::new(Arc::clone(server)));
     let listing = Arc::clone(&upstream);
-    let tools =
+    let listed =
         futures::executor::block_on(runtime.spawn(async move { listing.list_tools().await }))
-            .map_err(|e| failed(format!("starting it failed: {e}")))?
-            .map_err(failed)?;
-    cache.write(server, &tools);
+            .map_err(|e| failed(format!("starting it failed: {e}")))?;
+    let tools = match listed {
+        Ok(tools) => {
+            cache.write(server, &tools);
+            tools
+        }
+        Err(reason) => match cache.read(server) {
+            Some(cached) => {
+                tracing::warn!("{reason}; serving its cached tools, each call starts it again");
+                cached.tools
+            }
+            None => return Err(failed(reason)),
+        },
+    };
     Ok(Opened {
         manifest_json,
         instance: instance(upstream, &tools),

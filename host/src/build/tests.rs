@@ -271,6 +271,8 @@ fn a_plugin_that_fails_to_open_is_left_out_and_the_rest_served() {
         builder.plugin("other"),
         Err(ActivationError::Open { .. })
     ));
+    assert_eq!(builder.failure("other"), builder.plugin("other").err());
+    assert_eq!(builder.failure("base"), None);
 }
 
 #[tokio::test]
