@@ -59,12 +59,27 @@ fn tiny(mode: &str, extra: Value) -> Value {
 /// A plugin folder whose `mcp.json` declares `servers`, and a cache folder.
 fn with_servers(servers: Value) -> (PluginDir, tempfile::TempDir) {
     let dir = PluginDir::new();
+    write_servers(&dir, servers);
+    (dir, tempfile::tempdir().unwrap())
+}
+
+/// What `list` prints for `dir` with its tool lists kept in `cache`.
+fn listing(dir: &PluginDir, cache: &tempfile::TempDir) -> String {
+    let listed = run_host(
+        &["list", "--cache-dir", cache.path().to_str().unwrap()],
+        dir,
+    );
+    listed.assert_success();
+    listed.stdout
+}
+
+/// Writes `dir`'s `mcp.json` declaring `servers`.
+fn write_servers(dir: &PluginDir, servers: Value) {
     std::fs::write(
         dir.file("mcp.json"),
         json!({ "mcpServers": servers }).to_string(),
     )
     .unwrap();
-    (dir, tempfile::tempdir().unwrap())
 }
 
 /// `serve` on `dir` with its tool lists kept in `cache`.
@@ -72,26 +87,47 @@ fn serve(dir: &PluginDir, cache: &tempfile::TempDir) -> HostProcess {
     HostProcess::serve(dir, &["--cache-dir", cache.path().to_str().unwrap()])
 }
 
-/// The processes whose parent is `pid`.
-fn children(pid: u32) -> Vec<u32> {
+/// Every live process (zombies left out) as `(pid, parent, process group)`, from `/proc`.
+fn processes() -> Vec<(u32, u32, u32)> {
     let mut found = Vec::new();
     for entry in std::fs::read_dir("/proc").unwrap().flatten() {
-        let Ok(child) = entry.file_name().to_string_lossy().parse::<u32>() else {
+        let Ok(pid) = entry.file_name().to_string_lossy().parse::<u32>() else {
             continue;
         };
         let Ok(stat) = std::fs::read_to_string(entry.path().join("stat")) else {
             continue;
         };
-        // `pid (comm) state ppid ...`: comm may hold spaces, so read after its `)`.
-        let ppid = stat
+        // `pid (comm) state ppid pgrp ...`: comm may hold spaces, so read after its `)`.
+        let fields: Vec<&str> = stat
             .rsplit_once(')')
-            .and_then(|(_, rest)| rest.split_whitespace().nth(1))
-            .and_then(|p| p.parse::<u32>().ok());
-        if ppid == Some(pid) {
-            found.push(child);
+            .map(|(_, rest)| rest.split_whitespace().take(3).collect())
+            .unwrap_or_default();
+        if let [state, ppid, pgrp] = fields[..]
+            && state != "Z"
+            && let (Ok(ppid), Ok(pgrp)) = (ppid.parse(), pgrp.parse())
+        {
+            found.push((pid, ppid, pgrp));
         }
     }
     found
+}
+
+/// The processes whose parent is `pid`.
+fn children(pid: u32) -> Vec<u32> {
+    processes()
+        .into_iter()
+        .filter(|&(_, parent, _)| parent == pid)
+        .map(|(child, ..)| child)
+        .collect()
+}
+
+/// The processes of process group `group`.
+fn group_members(group: u32) -> Vec<u32> {
+    processes()
+        .into_iter()
+        .filter(|&(.., pgrp)| pgrp == group)
+        .map(|(pid, ..)| pid)
+        .collect()
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -171,14 +207,10 @@ async fn server_everything_is_served_under_its_name_through_one_shared_child() {
     assert_eq!(text(&again), "Echo: two");
     assert_eq!(children(host.pid()).len(), 1, "one child for every session");
 
-    let listed = run_host(
-        &["list", "--cache-dir", cache.path().to_str().unwrap()],
-        &dir,
-    );
+    let listed = listing(&dir, &cache);
     assert!(
-        listed.assert_success().stdout.contains("everything__echo"),
-        "the cached list is listed:\n{}",
-        listed.stdout
+        listed.contains("everything__echo"),
+        "the cached list is listed:\n{listed}"
     );
 }
 
@@ -354,28 +386,6 @@ async fn a_server_slower_than_its_connect_timeout_is_named() {
     );
 }
 
-/// The live processes (not zombies) of process group `group`.
-fn group_members(group: u32) -> Vec<u32> {
-    let mut found = Vec::new();
-    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
-        let Ok(pid) = entry.file_name().to_string_lossy().parse::<u32>() else {
-            continue;
-        };
-        let Ok(stat) = std::fs::read_to_string(entry.path().join("stat")) else {
-            continue;
-        };
-        // After `comm)`: state, ppid, pgrp.
-        let fields: Vec<&str> = stat
-            .rsplit_once(')')
-            .map(|(_, rest)| rest.split_whitespace().collect())
-            .unwrap_or_default();
-        if fields.len() > 2 && fields[0] != "Z" && fields[2] == group.to_string() {
-            found.push(pid);
-        }
-    }
-    found
-}
-
 #[tokio::test(flavor = "multi_thread")]
 async fn sigterm_ends_the_child_and_what_it_started() {
     let script = workspace_root().join("tests/servers/tiny_mcp.py");
@@ -420,20 +430,9 @@ async fn a_server_that_does_not_start_serves_its_cached_tools_and_each_call_says
         );
     }
     // The same entry (the cache key leaves the environment out), now failing at start.
-    std::fs::write(
-        dir.file("mcp.json"),
-        json!({"mcpServers": {"tiny": tiny("fail", json!({}))}}).to_string(),
-    )
-    .unwrap();
-    let listed = run_host(
-        &["list", "--cache-dir", cache.path().to_str().unwrap()],
-        &dir,
-    );
-    assert!(
-        listed.assert_success().stdout.contains("tiny__echo"),
-        "{}",
-        listed.stdout
-    );
+    write_servers(&dir, json!({"tiny": tiny("fail", json!({}))}));
+    let listed = listing(&dir, &cache);
+    assert!(listed.contains("tiny__echo"), "{listed}");
     let host = serve(&dir, &cache);
     let client = connect(&format!("{}/mcp?toolsets=tiny", host.base_url())).await;
     assert!(

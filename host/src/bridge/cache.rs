@@ -118,7 +118,6 @@ fn default_dir() -> Option<PathBuf> {
 pub(crate) mod tests {
     use std::{collections::BTreeMap, sync::Arc, time::Duration};
 
-    use plugin_manifest::ToolsetDecl;
     use serde_json::Map;
 
     use super::*;
@@ -131,14 +130,7 @@ pub(crate) mod tests {
                 url: url.to_owned(),
                 headers: BTreeMap::new(),
             },
-            toolset: ToolsetDecl {
-                name: name.to_owned(),
-                title: String::new(),
-                description: String::new(),
-                instructions: String::new(),
-                default: false,
-                always: false,
-            },
+            toolset: super::super::config::plain_toolset(name),
             connect_timeout: Duration::from_secs(1),
             call_timeout: Duration::from_secs(1),
             cache_ttl: Duration::ZERO,

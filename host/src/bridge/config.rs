@@ -294,16 +294,21 @@ fn transport_kind(fields: &Fields<'_>) -> Result<Kind, String> {
     }
 }
 
-/// The `toolset` object: our keys for the server's toolset, all optional.
-fn toolset(name: &str, value: Option<&Value>) -> Result<ToolsetDecl, String> {
-    let mut decl = ToolsetDecl {
+/// The toolset of server `name` when its entry has no `toolset` key: untitled, off by default.
+pub(crate) fn plain_toolset(name: &str) -> ToolsetDecl {
+    ToolsetDecl {
         name: name.to_owned(),
         title: String::new(),
         description: String::new(),
         instructions: String::new(),
         default: false,
         always: false,
-    };
+    }
+}
+
+/// The `toolset` object: our keys for the server's toolset, all optional.
+fn toolset(name: &str, value: Option<&Value>) -> Result<ToolsetDecl, String> {
+    let mut decl = plain_toolset(name);
     let Some(value) = value else {
         return Ok(decl);
     };
