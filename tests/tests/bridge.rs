@@ -7,7 +7,7 @@ use std::{path::PathBuf, time::Duration};
 
 use e2e::{
     HostProcess, PluginDir,
-    mcp::{call_tool, connect, get_json, text, tool_names},
+    mcp::{RawSession, call_tool, connect, get_json, text, tool_names},
     run_host, workspace_root,
 };
 use serde_json::{Value, json};
@@ -447,5 +447,43 @@ async fn a_server_that_does_not_start_serves_its_cached_tools_and_each_call_says
         message.starts_with("server `tiny` did not start: ")
             && message.contains("tiny: cannot open the database"),
         "{message}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_servers_progress_reaches_the_request_that_called() {
+    let Some((node, script)) = everything() else {
+        return;
+    };
+    let (dir, cache) = with_servers(json!({"everything": {"command": node, "args": [script]}}));
+    let host = serve(&dir, &cache);
+    let session = RawSession::open(&format!("{}/mcp?toolsets=everything", host.base_url())).await;
+    let (_, messages) = session
+        .exchange(
+            2,
+            "tools/call",
+            json!({
+                "name": "everything__trigger-long-running-operation",
+                "arguments": {"duration": 1, "steps": 3},
+                "_meta": {"progressToken": "mine"},
+            }),
+        )
+        .await;
+    let reports: Vec<&Value> = messages
+        .iter()
+        .filter(|m| m["method"] == "notifications/progress")
+        .collect();
+    assert_eq!(reports.len(), 3, "{messages:?}");
+    for (i, report) in reports.iter().enumerate() {
+        assert_eq!(report["params"]["progressToken"], "mine");
+        assert_eq!(report["params"]["progress"].as_f64(), Some((i + 1) as f64));
+        assert_eq!(report["params"]["total"].as_f64(), Some(3.0));
+    }
+    let result = &messages.last().unwrap()["result"];
+    assert!(
+        result["content"][0]["text"]
+            .as_str()
+            .is_some_and(|t| t.starts_with("Long running operation completed")),
+        "{result}"
     );
 }

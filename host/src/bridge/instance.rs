@@ -4,7 +4,8 @@
 //! So the build stage treats it as any plugin: its tools go through the same activation
 //! check, tool tables and extensions. A call sends the upstream tool its original name and
 //! the arguments as given, and passes the result (content, structured content, `isError`,
-//! `_meta`) back unchanged, within the entry's `call_timeout`.
+//! `_meta`) back unchanged, within the entry's `call_timeout`; the server's progress reports
+//! reach the calling request.
 
 use std::sync::Arc;
 
@@ -109,31 +110,38 @@ impl ToolHandler for Forwarded {
     fn call(
         &self,
         arguments: RString,
-        _context: HostContextBox,
+        context: HostContextBox,
     ) -> FfiFuture<RResult<FfiOutput, FfiError>> {
         let tool = self.clone();
-        async move { tool.forward(&arguments).await.into() }.into_ffi()
+        async move { tool.forward(&arguments, context).await.into() }.into_ffi()
     }
 }
 
 impl Forwarded {
-    async fn forward(&self, arguments: &str) -> Result<FfiOutput, FfiError> {
+    async fn forward(
+        &self,
+        arguments: &str,
+        context: HostContextBox,
+    ) -> Result<FfiOutput, FfiError> {
         let arguments: Option<JsonObject> = serde_json::from_str(arguments)
             .map_err(|e| FfiError::new(ErrorKind::InvalidArguments, e.to_string()))?;
         let timeout = self.upstream.server().call_timeout;
-        let result = tokio::time::timeout(timeout, self.upstream.call(&self.original, arguments))
-            .await
-            .map_err(|_| {
-                FfiError::new(
-                    ErrorKind::Tool,
-                    format!(
-                        "tool `{}` timed out after {} s",
-                        self.decl.name,
-                        timeout.as_secs_f64()
-                    ),
-                )
-            })?
-            .map_err(|e| FfiError::new(ErrorKind::Tool, e))?;
+        let result = tokio::time::timeout(
+            timeout,
+            self.upstream.call(&self.original, arguments, context),
+        )
+        .await
+        .map_err(|_| {
+            FfiError::new(
+                ErrorKind::Tool,
+                format!(
+                    "tool `{}` timed out after {} s",
+                    self.decl.name,
+                    timeout.as_secs_f64()
+                ),
+            )
+        })?
+        .map_err(|e| FfiError::new(ErrorKind::Tool, e))?;
         let json = serde_json::to_string(&result)
             .map_err(|e| FfiError::new(ErrorKind::Tool, e.to_string()))?;
         Ok(FfiOutput {

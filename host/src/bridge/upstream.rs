@@ -6,19 +6,27 @@
 //! in a process group of its own and killed when its connection is dropped; the group is sent
 //! SIGTERM when the connection is replaced or stopped and when the upstream is dropped, so the
 //! processes a command starts in turn (`npx` starting `node`) go too. The child's stderr is
-//! logged, and its last lines kept for the error when it does not start.
+//! logged, and its last lines kept for the error when it does not start. Each call asks the
+//! server for progress under a token of its own, and the reports reach the request that made
+//! the call ([`Relay`]).
 
 use std::{
-    collections::VecDeque,
+    collections::{HashMap, VecDeque},
     process::Stdio,
     sync::{Arc, Mutex, PoisonError},
     time::Duration,
 };
 
+use abi_stable::std_types::{ROption, RString};
+use plugin_abi::HostContextBox;
 use rmcp::{
-    RoleClient, ServiceExt as _,
-    model::{CallToolRequestParams, CallToolResult, JsonObject, PaginatedRequestParams, Tool},
-    service::{Peer, RunningService},
+    ClientHandler, RoleClient, ServiceExt as _,
+    model::{
+        CallToolRequest, CallToolRequestParams, CallToolResult, CancelledNotificationParam,
+        ClientRequest, JsonObject, PaginatedRequestParams, ProgressNotificationParam,
+        ProgressToken, RequestId, ServerResult, Tool,
+    },
+    service::{NotificationContext, Peer, PeerRequestOptions, RunningService, ServiceError},
     transport::{
         StreamableHttpClientTransport, TokioChildProcess,
         streamable_http_client::StreamableHttpClientTransportConfig,
@@ -35,7 +43,8 @@ const STDERR_LINES: usize = 10;
 #[derive(Debug)]
 pub struct Upstream {
     server: Arc<ServerEntry>,
-    connection: tokio::sync::Mutex<Option<RunningService<RoleClient, ()>>>,
+    connection: tokio::sync::Mutex<Option<RunningService<RoleClient, Relay>>>,
+    relay: Relay,
     stderr: Arc<Mutex<VecDeque<String>>>,
     /// The process group of the current stdio child.
     group: Mutex<Option<u32>>,
@@ -47,6 +56,7 @@ impl Upstream {
         Self {
             server,
             connection: tokio::sync::Mutex::default(),
+            relay: Relay::default(),
             stderr: Arc::default(),
             group: Mutex::default(),
         }
@@ -109,21 +119,43 @@ impl Upstream {
         }
     }
 
-    /// Calls the upstream tool `tool` (its own name) with `arguments`.
+    /// Calls the upstream tool `tool` (its own name) with `arguments`, for the request that
+    /// `context` stands for: the server's progress reports go to it, and dropping the future
+    /// tells the server the call is cancelled.
     pub async fn call(
         &self,
         tool: &str,
         arguments: Option<JsonObject>,
+        context: HostContextBox,
     ) -> Result<CallToolResult, String> {
         let peer = self.peer().await?;
         let mut params = CallToolRequestParams::new(tool.to_owned());
         params.arguments = arguments;
-        peer.call_tool(params).await.map_err(|e| {
+        let failed = |e: ServiceError| {
             format!(
                 "server `{}` failed the call of `{tool}`: {e}",
                 self.server.name
             )
-        })
+        };
+        // rmcp gives each request its progress token; reports sent before the handle comes
+        // back (before the request is even written) cannot be.
+        let handle = peer
+            .send_request_with_option(
+                ClientRequest::CallToolRequest(CallToolRequest::new(params)),
+                PeerRequestOptions::no_options(),
+            )
+            .await
+            .map_err(failed)?;
+        let _listening = self.relay.listen(handle.progress_token.clone(), context);
+        let mut abandoned = Abandoned(Some((peer, handle.id.clone())));
+        let answer = handle.await_response().await;
+        abandoned.0 = None;
+        match answer.map_err(failed)? {
+            ServerResult::CallToolResult(result) => Ok(result),
+            other => Err(failed(ServiceError::UnexpectedResponse)).inspect_err(|_| {
+                tracing::debug!(server = %self.server.name, "unexpected answer to tools/call: {other:?}");
+            }),
+        }
     }
 
     /// Closes the connection (a stdio child and its process group are ended).
@@ -149,7 +181,7 @@ impl Upstream {
         drop(group);
     }
 
-    async fn connect(&self) -> Result<RunningService<RoleClient, ()>, String> {
+    async fn connect(&self) -> Result<RunningService<RoleClient, Relay>, String> {
         match &self.server.transport {
             Transport::Stdio {
                 command,
@@ -180,7 +212,11 @@ impl Upstream {
                         Arc::clone(&self.stderr),
                     ));
                 }
-                ().serve(transport).await.map_err(|e| e.to_string())
+                self.relay
+                    .clone()
+                    .serve(transport)
+                    .await
+                    .map_err(|e| e.to_string())
             }
             Transport::Http { url, headers } => {
                 let mut config = StreamableHttpClientTransportConfig::with_uri(url.as_str());
@@ -192,7 +228,11 @@ impl Upstream {
                     config.custom_headers.insert(name, value);
                 }
                 let transport = StreamableHttpClientTransport::from_config(config);
-                ().serve(transport).await.map_err(|e| e.to_string())
+                self.relay
+                    .clone()
+                    .serve(transport)
+                    .await
+                    .map_err(|e| e.to_string())
             }
         }
     }
@@ -206,6 +246,90 @@ impl Upstream {
             message.push_str(&lines.iter().cloned().collect::<Vec<_>>().join("\n"));
         }
         message
+    }
+}
+
+/// The client side of the connection: hands each progress report to the request whose call
+/// carries its token.
+#[derive(Clone, Default)]
+struct Relay {
+    listeners: Arc<Mutex<HashMap<ProgressToken, HostContextBox>>>,
+}
+
+/// A call's progress token, forgotten when dropped.
+struct Listening {
+    token: ProgressToken,
+    listeners: Arc<Mutex<HashMap<ProgressToken, HostContextBox>>>,
+}
+
+impl Drop for Listening {
+    fn drop(&mut self) {
+        self.listeners
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .remove(&self.token);
+    }
+}
+
+impl std::fmt::Debug for Relay {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Relay").finish_non_exhaustive()
+    }
+}
+
+impl Relay {
+    /// Sends the reports under `token` to `context` until the returned guard is dropped.
+    fn listen(&self, token: ProgressToken, context: HostContextBox) -> Listening {
+        self.listeners
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .insert(token.clone(), context);
+        Listening {
+            token,
+            listeners: Arc::clone(&self.listeners),
+        }
+    }
+}
+
+impl ClientHandler for Relay {
+    async fn on_progress(
+        &self,
+        params: ProgressNotificationParam,
+        _context: NotificationContext<RoleClient>,
+    ) {
+        let listener = self
+            .listeners
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .get(&params.progress_token)
+            .cloned();
+        if let Some(context) = listener {
+            context.progress(
+                params.progress,
+                params.total.into(),
+                params
+                    .message
+                    .map(RString::from)
+                    .map_or(ROption::RNone, ROption::RSome),
+            );
+        }
+    }
+}
+
+/// A call in flight: when dropped before its answer, the server is told it is cancelled.
+struct Abandoned(Option<(Peer<RoleClient>, RequestId)>);
+
+impl Drop for Abandoned {
+    fn drop(&mut self) {
+        if let Some((peer, id)) = self.0.take() {
+            tokio::spawn(async move {
+                let cancelled = CancelledNotificationParam::new(
+                    Some(id),
+                    Some("the client cancelled the call".to_owned()),
+                );
+                let _ = peer.notify_cancelled(cancelled).await;
+            });
+        }
     }
 }
 
