@@ -417,29 +417,24 @@ async fn sigterm_ends_the_child_and_what_it_started() {
     );
 }
 
+/// A client of `?toolsets=tiny` on `host`, once it lists `tiny__echo`.
+async fn tiny_client(host: &HostProcess) -> e2e::mcp::Client {
+    let client = connect(&format!("{}/mcp?toolsets=tiny", host.base_url())).await;
+    let names = tool_names(client.peer()).await;
+    assert!(names.contains(&"tiny__echo".to_owned()), "{names:?}");
+    client
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn a_server_that_does_not_start_serves_its_cached_tools_and_each_call_says_why() {
     let (dir, cache) = with_servers(json!({"tiny": tiny("ok", json!({}))}));
-    {
-        let host = serve(&dir, &cache);
-        let client = connect(&format!("{}/mcp?toolsets=tiny", host.base_url())).await;
-        assert!(
-            tool_names(client.peer())
-                .await
-                .contains(&"tiny__echo".to_owned())
-        );
-    }
+    tiny_client(&serve(&dir, &cache)).await;
     // The same entry (the cache key leaves the environment out), now failing at start.
     write_servers(&dir, json!({"tiny": tiny("fail", json!({}))}));
     let listed = listing(&dir, &cache);
     assert!(listed.contains("tiny__echo"), "{listed}");
     let host = serve(&dir, &cache);
-    let client = connect(&format!("{}/mcp?toolsets=tiny", host.base_url())).await;
-    assert!(
-        tool_names(client.peer())
-            .await
-            .contains(&"tiny__echo".to_owned())
-    );
+    let client = tiny_client(&host).await;
     let result = call_tool(client.peer(), "tiny__echo", json!({"text": "a"})).await;
     assert_eq!(result.is_error, Some(true));
     let message = text(&result);
