@@ -50,10 +50,7 @@ impl Subjects {
     pub fn new(library: &Path) -> Result<Self> {
         let manifest =
             discovery::read(library).map_err(|e| anyhow::anyhow!("{}: {e}", library.display()))?;
-        let discovered = DiscoveredPlugin {
-            path: library.to_owned(),
-            manifest,
-        };
+        let discovered = DiscoveredPlugin::library(library, manifest);
         let plugin = activate(&discovered)?;
         let tool = plugin
             .tool("echo")

@@ -48,6 +48,24 @@ pub struct Common {
     /// Serve only the plugins with these names (repeatable; replaces REACTOR_MCP_EXTENSIONS).
     #[arg(long = "extension", global = true, value_name = "NAME")]
     pub extensions: Vec<String>,
+    /// A further `mcp.json` of MCP servers to bridge (repeatable), read after the plugin
+    /// folder's `mcp.json` and `*.mcp.json`.
+    #[arg(
+        long = "mcp-config",
+        global = true,
+        env = "REACTOR_MCP_CONFIG",
+        value_delimiter = ',',
+        value_name = "FILE"
+    )]
+    pub mcp_config: Vec<PathBuf>,
+    /// Refuse to start when an `mcp.json` file or server entry cannot be used (by default it is
+    /// skipped with a warning).
+    #[arg(long, global = true, env = "REACTOR_MCP_STRICT_CONFIG", value_parser = BoolishValueParser::new())]
+    pub strict_config: bool,
+    /// Where the bridged servers' last tool lists are kept (default: the user's cache folder,
+    /// `$XDG_CACHE_HOME/reactor-mcp-server` or `~/.cache/reactor-mcp-server`).
+    #[arg(long, global = true, env = "REACTOR_MCP_CACHE_DIR", value_name = "DIR")]
+    pub cache_dir: Option<PathBuf>,
     /// The log level when RUST_LOG is not set (error, warn, info, debug, trace).
     #[arg(
         long,
@@ -70,11 +88,33 @@ impl Common {
         Some(crate::selection::split_names([from_env.as_str()])).filter(|n| !n.is_empty())
     }
 
-    /// Discovers the plugin folder, narrowed as [`Common::extension_filter`] says.
+    /// Discovers the plugin folder and the MCP servers to bridge, narrowed as
+    /// [`Common::extension_filter`] says. With `--strict-config`, a bad `mcp.json` file or entry
+    /// is an error.
     pub fn discover(
         &self,
     ) -> Result<crate::discovery::Discovery, crate::discovery::DiscoveryError> {
-        crate::discovery::discover(&self.plugin_dir, self.extension_filter().as_deref())
+        use crate::{bridge, discovery};
+        let only = self.extension_filter();
+        let mut found = discovery::discover(&self.plugin_dir, only.as_deref())?;
+        let files = bridge::config::files(&self.plugin_dir, &self.mcp_config);
+        let servers = bridge::config::load(&files, &|name| std::env::var(name).ok());
+        bridge::add_servers(&mut found, servers, &self.tool_cache(), only.as_deref());
+        let bad: Vec<discovery::Skipped> = found
+            .skipped
+            .iter()
+            .filter(|s| matches!(s.reason, discovery::SkipReason::BadServer { .. }))
+            .cloned()
+            .collect();
+        if self.strict_config && !bad.is_empty() {
+            return Err(discovery::DiscoveryError::StrictConfig { skipped: bad });
+        }
+        Ok(found)
+    }
+
+    /// The bridged servers' tool-list cache.
+    pub fn tool_cache(&self) -> crate::bridge::cache::ToolCache {
+        crate::bridge::cache::ToolCache::new(self.cache_dir.clone())
     }
 }
 

@@ -26,6 +26,7 @@
 //! `GET /contributions`, `reactor-mcp-server list` and `graph`), all from manifests alone;
 //! [`config`] holds the command line.
 
+pub mod bridge;
 pub mod build;
 pub mod config;
 pub mod discovery;

@@ -148,6 +148,7 @@ impl Tool {
                 annotations: Annotations::default(),
                 meta: None,
                 input_schema: None,
+                output_schema: None,
             },
             inline: false,
         }

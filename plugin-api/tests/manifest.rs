@@ -180,6 +180,7 @@ fn tool(name: &str, description: &str, toolset: &str) -> ToolDecl {
         annotations: Annotations::default(),
         meta: None,
         input_schema: None,
+        output_schema: None,
     }
 }
 

@@ -5,6 +5,7 @@
 
 mod abuse;
 mod activation;
+mod bridge;
 mod context;
 mod discovery;
 mod extensions;

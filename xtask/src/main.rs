@@ -7,6 +7,7 @@
 //! - `serve`: release-build the plugins, then run the host.
 //! - `test`: the one test command (formatting, lints, plugins, every test).
 //! - `bench`: build what the benchmarks measure and run them (the `bench` crate).
+//! - `bridge_server`: install the third-party MCP server the bridge's end-to-end tests run.
 //! - `conformance`: run the official MCP conformance suite against the `conformance` plugin, in
 //!   named runs (suite version and protocol version), each judged against its own baseline
 //!   (`conformance-baseline*.txt`).
@@ -18,6 +19,7 @@
 //! `cargo test` work without xtask: it only strings them together.
 
 mod bench;
+mod bridge_server;
 mod build_plugins;
 mod clients;
 mod conformance;
@@ -64,6 +66,8 @@ enum Task {
     Bench(bench::Args),
     /// Run the MCP conformance suite's runs against the `conformance` plugin (needs npm once).
     Conformance(conformance::Args),
+    /// Install the MCP server the bridge's end-to-end tests run (needs npm once).
+    BridgeServer(bridge_server::Args),
     /// Drive `reactor-mcp-server stdio` with the official Python SDK and the MCP Inspector's
     /// CLI (needs npm and python3 once).
     Clients(clients::Args),
@@ -79,6 +83,7 @@ fn main() -> ExitCode {
         Task::Bench(args) => bench::run(args),
         Task::Conformance(args) => conformance::run(args),
         Task::Clients(args) => clients::run(args),
+        Task::BridgeServer(args) => bridge_server::run(args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

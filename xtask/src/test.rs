@@ -2,7 +2,8 @@
 //!
 //! In order, stopping at the first failure: `cargo fmt --check`, `cargo clippy` over every
 //! target with warnings denied, `build-plugins` (debug, so the end-to-end tests find real
-//! plugins in `plugins/`), then every test of the workspace. The tests run under
+//! plugins in `plugins/`), the MCP server the bridge's tests run (`bridge-server`, whose paths
+//! the tests get in their environment), then every test of the workspace. The tests run under
 //! `cargo nextest` when it is installed (faster, one process per test), plus
 //! `cargo test --doc` since nextest skips doctests; with plain `cargo test` otherwise. Last,
 //! the MCP conformance suite (`cargo xtask conformance`, every run), unless `--skip-conformance`, and the
@@ -13,7 +14,7 @@ use std::process::{Command, Stdio};
 
 use anyhow::{Context, Result};
 
-use crate::{build_plugins, cargo, clients, conformance, run_command};
+use crate::{bridge_server, build_plugins, cargo, clients, conformance, run_command};
 
 /// What `cargo xtask test` runs.
 #[derive(Debug, Default, clap::Args)]
@@ -43,9 +44,26 @@ pub(crate) fn run(args: &Args) -> Result<()> {
     step("plugins", "the plugin build failed", || {
         build_plugins::run(&build_plugins::Args::default())
     })?;
+    let mut bridged = None;
+    step(
+        "bridge test server",
+        "it needs npm and the npm registry once",
+        || {
+            bridged = Some(bridge_server::install()?);
+            Ok(())
+        },
+    )?;
+    let tests = |args: &[&str]| {
+        let mut command = cargo();
+        command.args(args);
+        if let Some(bridged) = &bridged {
+            bridged.pass_to(&mut command);
+        }
+        command
+    };
     if nextest_available() {
         step("tests (nextest)", "see the failures above", || {
-            run_command(cargo().args(["nextest", "run", "--workspace"]))
+            run_command(&mut tests(&["nextest", "run", "--workspace"]))
         })?;
         step("doctests", "see the failures above", || {
             run_command(cargo().args(["test", "--workspace", "--doc"]))
@@ -53,7 +71,7 @@ pub(crate) fn run(args: &Args) -> Result<()> {
     } else {
         eprintln!("cargo-nextest is not installed; running the tests with cargo test");
         step("tests", "see the failures above", || {
-            run_command(cargo().args(["test", "--workspace"]))
+            run_command(&mut tests(&["test", "--workspace"]))
         })?;
     }
     if !args.skip_conformance {

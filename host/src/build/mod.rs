@@ -36,7 +36,11 @@ use serde_json::{Map, Value};
 
 pub use table::ToolTable;
 
-use crate::{discovery::DiscoveredPlugin, registry::Registry, selection::ActiveSet};
+use crate::{
+    discovery::{DiscoveredPlugin, Provider},
+    registry::Registry,
+    selection::ActiveSet,
+};
 
 /// Why a plugin could not be activated.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -62,6 +66,14 @@ pub enum ActivationError {
     #[error("plugin `{plugin}` failed to start: {reason}")]
     Instantiate {
         /// The plugin.
+        plugin: String,
+        /// Why.
+        reason: String,
+    },
+    /// A bridged MCP server did not start or list its tools; the reason names the server.
+    #[error("{reason}")]
+    Upstream {
+        /// The server.
         plugin: String,
         /// Why.
         reason: String,
@@ -299,6 +311,29 @@ impl Opener for LibraryOpener {
     }
 }
 
+/// Opens each plugin as its provider says: libraries with [`LibraryOpener`], bridged MCP
+/// servers by starting them ([`crate::bridge::open`], from a blocking thread of the host's
+/// runtime).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct ProviderOpener;
+
+impl Opener for ProviderOpener {
+    fn open(&self, plugin: &DiscoveredPlugin) -> Result<Opened, ActivationError> {
+        match &plugin.provider {
+            Provider::Library => LibraryOpener.open(plugin),
+            Provider::Bridged { server, cache } => {
+                let manifest_json = serde_json::to_string(&plugin.manifest).map_err(|e| {
+                    ActivationError::instantiate(
+                        &plugin.manifest.name,
+                        FfiError::new(plugin_abi::ErrorKind::Plugin, e.to_string()),
+                    )
+                })?;
+                crate::bridge::open(server, cache, manifest_json)
+            }
+        }
+    }
+}
+
 /// Opens plugins on demand, each once, and builds tool tables from them.
 #[derive(Debug)]
 pub struct Builder {
@@ -308,9 +343,10 @@ pub struct Builder {
 }
 
 impl Builder {
-    /// A builder over `registry` that opens libraries in process; nothing is opened yet.
+    /// A builder over `registry` that opens each plugin as its provider says
+    /// ([`ProviderOpener`]); nothing is opened yet.
     pub fn new(registry: Arc<Registry>) -> Self {
-        Self::with_opener(registry, Arc::new(LibraryOpener))
+        Self::with_opener(registry, Arc::new(ProviderOpener))
     }
 
     /// A builder over `registry` that opens plugins with `opener`.
@@ -355,6 +391,12 @@ impl Builder {
         .clone()
     }
 
+    /// Why the plugin called `name` did not open, if it was tried and failed.
+    pub fn failure(&self, name: &str) -> Option<ActivationError> {
+        let plugins = self.plugins.lock().unwrap_or_else(PoisonError::into_inner);
+        plugins.get(name)?.get()?.as_ref().err().cloned()
+    }
+
     /// The plugins opened so far, in load order.
     pub fn opened(&self) -> Vec<Arc<LoadedPlugin>> {
         let plugins = self.plugins.lock().unwrap_or_else(PoisonError::into_inner);
@@ -386,9 +428,9 @@ impl Builder {
     }
 }
 
-/// Opens a discovered plugin's library in process and checks its code against its manifest.
+/// Opens a discovered plugin as its provider says and checks its code against its manifest.
 pub fn activate(discovered: &DiscoveredPlugin) -> Result<LoadedPlugin, ActivationError> {
-    activate_with(&LibraryOpener, discovered)
+    activate_with(&ProviderOpener, discovered)
 }
 
 /// Opens a discovered plugin with `opener` and checks its code against its manifest: the same
@@ -426,13 +468,26 @@ pub fn activate_with(
             handler: Arc::new(tool.handler),
         });
     }
-    check_tools(manifest, &tools).map_err(mismatch)?;
+    check_tools(&static_tools(discovered), &tools).map_err(mismatch)?;
     contributions::check_contributions(manifest, &opened.instance).map_err(mismatch)?;
     Ok(LoadedPlugin {
         manifest: manifest.clone(),
         instance: opened.instance,
         tools,
     })
+}
+
+/// What the code's tools are checked against: the manifest, except that a bridged server's
+/// listed tools (its last list, from the disk cache) are a hint for listings, not a promise:
+/// its tools are all dynamic.
+fn static_tools(discovered: &DiscoveredPlugin) -> std::borrow::Cow<'_, Manifest> {
+    match discovered.provider {
+        Provider::Library => std::borrow::Cow::Borrowed(&discovered.manifest),
+        Provider::Bridged { .. } => std::borrow::Cow::Owned(Manifest {
+            tools: Vec::new(),
+            ..discovered.manifest.clone()
+        }),
+    }
 }
 
 /// The code's tools must be the manifest's, in order, then (if declared) dynamic ones, each in

@@ -165,10 +165,7 @@ const BASE: &str = r#"{"abi": "0.1.0", "name": "base", "version": "1",
 
 fn plugin(json: &str) -> DiscoveredPlugin {
     let manifest = Manifest::from_json(json).unwrap();
-    DiscoveredPlugin {
-        path: format!("lib{}.so", manifest.name).into(),
-        manifest,
-    }
+    DiscoveredPlugin::library(format!("lib{}.so", manifest.name), manifest)
 }
 
 /// A plugin that only extends `echo`: `extends` is its list of extension fields.
@@ -274,6 +271,8 @@ fn a_plugin_that_fails_to_open_is_left_out_and_the_rest_served() {
         builder.plugin("other"),
         Err(ActivationError::Open { .. })
     ));
+    assert_eq!(builder.failure("other"), builder.plugin("other").err());
+    assert_eq!(builder.failure("base"), None);
 }
 
 #[tokio::test]

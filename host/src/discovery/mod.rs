@@ -11,21 +11,61 @@ use std::{
     collections::BTreeSet,
     fmt,
     path::{Path, PathBuf},
+    sync::Arc,
 };
 
 use plugin_manifest::{Manifest, abi_compatible};
-use serde::Serialize;
+use serde::{Serialize, Serializer};
+
+use crate::bridge::{cache::ToolCache, config::ServerEntry};
 
 /// The library extension of this platform.
 pub const LIBRARY_EXTENSION: &str = std::env::consts::DLL_EXTENSION;
 
-/// A plugin file whose manifest was read.
+/// A plugin whose manifest was read: a library file, or an MCP server an `mcp.json` declares.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct DiscoveredPlugin {
-    /// The library file.
+    /// The library file, or the `mcp.json` declaring the server.
     pub path: PathBuf,
     /// What the manifest says.
     pub manifest: Manifest,
+    /// What provides it, and so what opens it.
+    pub provider: Provider,
+}
+
+impl DiscoveredPlugin {
+    /// A library file and its manifest.
+    pub fn library(path: impl Into<PathBuf>, manifest: Manifest) -> Self {
+        Self {
+            path: path.into(),
+            manifest,
+            provider: Provider::Library,
+        }
+    }
+}
+
+/// What provides a plugin: the one thing an opener dispatches on.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Provider {
+    /// A library opened in process.
+    Library,
+    /// An MCP server bridged from an `mcp.json` entry.
+    Bridged {
+        /// Its entry.
+        server: Arc<ServerEntry>,
+        /// Where its tool list is kept once read.
+        cache: ToolCache,
+    },
+}
+
+/// Serialised as its kind alone: an entry's expanded variables may hold secrets.
+impl Serialize for Provider {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(match self {
+            Self::Library => "library",
+            Self::Bridged { .. } => "mcp_server",
+        })
+    }
 }
 
 /// A file that discovery did not take, and why.
@@ -90,6 +130,14 @@ pub enum SkipReason {
     /// Not among the plugins named by `REACTOR_MCP_EXTENSIONS` / `--extension`.
     #[error("not among the extensions asked for")]
     NotSelected,
+    /// An `mcp.json` file, or one server entry in it, cannot be used.
+    #[error("{}{reason}", server.as_ref().map(|s| format!("server `{s}`: ")).unwrap_or_default())]
+    BadServer {
+        /// The entry, when not the whole file is skipped.
+        server: Option<String>,
+        /// Why.
+        reason: String,
+    },
 }
 
 /// What a folder holds.
@@ -115,6 +163,12 @@ pub enum DiscoveryError {
         /// The cause.
         source: std::io::Error,
     },
+    /// With `--strict-config`, an `mcp.json` file or entry that cannot be used.
+    #[error("bad MCP server configuration (--strict-config): {}", skipped.iter().map(ToString::to_string).collect::<Vec<_>>().join("; "))]
+    StrictConfig {
+        /// What was wrong.
+        skipped: Vec<Skipped>,
+    },
 }
 
 /// Scans `dir` for plugins. `only`, when given, narrows discovery to those plugin names.
@@ -133,7 +187,9 @@ pub fn discover(dir: &Path, only: Option<&[String]>) -> Result<Discovery, Discov
     let mut discovery = Discovery::default();
     for path in files {
         match not_a_file(&path).map_or_else(|| read(&path), Err) {
-            Ok(manifest) => discovery.plugins.push(DiscoveredPlugin { path, manifest }),
+            Ok(manifest) => discovery
+                .plugins
+                .push(DiscoveredPlugin::library(path, manifest)),
             Err(reason) => discovery.skipped.push(Skipped { path, reason }),
         }
     }
@@ -249,13 +305,13 @@ mod tests {
     use super::*;
 
     fn plugin(file: &str, name: &str) -> DiscoveredPlugin {
-        DiscoveredPlugin {
-            path: PathBuf::from(file),
-            manifest: Manifest::from_json(&format!(
+        DiscoveredPlugin::library(
+            file,
+            Manifest::from_json(&format!(
                 r#"{{"abi":"0.1.0","name":"{name}","version":"1"}}"#
             ))
             .unwrap(),
-        }
+        )
     }
 
     #[test]

@@ -1,7 +1,5 @@
 //! Unit tests of the registry: order, conflicts, extensions, owners.
 
-use std::path::PathBuf;
-
 use plugin_manifest::Manifest;
 
 use super::*;
@@ -10,10 +8,7 @@ fn plugin(name: &str, toolsets: &str, tools: &str) -> DiscoveredPlugin {
     let json = format!(
         r#"{{"abi":"0.1.0","name":"{name}","version":"1","toolsets":{toolsets},"tools":{tools}}}"#
     );
-    DiscoveredPlugin {
-        path: PathBuf::from(format!("{name}.so")),
-        manifest: Manifest::from_json(&json).unwrap(),
-    }
+    DiscoveredPlugin::library(format!("{name}.so"), Manifest::from_json(&json).unwrap())
 }
 
 #[test]

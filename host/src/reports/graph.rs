@@ -255,7 +255,6 @@ impl Graph {
 
 #[cfg(test)]
 mod tests {
-    use std::path::PathBuf;
 
     use plugin_manifest::Manifest;
 
@@ -264,10 +263,7 @@ mod tests {
 
     fn plugin(json: &str) -> DiscoveredPlugin {
         let manifest = Manifest::from_json(json).unwrap();
-        DiscoveredPlugin {
-            path: PathBuf::from(format!("{}.so", manifest.name)),
-            manifest,
-        }
+        DiscoveredPlugin::library(format!("{}.so", manifest.name), manifest)
     }
 
     /// The first-party pair: a plugin with a tool, and one extending it and a missing tool.

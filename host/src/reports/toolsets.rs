@@ -140,10 +140,10 @@ mod tests {
                 "prompts": [{"name": "greet", "toolset": "library"}]}"#,
         )
         .unwrap();
-        let registry = Registry::new(vec![crate::discovery::DiscoveredPlugin {
-            path: "liblibrary.so".into(),
+        let registry = Registry::new(vec![crate::discovery::DiscoveredPlugin::library(
+            "liblibrary.so",
             manifest,
-        }]);
+        )]);
         let report = |query: &str| {
             let resolution = resolve(&Query::parse(query), &registry.declared(), None);
             serde_json::to_value(ToolsetsReport::new(&registry, &resolution, false)).unwrap()
@@ -166,9 +166,11 @@ mod tests {
 
     #[test]
     fn the_tools_are_filtered_after_extensions_and_include_the_host_tool() {
-        let manifest = |json: &str| crate::discovery::DiscoveredPlugin {
-            path: "lib.so".into(),
-            manifest: plugin_manifest::Manifest::from_json(json).unwrap(),
+        let manifest = |json: &str| {
+            crate::discovery::DiscoveredPlugin::library(
+                "lib.so",
+                plugin_manifest::Manifest::from_json(json).unwrap(),
+            )
         };
         let registry = Registry::new(vec![
             manifest(

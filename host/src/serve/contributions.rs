@@ -318,10 +318,7 @@ mod tests {
                                            {"name": "how"}]}]}"#,
         )
         .unwrap();
-        Registry::new(vec![DiscoveredPlugin {
-            path: "liblibrary.so".into(),
-            manifest,
-        }])
+        Registry::new(vec![DiscoveredPlugin::library("liblibrary.so", manifest)])
     }
 
     fn wire(value: impl serde::Serialize) -> Value {

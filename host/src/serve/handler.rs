@@ -484,6 +484,7 @@ fn unknown_tool(state: &ServeState, name: &str, resolution: &Resolution) -> Erro
     let data = declared.map(|entry| {
         let toolset = &entry.decl.toolset;
         let served = registry.extensions().apply_to(&entry.decl);
+        let failure = state.builder.failure(&entry.plugin);
         let hint = if !resolution.active.contains(toolset) {
             format!("tool `{name}` is in toolset `{toolset}`, which this URL does not serve; add ?toolsets={toolset} to the server URL")
         } else if !resolution
@@ -491,6 +492,8 @@ fn unknown_tool(state: &ServeState, name: &str, resolution: &Resolution) -> Erro
             .allows(name, served.annotations.read_only == Some(true))
         {
             format!("tool `{name}` is in toolset `{toolset}`, which this URL serves, but this request's tool filters hide it (tools, exclude_tools, readonly, their X-MCP-* headers, or the server's bounds)")
+        } else if let Some(failure) = failure {
+            format!("tool `{name}` is in toolset `{toolset}`, which this URL serves, but its provider did not open: {failure}")
         } else {
             format!("tool `{name}` is in toolset `{toolset}`, which this URL serves, but it could not be built: an extension of it failed (see the server's log)")
         };

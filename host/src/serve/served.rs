@@ -242,6 +242,7 @@ pub(crate) fn mcp_tool(decl: &ToolDecl) -> Tool {
         tool.annotations = Some(annotations);
     }
     tool.meta = decl.meta.clone().map(MetaObject);
+    tool.output_schema = decl.output_schema.clone().map(Arc::new);
     tool
 }
 

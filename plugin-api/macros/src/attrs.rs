@@ -154,6 +154,7 @@ impl Shown {
             annotations: self.annotations,
             meta: self.meta.clone(),
             input_schema: None,
+            output_schema: None,
         }
     }
 }

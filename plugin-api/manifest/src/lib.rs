@@ -145,6 +145,10 @@ pub struct ToolDecl {
     /// absent from a manifest unless given explicitly.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub input_schema: Option<Map<String, Value>>,
+    /// The JSON schema of the structured content the tool answers with, if it says (a bridged
+    /// MCP server's tool carries its own over).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub output_schema: Option<Map<String, Value>>,
 }
 
 impl ToolDecl {

@@ -90,6 +90,7 @@ fn tool() -> impl Strategy<Value = ToolDecl> {
                 annotations,
                 meta,
                 input_schema,
+                output_schema: None,
             },
         )
 }

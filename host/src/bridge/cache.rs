@@ -1,0 +1,153 @@
+//! The last good tool list of each bridged server, kept on disk so listings show its tools
+//! without starting it.
+//!
+//! One JSON file per server in the cache folder (`--cache-dir`, else the user's cache folder),
+//! named after a hash of the entry's name and how it is reached (not its environment or headers,
+//! so a rotated token keeps the list). It holds the tools as the server listed them and when.
+//! A file that cannot be read or parsed counts as no list; writing is best effort.
+
+use std::{
+    path::{Path, PathBuf},
+    time::{SystemTime, UNIX_EPOCH},
+};
+
+use rmcp::model::Tool;
+use serde::{Deserialize, Serialize};
+
+use super::{
+    config::{ServerEntry, Transport},
+    names::sha256_hex,
+};
+
+/// The folder of the tool lists.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ToolCache {
+    dir: Option<PathBuf>,
+}
+
+/// A tool list as read from a server.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CachedTools {
+    /// The server's name.
+    pub server: String,
+    /// When it was read, in seconds since the Unix epoch.
+    pub read_at: u64,
+    /// The tools, as the server listed them.
+    pub tools: Vec<Tool>,
+}
+
+impl ToolCache {
+    /// The cache in `dir`, else in the user's cache folder; none if there is no such folder.
+    pub fn new(dir: Option<PathBuf>) -> Self {
+        Self {
+            dir: dir.or_else(default_dir),
+        }
+    }
+
+    /// The folder, if any.
+    pub fn dir(&self) -> Option<&Path> {
+        self.dir.as_deref()
+    }
+
+    /// The last list `server` gave, if one is kept.
+    pub fn read(&self, server: &ServerEntry) -> Option<CachedTools> {
+        let text = std::fs::read_to_string(self.file(server)?).ok()?;
+        serde_json::from_str::<CachedTools>(&text)
+            .ok()
+            .filter(|c| c.server == server.name)
+    }
+
+    /// Keeps `tools` as `server`'s list, read now. Failures are logged, not returned.
+    pub fn write(&self, server: &ServerEntry, tools: &[Tool]) {
+        let Some(file) = self.file(server) else {
+            return;
+        };
+        let cached = CachedTools {
+            server: server.name.clone(),
+            read_at: SystemTime::now()
+                .duration_since(UNIX_EPOCH)
+                .map_or(0, |d| d.as_secs()),
+            tools: tools.to_vec(),
+        };
+        let written = (|| {
+            std::fs::create_dir_all(file.parent().unwrap_or(Path::new(".")))?;
+            let tmp = file.with_extension(format!("tmp{}", std::process::id()));
+            std::fs::write(&tmp, serde_json::to_vec_pretty(&cached)?)?;
+            std::fs::rename(&tmp, &file)
+        })();
+        if let Err(e) = written {
+            tracing::warn!(
+                "server `{}`: cannot keep its tool list in {}: {e}",
+                server.name,
+                file.display()
+            );
+        }
+    }
+
+    fn file(&self, server: &ServerEntry) -> Option<PathBuf> {
+        let identity = match &server.transport {
+            Transport::Stdio {
+                command, args, cwd, ..
+            } => format!(
+                "stdio\0{}\0{command}\0{}\0{}",
+                server.name,
+                args.join("\0"),
+                cwd.as_deref().unwrap_or(Path::new("")).display()
+            ),
+            Transport::Http { url, .. } => format!("http\0{}\0{url}", server.name),
+        };
+        let key = &sha256_hex(&identity)[..32];
+        Some(
+            self.dir
+                .as_ref()?
+                .join(format!("{}-{key}.json", server.name)),
+        )
+    }
+}
+
+/// `$XDG_CACHE_HOME/reactor-mcp-server`, else `~/.cache/reactor-mcp-server`.
+fn default_dir() -> Option<PathBuf> {
+    let base = std::env::var_os("XDG_CACHE_HOME")
+        .map(PathBuf::from)
+        .filter(|p| p.is_absolute())
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache")))?;
+    Some(base.join("reactor-mcp-server"))
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use std::{collections::BTreeMap, sync::Arc, time::Duration};
+
+    use serde_json::Map;
+
+    use super::*;
+
+    pub(crate) fn server(name: &str, url: &str) -> ServerEntry {
+        ServerEntry {
+            name: name.to_owned(),
+            file: PathBuf::from("mcp.json"),
+            transport: Transport::Http {
+                url: url.to_owned(),
+                headers: BTreeMap::new(),
+            },
+            toolset: super::super::config::plain_toolset(name),
+            connect_timeout: Duration::from_secs(1),
+            call_timeout: Duration::from_secs(1),
+            cache_ttl: Duration::ZERO,
+            namespace: true,
+        }
+    }
+
+    #[test]
+    fn a_written_list_is_read_back_per_entry() {
+        let dir = tempfile::tempdir().unwrap();
+        let cache = ToolCache::new(Some(dir.path().to_owned()));
+        let a = server("a", "http://h/a");
+        assert_eq!(cache.read(&a), None);
+        let tool = Tool::new("echo", "Echoes.", Arc::new(Map::new()));
+        cache.write(&a, std::slice::from_ref(&tool));
+        assert_eq!(cache.read(&a).unwrap().tools, [tool]);
+        assert_eq!(cache.read(&server("a", "http://h/other")), None);
+        assert_eq!(cache.read(&server("b", "http://h/a")), None);
+    }
+}

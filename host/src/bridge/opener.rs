@@ -1,0 +1,53 @@
+//! Opening a bridged server: start it (or connect), list its tools, keep the list on disk, and
+//! hand the build stage a live instance forwarding to it.
+//!
+//! A server that does not start but has a cached list is still opened with that list: its
+//! tools are served, and each call tries to start it again, failing with the reason while it
+//! does not. Without a cached list there is nothing to serve, and the failure is the
+//! activation's.
+
+use std::sync::Arc;
+
+use super::{cache::ToolCache, config::ServerEntry, instance::instance, upstream::Upstream};
+use crate::build::{ActivationError, Opened};
+
+/// Starts `server` and lists its tools, blocking the calling thread (a blocking thread of the
+/// host's runtime: the connection lives on that runtime).
+pub fn open(
+    server: &Arc<ServerEntry>,
+    cache: &ToolCache,
+    manifest_json: String,
+) -> Result<Opened, ActivationError> {
+    let failed = |reason: String| ActivationError::Upstream {
+        plugin: server.name.clone(),
+        reason,
+    };
+    let runtime = tokio::runtime::Handle::try_current().map_err(|_| {
+        failed(
+            "bridged servers are started from the host's async runtime, and there is none here"
+                .to_owned(),
+        )
+    })?;
+    let upstream = Arc::new(Upstream::new(Arc::clone(server)));
+    let listing = Arc::clone(&upstream);
+    let listed =
+        futures::executor::block_on(runtime.spawn(async move { listing.list_tools().await }))
+            .map_err(|e| failed(format!("starting it failed: {e}")))?;
+    let tools = match listed {
+        Ok(tools) => {
+            cache.write(server, &tools);
+            tools
+        }
+        Err(reason) => match cache.read(server) {
+            Some(cached) => {
+                tracing::warn!("{reason}; serving its cached tools, each call starts it again");
+                cached.tools
+            }
+            None => return Err(failed(reason)),
+        },
+    };
+    Ok(Opened {
+        manifest_json,
+        instance: instance(upstream, &tools),
+    })
+}

