@@ -16,7 +16,12 @@ use std::{
 pub const SERVER_BIN_ENV: &str = "REACTOR_MCP_SERVER_BIN";
 
 /// The first-party plugin crates the tests use.
-pub const PLUGINS: &[&str] = &["sandboxes", "benchmarks", "sandboxes-datalayer"];
+pub const PLUGINS: &[&str] = &[
+    "sandboxes",
+    "benchmarks",
+    "sandboxes-datalayer",
+    "conformance",
+];
 
 /// The fixture plugin crates under `tests/fixtures/`.
 pub const FIXTURES: &[&str] = &[

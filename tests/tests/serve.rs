@@ -627,3 +627,65 @@ async fn sigterm_stops_the_server_cleanly() {
     );
     assert!(host.stderr_so_far().contains("stopped"));
 }
+
+/// A 2026-07-28 `tools/call` of the conformance plugin's `test_header_parameter`, its `region`
+/// argument `region` and its `Mcp-Param-Region` header `header` (none if `None`); the HTTP status
+/// and the JSON-RPC answer.
+async fn call_with_region_header(url: &str, region: &str, header: Option<&str>) -> (u16, Value) {
+    let body = json!({"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": {
+        "name": "test_header_parameter", "arguments": {"region": region},
+        "_meta": {"io.modelcontextprotocol/protocolVersion": "2026-07-28",
+                  "io.modelcontextprotocol/clientInfo": {"name": "raw", "version": "1"},
+                  "io.modelcontextprotocol/clientCapabilities": {}}}});
+    let mut request = reqwest::Client::new()
+        .post(url)
+        .header("content-type", "application/json")
+        .header("accept", "application/json, text/event-stream")
+        .header("mcp-protocol-version", "2026-07-28")
+        .header("mcp-method", "tools/call")
+        .header("mcp-name", "test_header_parameter")
+        .body(body.to_string());
+    if let Some(header) = header {
+        request = request.header("mcp-param-region", header);
+    }
+    let response = request.send().await.expect("POST");
+    let status = response.status().as_u16();
+    let text = response.text().await.unwrap_or_default();
+    let answer = messages(&text)
+        .into_iter()
+        .next()
+        .unwrap_or_else(|| serde_json::from_str(&text).unwrap_or(Value::Null));
+    (status, answer)
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn an_argument_mirrored_into_a_header_must_agree_with_it_under_2026() {
+    let dir = PluginDir::with(&["conformance"]);
+    let host = HostProcess::serve(&dir, &[]);
+    let url = format!("{}/mcp?only=conformance", host.base_url());
+    // The generated schema that says `x-mcp-header` is known once the plugin is open.
+    let listed = connect_2026(&url, ()).await;
+    let tools = listed.list_all_tools().await.unwrap();
+    let tool = tools
+        .iter()
+        .find(|t| t.name == "test_header_parameter")
+        .expect("the tool is listed");
+    assert_eq!(
+        tool.input_schema["properties"]["region"]["x-mcp-header"],
+        "Region"
+    );
+
+    let (status, answer) = call_with_region_header(&url, "eu", Some("eu")).await;
+    assert_eq!(status, 200, "{answer}");
+    assert_eq!(
+        answer["result"]["content"][0]["text"], "region: eu",
+        "{answer}"
+    );
+    for header in [Some("us"), None, Some("=?base64?ZXU?=x")] {
+        let (status, answer) = call_with_region_header(&url, "eu", header).await;
+        assert_eq!(status, 400, "{header:?}: {answer}");
+        assert_eq!(answer["error"]["code"], -32020, "{header:?}: {answer}");
+    }
+    let (status, answer) = call_with_region_header(&url, "eu", Some("=?base64?ZXU=?=")).await;
+    assert_eq!(status, 200, "base64 of `eu`: {answer}");
+}

@@ -156,6 +156,12 @@ impl Handler {
 }
 
 impl ServerHandler for Handler {
+    /// A tool whose argument is mirrored into a header, for rmcp's check of `Mcp-Param-*`
+    /// headers against the body; no other tool (rmcp then checks nothing more).
+    fn get_tool(&self, name: &str) -> Option<rmcp::model::Tool> {
+        self.state.header_tool(name)
+    }
+
     /// The server's description before a URL is known: resource subscriptions when any plugin
     /// serves a resource, which rmcp reads to accept a `subscriptions/listen` filter.
     fn get_info(&self) -> ServerConfig {

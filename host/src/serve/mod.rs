@@ -284,6 +284,10 @@ pub(crate) struct ServeState {
     /// [`RESOLVED_QUERIES`], keyed by [`cache_key`]): it depends only on them, the registry,
     /// `fallback` and `bounds`, none of which change while serving.
     resolved: RwLock<HashMap<String, Arc<served::Resolved>>>,
+    /// The tools with an argument mirrored into a header (`x-mcp-header`, SEP-2243), as served
+    /// (extensions applied), by name: rmcp checks those headers against the body before a
+    /// request reaches a handler, from the tool's input schema.
+    header_tools: HashMap<String, rmcp::model::Tool>,
 }
 
 impl ServeState {
@@ -305,6 +309,7 @@ impl ServeState {
             env!("CARGO_PKG_VERSION"),
         ));
         let (updates, receiver) = subscriptions::Updates::channel();
+        let header_tools = header_tools(builder.registry());
         let state = Self {
             sets: served::Sets::new(Arc::clone(&builder), args.toolsets_tool),
             builder,
@@ -319,8 +324,28 @@ impl ServeState {
             }),
             updates,
             resolved: RwLock::default(),
+            header_tools,
         };
         (state, receiver)
+    }
+
+    /// A tool with an argument mirrored into a header, by name, as served: from its opened
+    /// plugin (whose generated schemas are known only once it is open), else from the
+    /// manifests (schemas written verbatim).
+    pub(crate) fn header_tool(&self, name: &str) -> Option<rmcp::model::Tool> {
+        let registry = self.builder.registry();
+        let opened = self.builder.opened();
+        let loaded = opened
+            .iter()
+            .flat_map(|plugin| plugin.tools())
+            .find(|tool| tool.decl.name == name);
+        match loaded {
+            Some(tool) => {
+                let decl = registry.extensions().apply_to(&tool.decl);
+                mirrors_a_header(&decl).then(|| served::mcp_tool(&decl))
+            }
+            None => self.header_tools.get(name).cloned(),
+        }
     }
 
     /// The resolution of a request's URL query and selection headers, with the `--toolsets`
@@ -451,6 +476,31 @@ fn front_door(
             idle: args.connections.idle_timeout,
         },
     }
+}
+
+/// The declared tools whose manifest's input schema mirrors an argument into a header, as
+/// served, by name.
+fn header_tools(registry: &Registry) -> HashMap<String, rmcp::model::Tool> {
+    registry
+        .tools()
+        .iter()
+        .map(|entry| registry.extensions().apply_to(&entry.decl))
+        .filter(mirrors_a_header)
+        .map(|decl| (decl.name.clone(), served::mcp_tool(&decl)))
+        .collect()
+}
+
+/// Whether a property of the tool's input schema says `x-mcp-header`.
+fn mirrors_a_header(decl: &plugin_manifest::ToolDecl) -> bool {
+    decl.input_schema
+        .as_ref()
+        .and_then(|schema| schema.get("properties"))
+        .and_then(serde_json::Value::as_object)
+        .is_some_and(|properties| {
+            properties
+                .values()
+                .any(|property| property.get("x-mcp-header").is_some())
+        })
 }
 
 /// The MCP path, checked: it starts with `/` and is not one of the other routes.

@@ -296,6 +296,8 @@ pub(crate) struct ArgArgs {
     pub(crate) default: Option<Expr>,
     pub(crate) description: Option<LitStr>,
     pub(crate) rename: Option<LitStr>,
+    /// The HTTP header the argument is mirrored into (`Mcp-Param-{header}`, SEP-2243).
+    pub(crate) header: Option<LitStr>,
 }
 
 impl ArgArgs {
@@ -307,14 +309,32 @@ impl ArgArgs {
                 into.description = Some(meta.value()?.parse()?);
             } else if meta.path.is_ident("rename") {
                 into.rename = Some(non_empty(meta.value()?.parse()?)?);
+            } else if meta.path.is_ident("header") {
+                into.header = Some(header_name(meta.value()?.parse()?)?);
             } else {
-                return Err(
-                    meta.error("unknown argument field; expected default, description or rename")
-                );
+                return Err(meta.error(
+                    "unknown argument field; expected default, description, rename or header",
+                ));
             }
             Ok(())
         })
     }
+}
+
+/// A header name as SEP-2243 allows it: ASCII letters, digits and `-`, not empty.
+fn header_name(name: LitStr) -> syn::Result<LitStr> {
+    let value = name.value();
+    if value.is_empty()
+        || !value
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'-')
+    {
+        return Err(syn::Error::new_spanned(
+            &name,
+            "a header name is ASCII letters, digits and `-` (it is sent as `Mcp-Param-{name}`)",
+        ));
+    }
+    Ok(name)
 }
 
 /// The hint of `annotations` written `key` (`read_only`, `destructive`, ...), if it is one.

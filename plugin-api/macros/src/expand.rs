@@ -499,6 +499,9 @@ fn tool_method(
         if let Some(rename) = &arg.rename {
             attrs.push(quote!(#[serde(rename = #rename)]));
         }
+        if let Some(header) = &arg.header {
+            attrs.push(quote!(#[schemars(extend("x-mcp-header" = #header))]));
+        }
         if let Some(default) = &arg.default {
             let default_fn = format_ident!("default_{}", ident);
             let default_path = default_fn.to_string();

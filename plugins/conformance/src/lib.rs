@@ -57,6 +57,18 @@ impl Conformance {
         "This is a simple text response for testing.".to_owned()
     }
 
+    /// Answer the region it is given; the region is mirrored into the `Mcp-Param-Region` header
+    /// (`x-mcp-header`, scenario `http-custom-header-server-validation`), which the server checks
+    /// against the body.
+    #[tool(read_only, idempotent, open_world = false)]
+    fn test_header_parameter(
+        /// The region.
+        #[arg(header = "Region")]
+        region: String,
+    ) -> String {
+        format!("region: {region}")
+    }
+
     /// Answer with a PNG image (scenario `tools-call-image`).
     #[tool(read_only, idempotent, open_world = false)]
     fn test_image_content() -> ToolResult {
