@@ -1,3 +1,5 @@
+//! A header an argument is mirrored into must be an HTTP token: a space is refused.
+
 use plugin_api::plugin;
 
 #[derive(Debug, Default)]
