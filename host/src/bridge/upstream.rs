@@ -381,3 +381,34 @@ async fn keep_stderr(
         kept.push_back(line);
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use tokio::io::AsyncReadExt as _;
+
+    use super::*;
+    use crate::bridge::cache::tests::server;
+
+    #[tokio::test]
+    async fn an_https_url_is_spoken_to_in_tls() {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let url = format!("https://{}/mcp", listener.local_addr().unwrap());
+        let first_byte = tokio::spawn(async move {
+            let (mut stream, _) = listener.accept().await.unwrap();
+            let mut first = [0_u8; 1];
+            stream.read_exact(&mut first).await.unwrap();
+            first[0]
+        });
+        let upstream = Upstream::new(Arc::new(server("secure", &url)));
+        let error = upstream.peer().await.unwrap_err();
+        assert!(
+            error.starts_with("server `secure` did not start: "),
+            "{error}"
+        );
+        assert_eq!(
+            first_byte.await.unwrap(),
+            0x16,
+            "the connection opens with a TLS handshake record"
+        );
+    }
+}
