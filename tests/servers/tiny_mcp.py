@@ -5,6 +5,7 @@ TINY_MODE selects: `ok` (default); `crash` (exits on its first tools/call); `cra
 on its first tools/call unless the file TINY_MARKER exists, which it then creates); `slow-start` (sleeps
 TINY_DELAY seconds before answering initialize); `hang` (never answers tools/call); `garbage`
 (prints a line that is not JSON before each answer); `fail` (writes to stderr and exits at once).
+`echo` with `"log": true` sends its text as a log message (`notifications/message`) first.
 """
 import json
 import os
@@ -61,6 +62,9 @@ def main():
                 sys.exit(1)
             if MODE == "hang":
                 continue
+            if name == "echo" and arguments.get("log"):
+                send({"jsonrpc": "2.0", "method": "notifications/message",
+                      "params": {"level": "info", "logger": "tiny", "data": arguments.get("text", "")}})
             if name == "echo":
                 result = {"content": [{"type": "text", "text": arguments.get("text", "")}],
                           "structuredContent": {"text": arguments.get("text", "")},

@@ -3,12 +3,28 @@
 //! `cargo xtask test` runs and passes on) and a tiny stdio server the tests carry
 //! (`tests/servers/tiny_mcp.py`) for the failure cases.
 
-use std::{path::PathBuf, time::Duration};
+// Logging and sampling types are deprecated by SEP-2577 (protocol 2026-07-28); clients of
+// 2025-11-25, which these tests speak, still use them.
+#![allow(deprecated)]
+
+use std::{
+    path::PathBuf,
+    sync::{Arc, Mutex, PoisonError},
+    time::{Duration, Instant},
+};
 
 use e2e::{
     HostProcess, PluginDir,
-    mcp::{RawSession, call_tool, connect, get_json, text, tool_names},
+    mcp::{RawSession, call_tool, connect, connect_as, get_json, text, tool_names},
     run_host, workspace_root,
+};
+use rmcp::{
+    ClientHandler, ErrorData, RoleClient,
+    model::{
+        ClientInfo, CreateMessageRequestParams, CreateMessageResult, ElicitRequestParams,
+        ElicitResult, Implementation, LoggingMessageNotificationParam,
+    },
+    service::{NotificationContext, RequestContext},
 };
 use serde_json::{Value, json};
 
@@ -481,4 +497,171 @@ async fn the_servers_progress_reaches_the_request_that_called() {
             .is_some_and(|t| t.starts_with("Long running operation completed")),
         "{result}"
     );
+}
+
+/// A client called `who` that declares sampling and elicitation, answers them in its own name
+/// (sampling after `delay`), and records what the server asked it and logged to it.
+#[derive(Debug, Clone, Default)]
+struct Answering {
+    who: &'static str,
+    delay: Duration,
+    asked: Arc<Mutex<Vec<&'static str>>>,
+    logs: Arc<Mutex<Vec<Value>>>,
+}
+
+impl Answering {
+    fn new(who: &'static str) -> Self {
+        Self {
+            who,
+            ..Self::default()
+        }
+    }
+
+    fn asked(&self) -> Vec<&'static str> {
+        self.asked
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
+    }
+
+    fn logs(&self) -> Vec<Value> {
+        self.logs
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
+    }
+
+    fn ask(&self, method: &'static str) {
+        self.asked
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .push(method);
+    }
+}
+
+impl ClientHandler for Answering {
+    fn get_info(&self) -> ClientInfo {
+        ClientInfo::new(
+            serde_json::from_value(json!({"sampling": {}, "elicitation": {}})).unwrap(),
+            Implementation::new(self.who, "1"),
+        )
+    }
+
+    async fn create_message(
+        &self,
+        params: CreateMessageRequestParams,
+        _context: RequestContext<RoleClient>,
+    ) -> Result<CreateMessageResult, ErrorData> {
+        self.ask("sampling/createMessage");
+        tokio::time::sleep(self.delay).await;
+        let asked = serde_json::to_value(&params).unwrap();
+        let prompt = asked["messages"][0]["content"]["text"].as_str().unwrap();
+        Ok(serde_json::from_value(json!({
+            "model": "e2e-model",
+            "role": "assistant",
+            "content": {"type": "text", "text": format!("{} says: {prompt}", self.who)},
+        }))
+        .unwrap())
+    }
+
+    async fn create_elicitation(
+        &self,
+        _request: ElicitRequestParams,
+        _context: RequestContext<RoleClient>,
+    ) -> Result<ElicitResult, ErrorData> {
+        self.ask("elicitation/create");
+        Ok(serde_json::from_value(
+            json!({"action": "accept", "content": {"name": self.who, "check": true}}),
+        )
+        .unwrap())
+    }
+
+    async fn on_logging_message(
+        &self,
+        params: LoggingMessageNotificationParam,
+        _context: NotificationContext<RoleClient>,
+    ) {
+        self.logs
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .push(params.data);
+    }
+}
+
+/// Waits (a few seconds at most) until `done` holds.
+async fn eventually(done: impl Fn() -> bool) {
+    let start = Instant::now();
+    while !done() && start.elapsed() < Duration::from_secs(5) {
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_servers_log_messages_reach_the_calling_client_only() {
+    let (dir, cache) = with_servers(json!({"tiny": tiny("ok", json!({}))}));
+    let host = serve(&dir, &cache);
+    let url = format!("{}/mcp?toolsets=tiny", host.base_url());
+    let (caller, other) = (Answering::new("caller"), Answering::new("other"));
+    let calling = connect_as(&url, caller.clone()).await;
+    let _watching = connect_as(&url, other.clone()).await;
+    let result = call_tool(
+        calling.peer(),
+        "tiny__echo",
+        json!({"text": "noted", "log": true}),
+    )
+    .await;
+    assert_eq!(text(&result), "noted");
+    eventually(|| !caller.logs().is_empty()).await;
+    assert_eq!(caller.logs(), [json!("noted")]);
+    assert_eq!(other.logs(), Vec::<Value>::new());
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn sampling_and_elicitation_reach_the_client_that_called_and_answer_upstream() {
+    let Some((node, script)) = everything() else {
+        return;
+    };
+    let (dir, cache) = with_servers(json!({"everything": {"command": node, "args": [script]}}));
+    let host = serve(&dir, &cache);
+    let url = format!("{}/mcp?toolsets=everything", host.base_url());
+    let caller = Answering {
+        delay: Duration::from_millis(500),
+        ..Answering::new("caller")
+    };
+    let other = Answering::new("other");
+    let calling = connect_as(&url, caller.clone()).await;
+    let meanwhile = connect_as(&url, other.clone()).await;
+    let (sampled, echoed) = tokio::join!(
+        call_tool(
+            calling.peer(),
+            "everything__trigger-sampling-request",
+            json!({"prompt": "hi"}),
+        ),
+        async {
+            tokio::time::sleep(Duration::from_millis(200)).await;
+            call_tool(
+                meanwhile.peer(),
+                "everything__echo",
+                json!({"message": "b"}),
+            )
+            .await
+        }
+    );
+    assert!(
+        text(&sampled).contains("caller says: Resource trigger-sampling-request context: hi"),
+        "{sampled:?}"
+    );
+    assert_eq!(text(&echoed), "Echo: b");
+    let elicited = call_tool(
+        calling.peer(),
+        "everything__trigger-elicitation-request",
+        json!({}),
+    )
+    .await;
+    assert!(text(&elicited).contains("- Name: caller"), "{elicited:?}");
+    assert_eq!(
+        caller.asked(),
+        ["sampling/createMessage", "elicitation/create"]
+    );
+    assert_eq!(other.asked(), Vec::<&str>::new());
 }

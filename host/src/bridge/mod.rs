@@ -20,6 +20,7 @@ mod instance;
 pub mod manifest;
 pub mod names;
 mod opener;
+mod relay;
 pub mod upstream;
 
 pub use opener::open;

@@ -6,27 +6,25 @@
 //! in a process group of its own and killed when its connection is dropped; the group is sent
 //! SIGTERM when the connection is replaced or stopped and when the upstream is dropped, so the
 //! processes a command starts in turn (`npx` starting `node`) go too. The child's stderr is
-//! logged, and its last lines kept for the error when it does not start. Each call asks the
-//! server for progress under a token of its own, and the reports reach the request that made
-//! the call ([`Relay`]).
+//! logged, and its last lines kept for the error when it does not start. What the server sends
+//! during a call (progress, log messages, requests to the client) reaches the request that made
+//! it ([`Relay`]).
 
 use std::{
-    collections::{HashMap, VecDeque},
+    collections::VecDeque,
     process::Stdio,
     sync::{Arc, Mutex, PoisonError},
     time::Duration,
 };
 
-use abi_stable::std_types::{ROption, RString};
 use plugin_abi::HostContextBox;
 use rmcp::{
-    ClientHandler, RoleClient, ServiceExt as _,
+    RoleClient, ServiceExt as _,
     model::{
         CallToolRequest, CallToolRequestParams, CallToolResult, CancelledNotificationParam,
-        ClientRequest, JsonObject, PaginatedRequestParams, ProgressNotificationParam,
-        ProgressToken, RequestId, ServerResult, Tool,
+        ClientRequest, JsonObject, PaginatedRequestParams, RequestId, ServerResult, Tool,
     },
-    service::{NotificationContext, Peer, PeerRequestOptions, RunningService, ServiceError},
+    service::{Peer, PeerRequestOptions, RunningService, ServiceError},
     transport::{
         StreamableHttpClientTransport, TokioChildProcess,
         streamable_http_client::StreamableHttpClientTransportConfig,
@@ -34,7 +32,10 @@ use rmcp::{
 };
 use tokio::io::AsyncBufReadExt as _;
 
-use super::config::{ServerEntry, Transport};
+use super::{
+    config::{ServerEntry, Transport},
+    relay::Relay,
+};
 
 /// How many of a child's last stderr lines an error quotes.
 const STDERR_LINES: usize = 10;
@@ -54,9 +55,9 @@ impl Upstream {
     /// The connection to `server`; nothing is started yet.
     pub fn new(server: Arc<ServerEntry>) -> Self {
         Self {
+            relay: Relay::new(&server.name),
             server,
             connection: tokio::sync::Mutex::default(),
-            relay: Relay::default(),
             stderr: Arc::default(),
             group: Mutex::default(),
         }
@@ -120,8 +121,8 @@ impl Upstream {
     }
 
     /// Calls the upstream tool `tool` (its own name) with `arguments`, for the request that
-    /// `context` stands for: the server's progress reports go to it, and dropping the future
-    /// tells the server the call is cancelled.
+    /// `context` stands for: what the server sends during the call goes to it, and dropping the
+    /// future tells the server the call is cancelled.
     pub async fn call(
         &self,
         tool: &str,
@@ -246,73 +247,6 @@ impl Upstream {
             message.push_str(&lines.iter().cloned().collect::<Vec<_>>().join("\n"));
         }
         message
-    }
-}
-
-/// The client side of the connection: hands each progress report to the request whose call
-/// carries its token.
-#[derive(Clone, Default)]
-struct Relay {
-    listeners: Arc<Mutex<HashMap<ProgressToken, HostContextBox>>>,
-}
-
-/// A call's progress token, forgotten when dropped.
-struct Listening {
-    token: ProgressToken,
-    listeners: Arc<Mutex<HashMap<ProgressToken, HostContextBox>>>,
-}
-
-impl Drop for Listening {
-    fn drop(&mut self) {
-        self.listeners
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .remove(&self.token);
-    }
-}
-
-impl std::fmt::Debug for Relay {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Relay").finish_non_exhaustive()
-    }
-}
-
-impl Relay {
-    /// Sends the reports under `token` to `context` until the returned guard is dropped.
-    fn listen(&self, token: ProgressToken, context: HostContextBox) -> Listening {
-        self.listeners
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .insert(token.clone(), context);
-        Listening {
-            token,
-            listeners: Arc::clone(&self.listeners),
-        }
-    }
-}
-
-impl ClientHandler for Relay {
-    async fn on_progress(
-        &self,
-        params: ProgressNotificationParam,
-        _context: NotificationContext<RoleClient>,
-    ) {
-        let listener = self
-            .listeners
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .get(&params.progress_token)
-            .cloned();
-        if let Some(context) = listener {
-            context.progress(
-                params.progress,
-                params.total.into(),
-                params
-                    .message
-                    .map(RString::from)
-                    .map_or(ROption::RNone, ROption::RSome),
-            );
-        }
     }
 }
 

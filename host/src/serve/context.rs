@@ -138,7 +138,8 @@ const LEVELS: [LoggingLevel; 8] = [
     LoggingLevel::Emergency,
 ];
 
-fn level_number(level: LoggingLevel) -> u8 {
+/// The number of `level` in `plugin_api::LogLevel`'s order, 0 = debug.
+pub(crate) fn level_number(level: LoggingLevel) -> u8 {
     LEVELS
         .iter()
         .position(|l| *l == level)

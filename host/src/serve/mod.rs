@@ -62,6 +62,7 @@ use rmcp::{
 };
 use tokio_util::sync::CancellationToken;
 
+pub(crate) use context::level_number;
 pub use listener::ConnectionLimits;
 pub use ready::Ready;
 pub use sessions::SessionLimits;

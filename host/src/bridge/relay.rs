@@ -1,0 +1,211 @@
+//! The client side of a bridged server's connection: what the server sends during a call
+//! reaches the request that made the call.
+//!
+//! Progress reports carry the token rmcp gave the call, so they go to that call exactly. Log
+//! messages (`notifications/message`) and requests to the client (`sampling/createMessage`,
+//! `elicitation/create`, `roots/list`) carry nothing naming the call they belong to (neither
+//! over stdio nor over one shared HTTP session), so they go to the calling session when that
+//! is certain: when every call in flight on the connection comes from one session (or only one
+//! call is in flight). Otherwise a log message stays in the host's log and a request is refused
+//! with a message saying why, so no client ever gets another's. The upstream is told the
+//! client has `sampling`, `elicitation` and `roots`; whether the calling client does is checked
+//! when the request is forwarded, as for a plugin's request.
+
+// Logging, sampling and roots are deprecated by SEP-2577 (protocol 2026-07-28), and still part
+// of 2025-11-25, which clients speak.
+#![allow(deprecated)]
+
+use std::{
+    collections::HashMap,
+    sync::{Arc, Mutex, PoisonError},
+};
+
+use abi_stable::std_types::{ROption, RResult, RString};
+use plugin_abi::HostContextBox;
+use rmcp::{
+    ClientHandler, ErrorData, RoleClient,
+    model::{
+        ClientCapabilities, ClientInfo, CreateMessageRequestParams, CreateMessageResult,
+        ElicitRequestParams, ElicitResult, ListRootsResult, LoggingMessageNotificationParam,
+        ProgressNotificationParam, ProgressToken,
+    },
+    service::{NotificationContext, RequestContext},
+};
+use serde::{Serialize, de::DeserializeOwned};
+
+use crate::serve::level_number;
+
+/// The calls in flight on one connection, each under its progress token.
+type Calls = Arc<Mutex<HashMap<ProgressToken, HostContextBox>>>;
+
+/// Hands what a bridged server sends during a call to the request that made it.
+#[derive(Clone)]
+pub(super) struct Relay {
+    server: Arc<str>,
+    calls: Calls,
+}
+
+impl std::fmt::Debug for Relay {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Relay")
+            .field("server", &self.server)
+            .finish_non_exhaustive()
+    }
+}
+
+/// A call in flight, forgotten when dropped.
+pub(super) struct Listening {
+    token: ProgressToken,
+    calls: Calls,
+}
+
+impl Drop for Listening {
+    fn drop(&mut self) {
+        self.calls
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .remove(&self.token);
+    }
+}
+
+impl Relay {
+    /// The relay of server `server`'s connection.
+    pub(super) fn new(server: &str) -> Self {
+        Self {
+            server: server.into(),
+            calls: Calls::default(),
+        }
+    }
+
+    /// Counts the call under `token` as in flight for `context` until the guard is dropped.
+    pub(super) fn listen(&self, token: ProgressToken, context: HostContextBox) -> Listening {
+        self.calls
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .insert(token.clone(), context);
+        Listening {
+            token,
+            calls: Arc::clone(&self.calls),
+        }
+    }
+
+    /// The context of the call that made the report under `token`.
+    fn call(&self, token: &ProgressToken) -> Option<HostContextBox> {
+        self.calls
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .get(token)
+            .cloned()
+    }
+
+    /// A context of the calling session, when the calls in flight leave no doubt which it is;
+    /// otherwise why not.
+    fn caller(&self) -> Result<HostContextBox, String> {
+        let calls = self.calls.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut contexts = calls.values();
+        let Some(first) = contexts.next() else {
+            return Err(format!(
+                "server `{}` sent it while no call was in flight",
+                self.server
+            ));
+        };
+        let session = first.session().into_option();
+        if calls.len() == 1
+            || session.is_some() && contexts.all(|c| c.session().into_option() == session)
+        {
+            return Ok(first.clone());
+        }
+        Err(format!(
+            "server `{}` sent it while {} calls from different sessions were in flight, and \
+             nothing in it says which one it belongs to",
+            self.server,
+            calls.len()
+        ))
+    }
+
+    /// Sends the request `method` with `params` to the calling client and reads its answer.
+    async fn ask<T: DeserializeOwned>(
+        &self,
+        method: &str,
+        params: &impl Serialize,
+    ) -> Result<T, ErrorData> {
+        let refused = |reason: String| {
+            ErrorData::internal_error(format!("cannot forward {method}: {reason}"), None)
+        };
+        let context = self.caller().map_err(refused)?;
+        let params = serde_json::to_string(params).map_err(|e| refused(e.to_string()))?;
+        match context.request(method.into(), params.into()).await {
+            RResult::ROk(answer) => serde_json::from_str(&answer)
+                .map_err(|e| refused(format!("the client's answer does not read as one: {e}"))),
+            RResult::RErr(error) => Err(refused(error.message.into_string())),
+        }
+    }
+}
+
+impl ClientHandler for Relay {
+    fn get_info(&self) -> ClientInfo {
+        let mut info = ClientInfo::default();
+        info.capabilities = ClientCapabilities::builder()
+            .enable_roots()
+            .enable_sampling()
+            .enable_elicitation()
+            .build();
+        info
+    }
+
+    async fn on_progress(
+        &self,
+        params: ProgressNotificationParam,
+        _context: NotificationContext<RoleClient>,
+    ) {
+        if let Some(context) = self.call(&params.progress_token) {
+            context.progress(
+                params.progress,
+                params.total.into(),
+                params.message.map(RString::from).into(),
+            );
+        }
+    }
+
+    async fn on_logging_message(
+        &self,
+        params: LoggingMessageNotificationParam,
+        _context: NotificationContext<RoleClient>,
+    ) {
+        match self.caller() {
+            Ok(context) => context.log(
+                level_number(params.level),
+                params
+                    .logger
+                    .map_or(ROption::RNone, |l| ROption::RSome(l.into())),
+                params.data.to_string().into(),
+            ),
+            Err(reason) => {
+                tracing::info!(server = %self.server, "log message kept here ({reason}): {}", params.data);
+            }
+        }
+    }
+
+    async fn create_message(
+        &self,
+        params: CreateMessageRequestParams,
+        _context: RequestContext<RoleClient>,
+    ) -> Result<CreateMessageResult, ErrorData> {
+        self.ask("sampling/createMessage", &params).await
+    }
+
+    async fn create_elicitation(
+        &self,
+        params: ElicitRequestParams,
+        _context: RequestContext<RoleClient>,
+    ) -> Result<ElicitResult, ErrorData> {
+        self.ask("elicitation/create", &params).await
+    }
+
+    async fn list_roots(
+        &self,
+        _context: RequestContext<RoleClient>,
+    ) -> Result<ListRootsResult, ErrorData> {
+        self.ask("roots/list", &serde_json::json!({})).await
+    }
+}
