@@ -132,6 +132,9 @@ pub enum Command {
         /// Print JSON instead of text.
         #[arg(long)]
         json: bool,
+        /// Ask every bridged MCP server for its tools first (starting each), and keep the lists.
+        #[arg(long)]
+        refresh: bool,
     },
     /// Draw the plugins, their toolsets and tools, and the extensions of tools, without opening
     /// any plugin.
@@ -519,7 +522,7 @@ mod tests {
     #[test]
     fn list_still_parses() {
         let (_, command) = parse(&["list", "--json"]);
-        assert!(matches!(command, Command::List { json: true }));
+        assert!(matches!(command, Command::List { json: true, .. }));
     }
 
     #[test]

@@ -49,7 +49,11 @@ fn default_directives(level: &str) -> String {
 fn run(cli: Cli) -> anyhow::Result<()> {
     let (common, command) = cli.into_command();
     match command {
-        Command::List { json } => {
+        Command::List { json, refresh } => {
+            if refresh {
+                let found = common.discover()?;
+                tokio::runtime::Runtime::new()?.block_on(host::bridge::refresh(&found.plugins));
+            }
             let discovery = common.discover()?;
             let listing = Listing::new(common.plugin_dir.clone(), &discovery);
             let text = if json {

@@ -5,7 +5,8 @@ TINY_MODE selects: `ok` (default); `crash` (exits on its first tools/call); `cra
 on its first tools/call unless the file TINY_MARKER exists, which it then creates); `slow-start` (sleeps
 TINY_DELAY seconds before answering initialize); `hang` (never answers tools/call); `garbage`
 (prints a line that is not JSON before each answer); `fail` (writes to stderr and exits at once).
-`echo` with `"log": true` sends its text as a log message (`notifications/message`) first.
+`echo` with `"log": true` sends its text as a log message (`notifications/message`) first; with
+`"change": true` it adds the tool `added` and sends `notifications/tools/list_changed`.
 """
 import json
 import os
@@ -22,6 +23,7 @@ def send(message):
 
 
 def main():
+    changed = False
     if MODE == "fail":
         sys.stderr.write("tiny: cannot open the database\n")
         sys.exit(3)
@@ -52,6 +54,8 @@ def main():
                 }
             else:
                 result = {"tools": [{"name": "pid.of", "inputSchema": {"type": "object"}}]}
+                if changed:
+                    result["tools"].append({"name": "added", "inputSchema": {"type": "object"}})
         elif method == "tools/call":
             name = request["params"]["name"]
             arguments = request["params"].get("arguments") or {}
@@ -65,6 +69,9 @@ def main():
             if name == "echo" and arguments.get("log"):
                 send({"jsonrpc": "2.0", "method": "notifications/message",
                       "params": {"level": "info", "logger": "tiny", "data": arguments.get("text", "")}})
+            if name == "echo" and arguments.get("change"):
+                changed = True
+                send({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"})
             if name == "echo":
                 result = {"content": [{"type": "text", "text": arguments.get("text", "")}],
                           "structuredContent": {"text": arguments.get("text", "")},

@@ -665,3 +665,101 @@ async fn sampling_and_elicitation_reach_the_client_that_called_and_answer_upstre
     );
     assert_eq!(other.asked(), Vec::<&str>::new());
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn progress_reports_restart_the_call_timeout() {
+    let Some((node, script)) = everything() else {
+        return;
+    };
+    let (dir, cache) = with_servers(json!({
+        "everything": {"command": node, "args": [script], "call_timeout": 1},
+    }));
+    let host = serve(&dir, &cache);
+    let client = connect(&format!("{}/mcp?toolsets=everything", host.base_url())).await;
+    let result = call_tool(
+        client.peer(),
+        "everything__trigger-long-running-operation",
+        json!({"duration": 3, "steps": 6}),
+    )
+    .await;
+    assert!(
+        text(&result).starts_with("Long running operation completed"),
+        "{result:?}"
+    );
+}
+
+#[test]
+fn list_refresh_asks_every_server_and_keeps_what_they_list() {
+    let (dir, cache) = with_servers(json!({
+        "tiny": tiny("ok", json!({})),
+        "broken": tiny("fail", json!({})),
+    }));
+    assert!(listing(&dir, &cache).contains("not known yet"));
+    let refreshed = run_host(
+        &[
+            "list",
+            "--refresh",
+            "--cache-dir",
+            cache.path().to_str().unwrap(),
+        ],
+        &dir,
+    );
+    refreshed.assert_success();
+    assert!(
+        refreshed.stdout.contains("tiny__echo"),
+        "{}",
+        refreshed.stdout
+    );
+    assert!(
+        refreshed.stderr.contains("server `broken` did not start: "),
+        "{}",
+        refreshed.stderr
+    );
+    assert!(listing(&dir, &cache).contains("tiny__pid_of"));
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_fresh_cached_list_is_served_without_starting_the_server() {
+    let (dir, cache) = with_servers(json!({"tiny": tiny("ok", json!({"cache_ttl": 300}))}));
+    run_host(
+        &[
+            "list",
+            "--refresh",
+            "--cache-dir",
+            cache.path().to_str().unwrap(),
+        ],
+        &dir,
+    )
+    .assert_success();
+    let host = serve(&dir, &cache);
+    let client = tiny_client(&host).await;
+    assert_eq!(
+        children(host.pid()),
+        Vec::<u32>::new(),
+        "listed from the cache"
+    );
+    let echoed = call_tool(client.peer(), "tiny__echo", json!({"text": "a"})).await;
+    assert_eq!(text(&echoed), "a");
+    assert_eq!(children(host.pid()).len(), 1, "started by the call");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_servers_list_changed_refreshes_the_cached_list() {
+    let (dir, cache) = with_servers(json!({"tiny": tiny("ok", json!({"cache_ttl": 0}))}));
+    let host = serve(&dir, &cache);
+    let client = tiny_client(&host).await;
+    call_tool(
+        client.peer(),
+        "tiny__echo",
+        json!({"text": "a", "change": true}),
+    )
+    .await;
+    let start = Instant::now();
+    while !listing(&dir, &cache).contains("tiny__added") {
+        assert!(
+            start.elapsed() < Duration::from_secs(10),
+            "the list is not refreshed"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}

@@ -4,7 +4,8 @@
 //! One JSON file per server in the cache folder (`--cache-dir`, else the user's cache folder),
 //! named after a hash of the entry's name and how it is reached (not its environment or headers,
 //! so a rotated token keeps the list). It holds the tools as the server listed them and when.
-//! A file that cannot be read or parsed counts as no list; writing is best effort.
+//! A file that cannot be read or parsed counts as no list; writing is best effort. A list younger
+//! than the entry's `cache_ttl` is served without asking the server ([`CachedTools::is_fresh`]).
 
 use std::{
     path::{Path, PathBuf},
@@ -36,6 +37,20 @@ pub struct CachedTools {
     pub tools: Vec<Tool>,
 }
 
+impl CachedTools {
+    /// Whether the list is younger than `ttl` (never, for a zero `ttl`).
+    pub fn is_fresh(&self, ttl: std::time::Duration) -> bool {
+        now().saturating_sub(self.read_at) < ttl.as_secs()
+    }
+}
+
+/// Seconds since the Unix epoch.
+fn now() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs())
+}
+
 impl ToolCache {
     /// The cache in `dir`, else in the user's cache folder; none if there is no such folder.
     pub fn new(dir: Option<PathBuf>) -> Self {
@@ -64,9 +79,7 @@ impl ToolCache {
         };
         let cached = CachedTools {
             server: server.name.clone(),
-            read_at: SystemTime::now()
-                .duration_since(UNIX_EPOCH)
-                .map_or(0, |d| d.as_secs()),
+            read_at: now(),
             tools: tools.to_vec(),
         };
         let written = (|| {
@@ -149,5 +162,18 @@ pub(crate) mod tests {
         assert_eq!(cache.read(&a).unwrap().tools, [tool]);
         assert_eq!(cache.read(&server("a", "http://h/other")), None);
         assert_eq!(cache.read(&server("b", "http://h/a")), None);
+    }
+
+    #[test]
+    fn a_list_is_fresh_within_its_ttl_and_never_with_zero() {
+        let cached = |age: u64| CachedTools {
+            server: "a".to_owned(),
+            read_at: now() - age,
+            tools: Vec::new(),
+        };
+        assert!(cached(0).is_fresh(Duration::from_secs(300)));
+        assert!(cached(299).is_fresh(Duration::from_secs(300)));
+        assert!(!cached(300).is_fresh(Duration::from_secs(300)));
+        assert!(!cached(0).is_fresh(Duration::ZERO));
     }
 }

@@ -4,8 +4,9 @@
 //! So the build stage treats it as any plugin: its tools go through the same activation
 //! check, tool tables and extensions. A call sends the upstream tool its original name and
 //! the arguments as given, and passes the result (content, structured content, `isError`,
-//! `_meta`) back unchanged, within the entry's `call_timeout`; the server's progress reports
-//! reach the calling request.
+//! `_meta`) back unchanged. A call times out when the server neither answers nor reports
+//! progress for the entry's `call_timeout`; what the server sends during it reaches the calling
+//! request.
 
 use std::sync::Arc;
 
@@ -20,7 +21,10 @@ use plugin_abi::{
 };
 use rmcp::model::{JsonObject, Tool};
 
-use super::{manifest::tool_decl, upstream::Upstream};
+use super::{
+    manifest::tool_decl,
+    upstream::{CallError, Upstream},
+};
 
 /// The instance of a bridged server whose tools were listed as `tools`.
 pub(super) fn instance(upstream: Arc<Upstream>, tools: &[Tool]) -> PluginInstanceBox {
@@ -125,23 +129,21 @@ impl Forwarded {
     ) -> Result<FfiOutput, FfiError> {
         let arguments: Option<JsonObject> = serde_json::from_str(arguments)
             .map_err(|e| FfiError::new(ErrorKind::InvalidArguments, e.to_string()))?;
-        let timeout = self.upstream.server().call_timeout;
-        let result = tokio::time::timeout(
-            timeout,
-            self.upstream.call(&self.original, arguments, context),
-        )
-        .await
-        .map_err(|_| {
-            FfiError::new(
-                ErrorKind::Tool,
-                format!(
-                    "tool `{}` timed out after {} s",
-                    self.decl.name,
-                    timeout.as_secs_f64()
-                ),
-            )
-        })?
-        .map_err(|e| FfiError::new(ErrorKind::Tool, e))?;
+        let result = self
+            .upstream
+            .call(&self.original, arguments, context)
+            .await
+            .map_err(|e| {
+                let message = match e {
+                    CallError::Silent(timeout) => format!(
+                        "tool `{}` timed out after {} s",
+                        self.decl.name,
+                        timeout.as_secs_f64()
+                    ),
+                    CallError::Failed(message) => message,
+                };
+                FfiError::new(ErrorKind::Tool, message)
+            })?;
         let json = serde_json::to_string(&result)
             .map_err(|e| FfiError::new(ErrorKind::Tool, e.to_string()))?;
         Ok(FfiOutput {

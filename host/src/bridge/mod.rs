@@ -9,7 +9,9 @@
 //! - [`manifest`] makes the manifest of an entry and its cached list.
 //! - [`names`] gives the names their tools are served under.
 //! - [`open`] starts a server when a URL first needs it: its [`upstream::Upstream`] connection,
-//!   shared by every session, and a live plugin instance forwarding calls to it (`instance`).
+//!   shared by every session, and a live plugin instance forwarding calls to it (`instance`);
+//!   what the server sends during a call reaches the calling request (`relay`).
+//! - [`refresh`] asks every server for its tools at once (`list --refresh`).
 //!
 //! [`Manifest`]: plugin_manifest::Manifest
 
@@ -20,10 +22,12 @@ mod instance;
 pub mod manifest;
 pub mod names;
 mod opener;
+mod refresh;
 mod relay;
 pub mod upstream;
 
 pub use opener::open;
+pub use refresh::refresh;
 
 use std::sync::Arc;
 

@@ -1,18 +1,23 @@
 //! Opening a bridged server: start it (or connect), list its tools, keep the list on disk, and
 //! hand the build stage a live instance forwarding to it.
 //!
+//! A cached list younger than the entry's `cache_ttl` is served as it is, and the server is
+//! started by the first call instead. Each `notifications/tools/list_changed` from the server
+//! lists its tools again into the cache, which the next start of the host serves (the tools
+//! served now stay as they were opened).
+//!
 //! A server that does not start but has a cached list is still opened with that list: its
 //! tools are served, and each call tries to start it again, failing with the reason while it
 //! does not. Without a cached list there is nothing to serve, and the failure is the
 //! activation's.
 
-use std::sync::Arc;
+use std::sync::{Arc, Weak};
 
 use super::{cache::ToolCache, config::ServerEntry, instance::instance, upstream::Upstream};
 use crate::build::{ActivationError, Opened};
 
-/// Starts `server` and lists its tools, blocking the calling thread (a blocking thread of the
-/// host's runtime: the connection lives on that runtime).
+/// Starts `server` and lists its tools (unless its cached list is fresh), blocking the calling
+/// thread (a blocking thread of the host's runtime: the connection lives on that runtime).
 pub fn open(
     server: &Arc<ServerEntry>,
     cache: &ToolCache,
@@ -29,6 +34,14 @@ pub fn open(
         )
     })?;
     let upstream = Arc::new(Upstream::new(Arc::clone(server)));
+    runtime.spawn(keep_listed(Arc::downgrade(&upstream), cache.clone()));
+    let cached = cache.read(server);
+    if let Some(fresh) = cached.as_ref().filter(|c| c.is_fresh(server.cache_ttl)) {
+        return Ok(Opened {
+            manifest_json,
+            instance: instance(upstream, &fresh.tools),
+        });
+    }
     let listing = Arc::clone(&upstream);
     let listed =
         futures::executor::block_on(runtime.spawn(async move { listing.list_tools().await }))
@@ -38,7 +51,7 @@ pub fn open(
             cache.write(server, &tools);
             tools
         }
-        Err(reason) => match cache.read(server) {
+        Err(reason) => match cached {
             Some(cached) => {
                 tracing::warn!("{reason}; serving its cached tools, each call starts it again");
                 cached.tools
@@ -50,4 +63,22 @@ pub fn open(
         manifest_json,
         instance: instance(upstream, &tools),
     })
+}
+
+/// Lists the tools of `upstream`'s server into `cache` each time it says they changed, while
+/// the upstream lives.
+async fn keep_listed(upstream: Weak<Upstream>, cache: ToolCache) {
+    let Some(changed) = upstream.upgrade().map(|u| u.tools_changed()) else {
+        return;
+    };
+    loop {
+        changed.notified().await;
+        let Some(upstream) = upstream.upgrade() else {
+            return;
+        };
+        match upstream.list_tools().await {
+            Ok(tools) => cache.write(upstream.server(), &tools),
+            Err(reason) => tracing::warn!("{reason}; its last list is kept"),
+        }
+    }
 }

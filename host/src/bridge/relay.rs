@@ -1,7 +1,8 @@
 //! The client side of a bridged server's connection: what the server sends during a call
 //! reaches the request that made the call.
 //!
-//! Progress reports carry the token rmcp gave the call, so they go to that call exactly. Log
+//! Progress reports carry the token rmcp gave the call, so they go to that call exactly (and
+//! restart its `call_timeout`, see [`Listening::progressed`]). Log
 //! messages (`notifications/message`) and requests to the client (`sampling/createMessage`,
 //! `elicitation/create`, `roots/list`) carry nothing naming the call they belong to (neither
 //! over stdio nor over one shared HTTP session), so they go to the calling session when that
@@ -32,17 +33,26 @@ use rmcp::{
     service::{NotificationContext, RequestContext},
 };
 use serde::{Serialize, de::DeserializeOwned};
+use tokio::sync::Notify;
 
 use crate::serve::level_number;
 
 /// The calls in flight on one connection, each under its progress token.
-type Calls = Arc<Mutex<HashMap<ProgressToken, HostContextBox>>>;
+type Calls = Arc<Mutex<HashMap<ProgressToken, Call>>>;
+
+/// A call in flight: its request's context, and a signal each progress report gives.
+struct Call {
+    context: HostContextBox,
+    progressed: Arc<Notify>,
+}
 
 /// Hands what a bridged server sends during a call to the request that made it.
 #[derive(Clone)]
 pub(super) struct Relay {
     server: Arc<str>,
     calls: Calls,
+    /// Signalled at each `notifications/tools/list_changed`.
+    tools_changed: Arc<Notify>,
 }
 
 impl std::fmt::Debug for Relay {
@@ -57,6 +67,14 @@ impl std::fmt::Debug for Relay {
 pub(super) struct Listening {
     token: ProgressToken,
     calls: Calls,
+    progressed: Arc<Notify>,
+}
+
+impl Listening {
+    /// Resolves at the call's next progress report (at once if one came since the last).
+    pub(super) async fn progressed(&self) {
+        self.progressed.notified().await;
+    }
 }
 
 impl Drop for Listening {
@@ -74,35 +92,48 @@ impl Relay {
         Self {
             server: server.into(),
             calls: Calls::default(),
+            tools_changed: Arc::default(),
         }
+    }
+
+    /// Signalled each time the server says its tool list changed.
+    pub(super) fn tools_changed(&self) -> Arc<Notify> {
+        Arc::clone(&self.tools_changed)
     }
 
     /// Counts the call under `token` as in flight for `context` until the guard is dropped.
     pub(super) fn listen(&self, token: ProgressToken, context: HostContextBox) -> Listening {
+        let progressed = Arc::new(Notify::new());
         self.calls
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
-            .insert(token.clone(), context);
+            .insert(
+                token.clone(),
+                Call {
+                    context,
+                    progressed: Arc::clone(&progressed),
+                },
+            );
         Listening {
             token,
             calls: Arc::clone(&self.calls),
+            progressed,
         }
     }
 
-    /// The context of the call that made the report under `token`.
-    fn call(&self, token: &ProgressToken) -> Option<HostContextBox> {
-        self.calls
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .get(token)
-            .cloned()
+    /// The context of the call that made the report under `token`, which is told it came.
+    fn progressed(&self, token: &ProgressToken) -> Option<HostContextBox> {
+        let calls = self.calls.lock().unwrap_or_else(PoisonError::into_inner);
+        let call = calls.get(token)?;
+        call.progressed.notify_one();
+        Some(call.context.clone())
     }
 
     /// A context of the calling session, when the calls in flight leave no doubt which it is;
     /// otherwise why not.
     fn caller(&self) -> Result<HostContextBox, String> {
         let calls = self.calls.lock().unwrap_or_else(PoisonError::into_inner);
-        let mut contexts = calls.values();
+        let mut contexts = calls.values().map(|c| &c.context);
         let Some(first) = contexts.next() else {
             return Err(format!(
                 "server `{}` sent it while no call was in flight",
@@ -158,7 +189,7 @@ impl ClientHandler for Relay {
         params: ProgressNotificationParam,
         _context: NotificationContext<RoleClient>,
     ) {
-        if let Some(context) = self.call(&params.progress_token) {
+        if let Some(context) = self.progressed(&params.progress_token) {
             context.progress(
                 params.progress,
                 params.total.into(),
@@ -184,6 +215,10 @@ impl ClientHandler for Relay {
                 tracing::info!(server = %self.server, "log message kept here ({reason}): {}", params.data);
             }
         }
+    }
+
+    async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {
+        self.tools_changed.notify_one();
     }
 
     async fn create_message(

@@ -40,6 +40,15 @@ use super::{
 /// How many of a child's last stderr lines an error quotes.
 const STDERR_LINES: usize = 10;
 
+/// Why a call has no result.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum CallError {
+    /// The server neither answered nor reported progress for this long (`call_timeout`).
+    Silent(Duration),
+    /// The server did not start, or failed the call; the message says which and why.
+    Failed(String),
+}
+
 /// A bridged server's connection, made on first need.
 #[derive(Debug)]
 pub struct Upstream {
@@ -66,6 +75,11 @@ impl Upstream {
     /// The server's entry.
     pub fn server(&self) -> &ServerEntry {
         &self.server
+    }
+
+    /// Signalled each time the server says its tool list changed.
+    pub fn tools_changed(&self) -> Arc<tokio::sync::Notify> {
+        self.relay.tools_changed()
     }
 
     /// A live connection: the current one, or a new one if there is none or it closed.
@@ -122,21 +136,23 @@ impl Upstream {
 
     /// Calls the upstream tool `tool` (its own name) with `arguments`, for the request that
     /// `context` stands for: what the server sends during the call goes to it, and dropping the
-    /// future tells the server the call is cancelled.
+    /// future tells the server the call is cancelled. Once the call is sent, it fails with
+    /// [`CallError::Silent`] when `call_timeout` passes with neither the answer nor a progress
+    /// report (each report restarts it); the server is then told it is cancelled.
     pub async fn call(
         &self,
         tool: &str,
         arguments: Option<JsonObject>,
         context: HostContextBox,
-    ) -> Result<CallToolResult, String> {
-        let peer = self.peer().await?;
+    ) -> Result<CallToolResult, CallError> {
+        let peer = self.peer().await.map_err(CallError::Failed)?;
         let mut params = CallToolRequestParams::new(tool.to_owned());
         params.arguments = arguments;
         let failed = |e: ServiceError| {
-            format!(
+            CallError::Failed(format!(
                 "server `{}` failed the call of `{tool}`: {e}",
                 self.server.name
-            )
+            ))
         };
         // rmcp gives each request its progress token; reports sent before the handle comes
         // back (before the request is even written) cannot be.
@@ -147,9 +163,18 @@ impl Upstream {
             )
             .await
             .map_err(failed)?;
-        let _listening = self.relay.listen(handle.progress_token.clone(), context);
+        let listening = self.relay.listen(handle.progress_token.clone(), context);
         let mut abandoned = Abandoned(Some((peer, handle.id.clone())));
-        let answer = handle.await_response().await;
+        let timeout = self.server.call_timeout;
+        let answer = handle.await_response();
+        let mut answer = std::pin::pin!(answer);
+        let answer = loop {
+            tokio::select! {
+                answer = &mut answer => break answer,
+                () = listening.progressed() => {}
+                () = tokio::time::sleep(timeout) => return Err(CallError::Silent(timeout)),
+            }
+        };
         abandoned.0 = None;
         match answer.map_err(failed)? {
             ServerResult::CallToolResult(result) => Ok(result),
