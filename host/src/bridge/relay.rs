@@ -8,7 +8,9 @@
 //! over stdio nor over one shared HTTP session), so they go to the calling session when that
 //! is certain: when every call in flight on the connection comes from one session (or only one
 //! call is in flight). Otherwise a log message stays in the host's log and a request is refused
-//! with a message saying why, so no client ever gets another's. The upstream is told the
+//! with a message saying why, so no client ever gets another's. All this happens as each
+//! message is read, in order with the answers ([`Tagged`]): rmcp runs its handlers in tasks of
+//! their own, which may run after the call's answer has ended the call. The upstream is told the
 //! client has `sampling`, `elicitation` and `roots`; whether the calling client does is checked
 //! when the request is forwarded, as for a plugin's request.
 
@@ -18,7 +20,10 @@
 
 use std::{
     collections::HashMap,
-    sync::{Arc, Mutex, PoisonError},
+    sync::{
+        Arc, Mutex, PoisonError,
+        atomic::{AtomicU64, Ordering},
+    },
 };
 
 use abi_stable::std_types::{ROption, RResult, RString};
@@ -27,22 +32,26 @@ use rmcp::{
     ClientHandler, ErrorData, RoleClient,
     model::{
         ClientCapabilities, ClientInfo, CreateMessageRequestParams, CreateMessageResult,
-        ElicitRequestParams, ElicitResult, ListRootsResult, LoggingMessageNotificationParam,
-        ProgressNotificationParam, ProgressToken,
+        ElicitRequestParams, ElicitResult, Extensions, GetExtensions as _, JsonRpcMessage,
+        ListRootsResult, LoggingMessageNotificationParam, ProgressNotificationParam, ProgressToken,
+        ServerNotification,
     },
-    service::{NotificationContext, RequestContext},
+    service::{NotificationContext, RequestContext, RxJsonRpcMessage, TxJsonRpcMessage},
+    transport::Transport,
 };
 use serde::{Serialize, de::DeserializeOwned};
 use tokio::sync::Notify;
 
 use crate::serve::level_number;
 
-/// The calls in flight on one connection, each under its progress token.
-type Calls = Arc<Mutex<HashMap<ProgressToken, Call>>>;
+/// The calls in flight on one connection, each under a number of its own.
+type Calls = Arc<Mutex<HashMap<u64, Call>>>;
 
-/// A call in flight: its request's context, and a signal each progress report gives.
+/// A call in flight: its request's context, its progress token once sent, and a signal each
+/// progress report gives.
 struct Call {
     context: HostContextBox,
+    token: Option<ProgressToken>,
     progressed: Arc<Notify>,
 }
 
@@ -51,6 +60,7 @@ struct Call {
 pub(super) struct Relay {
     server: Arc<str>,
     calls: Calls,
+    next: Arc<AtomicU64>,
     /// Signalled at each `notifications/tools/list_changed`.
     tools_changed: Arc<Notify>,
 }
@@ -65,12 +75,24 @@ impl std::fmt::Debug for Relay {
 
 /// A call in flight, forgotten when dropped.
 pub(super) struct Listening {
-    token: ProgressToken,
+    key: u64,
     calls: Calls,
     progressed: Arc<Notify>,
 }
 
 impl Listening {
+    /// Says the call was sent under `token`: its progress reports are those under it.
+    pub(super) fn sent_as(&self, token: ProgressToken) {
+        if let Some(call) = self
+            .calls
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .get_mut(&self.key)
+        {
+            call.token = Some(token);
+        }
+    }
+
     /// Resolves at the call's next progress report (at once if one came since the last).
     pub(super) async fn progressed(&self) {
         self.progressed.notified().await;
@@ -82,7 +104,7 @@ impl Drop for Listening {
         self.calls
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
-            .remove(&self.token);
+            .remove(&self.key);
     }
 }
 
@@ -92,6 +114,7 @@ impl Relay {
         Self {
             server: server.into(),
             calls: Calls::default(),
+            next: Arc::default(),
             tools_changed: Arc::default(),
         }
     }
@@ -101,21 +124,24 @@ impl Relay {
         Arc::clone(&self.tools_changed)
     }
 
-    /// Counts the call under `token` as in flight for `context` until the guard is dropped.
-    pub(super) fn listen(&self, token: ProgressToken, context: HostContextBox) -> Listening {
+    /// Counts a call of `context` as in flight until the guard is dropped; from before it is
+    /// sent, so what the server sends at once is not missed.
+    pub(super) fn listen(&self, context: HostContextBox) -> Listening {
+        let key = self.next.fetch_add(1, Ordering::Relaxed);
         let progressed = Arc::new(Notify::new());
         self.calls
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .insert(
-                token.clone(),
+                key,
                 Call {
                     context,
+                    token: None,
                     progressed: Arc::clone(&progressed),
                 },
             );
         Listening {
-            token,
+            key,
             calls: Arc::clone(&self.calls),
             progressed,
         }
@@ -124,7 +150,7 @@ impl Relay {
     /// The context of the call that made the report under `token`, which is told it came.
     fn progressed(&self, token: &ProgressToken) -> Option<HostContextBox> {
         let calls = self.calls.lock().unwrap_or_else(PoisonError::into_inner);
-        let call = calls.get(token)?;
+        let call = calls.values().find(|c| c.token.as_ref() == Some(token))?;
         call.progressed.notify_one();
         Some(call.context.clone())
     }
@@ -154,16 +180,56 @@ impl Relay {
         ))
     }
 
-    /// Sends the request `method` with `params` to the calling client and reads its answer.
+    /// Hands a progress report to the call whose token it carries.
+    fn deliver_progress(&self, params: &ProgressNotificationParam) {
+        if let Some(context) = self.progressed(&params.progress_token) {
+            context.progress(
+                params.progress,
+                params.total.into(),
+                params.message.clone().map(RString::from).into(),
+            );
+        }
+    }
+
+    /// Hands a log message to the calling session, or keeps it in the host's log.
+    fn deliver_log(&self, params: &LoggingMessageNotificationParam) {
+        match self.caller() {
+            Ok(context) => context.log(
+                level_number(params.level),
+                params
+                    .logger
+                    .as_ref()
+                    .map_or(ROption::RNone, |l| ROption::RSome(l.as_str().into())),
+                params.data.to_string().into(),
+            ),
+            Err(reason) => {
+                tracing::info!(server = %self.server, "log message kept here ({reason}): {}", params.data);
+            }
+        }
+    }
+
+    /// The calling request's context that `extensions` were tagged with as the message was
+    /// read, or why there is none.
+    fn tagged(&self, extensions: &Extensions) -> Result<HostContextBox, String> {
+        match extensions.get::<Caller>() {
+            Some(Caller(Ok(context))) => Ok(context.clone()),
+            Some(Caller(Err(reason))) => Err(reason.to_string()),
+            None => self.caller(),
+        }
+    }
+
+    /// Sends the request `method` with `params` to the calling client (the one `extensions`
+    /// name) and reads its answer.
     async fn ask<T: DeserializeOwned>(
         &self,
         method: &str,
         params: &impl Serialize,
+        extensions: &Extensions,
     ) -> Result<T, ErrorData> {
         let refused = |reason: String| {
             ErrorData::internal_error(format!("cannot forward {method}: {reason}"), None)
         };
-        let context = self.caller().map_err(refused)?;
+        let context = self.tagged(extensions).map_err(refused)?;
         let params = serde_json::to_string(params).map_err(|e| refused(e.to_string()))?;
         match context.request(method.into(), params.into()).await {
             RResult::ROk(answer) => serde_json::from_str(&answer)
@@ -184,39 +250,6 @@ impl ClientHandler for Relay {
         info
     }
 
-    async fn on_progress(
-        &self,
-        params: ProgressNotificationParam,
-        _context: NotificationContext<RoleClient>,
-    ) {
-        if let Some(context) = self.progressed(&params.progress_token) {
-            context.progress(
-                params.progress,
-                params.total.into(),
-                params.message.map(RString::from).into(),
-            );
-        }
-    }
-
-    async fn on_logging_message(
-        &self,
-        params: LoggingMessageNotificationParam,
-        _context: NotificationContext<RoleClient>,
-    ) {
-        match self.caller() {
-            Ok(context) => context.log(
-                level_number(params.level),
-                params
-                    .logger
-                    .map_or(ROption::RNone, |l| ROption::RSome(l.into())),
-                params.data.to_string().into(),
-            ),
-            Err(reason) => {
-                tracing::info!(server = %self.server, "log message kept here ({reason}): {}", params.data);
-            }
-        }
-    }
-
     async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {
         self.tools_changed.notify_one();
     }
@@ -224,23 +257,82 @@ impl ClientHandler for Relay {
     async fn create_message(
         &self,
         params: CreateMessageRequestParams,
-        _context: RequestContext<RoleClient>,
+        context: RequestContext<RoleClient>,
     ) -> Result<CreateMessageResult, ErrorData> {
-        self.ask("sampling/createMessage", &params).await
+        self.ask("sampling/createMessage", &params, &context.extensions)
+            .await
     }
 
     async fn create_elicitation(
         &self,
         params: ElicitRequestParams,
-        _context: RequestContext<RoleClient>,
+        context: RequestContext<RoleClient>,
     ) -> Result<ElicitResult, ErrorData> {
-        self.ask("elicitation/create", &params).await
+        self.ask("elicitation/create", &params, &context.extensions)
+            .await
     }
 
     async fn list_roots(
         &self,
-        _context: RequestContext<RoleClient>,
+        context: RequestContext<RoleClient>,
     ) -> Result<ListRootsResult, ErrorData> {
-        self.ask("roots/list", &serde_json::json!({})).await
+        self.ask("roots/list", &serde_json::json!({}), &context.extensions)
+            .await
+    }
+}
+
+/// The calling request a message from the server belongs to, or why none is known; put in the
+/// message's extensions as it is read.
+#[derive(Clone)]
+struct Caller(Result<HostContextBox, Arc<str>>);
+
+/// A transport that hands the server's progress reports and log messages to the calling
+/// request as they are read (before the call's answer, which may end the call, is read), and
+/// tags each request from the server with its [`Caller`].
+pub(super) struct Tagged<T> {
+    inner: T,
+    relay: Relay,
+}
+
+impl<T> Tagged<T> {
+    /// `inner`, tagged by `relay`.
+    pub(super) fn new(inner: T, relay: Relay) -> Self {
+        Self { inner, relay }
+    }
+}
+
+impl<T: Transport<RoleClient>> Transport<RoleClient> for Tagged<T> {
+    type Error = T::Error;
+
+    fn send(
+        &mut self,
+        item: TxJsonRpcMessage<RoleClient>,
+    ) -> impl Future<Output = Result<(), Self::Error>> + Send + 'static {
+        self.inner.send(item)
+    }
+
+    async fn receive(&mut self) -> Option<RxJsonRpcMessage<RoleClient>> {
+        let mut message = self.inner.receive().await?;
+        match &mut message {
+            JsonRpcMessage::Request(request) => {
+                let caller = Caller(self.relay.caller().map_err(Arc::from));
+                request.request.extensions_mut().insert(caller);
+            }
+            JsonRpcMessage::Notification(n) => match &n.notification {
+                ServerNotification::ProgressNotification(p) => {
+                    self.relay.deliver_progress(&p.params);
+                }
+                ServerNotification::LoggingMessageNotification(l) => {
+                    self.relay.deliver_log(&l.params);
+                }
+                _ => {}
+            },
+            _ => {}
+        }
+        Some(message)
+    }
+
+    fn close(&mut self) -> impl Future<Output = Result<(), Self::Error>> + Send {
+        self.inner.close()
     }
 }

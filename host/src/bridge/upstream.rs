@@ -34,7 +34,7 @@ use tokio::io::AsyncBufReadExt as _;
 
 use super::{
     config::{ServerEntry, Transport},
-    relay::Relay,
+    relay::{Relay, Tagged},
 };
 
 /// How many of a child's last stderr lines an error quotes.
@@ -154,6 +154,7 @@ impl Upstream {
                 self.server.name
             ))
         };
+        let listening = self.relay.listen(context);
         // rmcp gives each request its progress token; reports sent before the handle comes
         // back (before the request is even written) cannot be.
         let handle = peer
@@ -163,7 +164,7 @@ impl Upstream {
             )
             .await
             .map_err(failed)?;
-        let listening = self.relay.listen(handle.progress_token.clone(), context);
+        listening.sent_as(handle.progress_token.clone());
         let mut abandoned = Abandoned(Some((peer, handle.id.clone())));
         let timeout = self.server.call_timeout;
         let answer = handle.await_response();
@@ -240,7 +241,7 @@ impl Upstream {
                 }
                 self.relay
                     .clone()
-                    .serve(transport)
+                    .serve(Tagged::new(transport, self.relay.clone()))
                     .await
                     .map_err(|e| e.to_string())
             }
@@ -256,7 +257,7 @@ impl Upstream {
                 let transport = StreamableHttpClientTransport::from_config(config);
                 self.relay
                     .clone()
-                    .serve(transport)
+                    .serve(Tagged::new(transport, self.relay.clone()))
                     .await
                     .map_err(|e| e.to_string())
             }
