@@ -277,7 +277,22 @@ impl LoadedTool {
 }
 
 /// A plugin's activation, done at most once.
-type PluginSlot = Arc<OnceLock<Result<Arc<LoadedPlugin>, ActivationError>>>;
+type PluginSlot = Arc<OnceLock<Opening>>;
+
+/// How a plugin's opening went.
+#[derive(Debug)]
+struct Opening {
+    result: Result<Arc<LoadedPlugin>, ActivationError>,
+    /// For a bridged server that failed: when a request may try it again, and how many times
+    /// it was tried before.
+    retry: Option<(std::time::Instant, u32)>,
+}
+
+/// The wait before trying again a bridged server that failed to open `attempt + 1` times:
+/// 1 s, doubling up to a minute.
+fn backoff(attempt: u32) -> std::time::Duration {
+    std::time::Duration::from_secs(1 << attempt.min(6)).min(std::time::Duration::from_secs(60))
+}
 
 /// A plugin's code, opened: what [`activate`] checks against the manifest.
 pub struct Opened {
@@ -363,7 +378,8 @@ impl Builder {
         &self.registry
     }
 
-    /// The live plugin called `name`, opening it on first use. Blocks while it opens.
+    /// The live plugin called `name`, opening it on first use. Blocks while it opens. A
+    /// bridged server that failed is tried again once its backoff has passed.
     pub fn plugin(&self, name: &str) -> Result<Arc<LoadedPlugin>, ActivationError> {
         let discovered = self
             .registry
@@ -372,29 +388,72 @@ impl Builder {
                 plugin: name.to_owned(),
                 reason: "no such plugin was discovered".to_owned(),
             })?;
-        let slot = Arc::clone(
-            self.plugins
-                .lock()
-                .unwrap_or_else(PoisonError::into_inner)
-                .entry(name.to_owned())
-                .or_default(),
-        );
-        slot.get_or_init(|| {
+        let (slot, attempt) = {
+            let mut plugins = self.plugins.lock().unwrap_or_else(PoisonError::into_inner);
+            let slot = plugins.entry(name.to_owned()).or_default();
+            let attempt = match slot.get().and_then(|o| o.retry) {
+                Some((at, attempt)) if at <= std::time::Instant::now() => {
+                    *slot = PluginSlot::default();
+                    attempt + 1
+                }
+                _ => 0,
+            };
+            (Arc::clone(slot), attempt)
+        };
+        let opening = slot.get_or_init(|| {
             let started = std::time::Instant::now();
             let result = activate_with(self.opener.as_ref(), discovered).map(Arc::new);
             match &result {
                 Ok(p) => tracing::info!(plugin = name, tools = p.tools.len(), elapsed = ?started.elapsed(), "opened plugin"),
                 Err(e) => tracing::error!("{e}"),
             }
-            result
-        })
-        .clone()
+            let bridged = matches!(discovered.provider, Provider::Bridged { .. });
+            let retry = (bridged && result.is_err())
+                .then(|| (std::time::Instant::now() + backoff(attempt), attempt));
+            Opening { result, retry }
+        });
+        opening.result.clone()
+    }
+
+    /// When the plugin called `name`, which failed to open, may be tried again; `None` if it
+    /// opened, was not tried, or is a library (whose failure is final).
+    pub fn retry_at(&self, name: &str) -> Option<std::time::Instant> {
+        let plugins = self.plugins.lock().unwrap_or_else(PoisonError::into_inner);
+        Some(plugins.get(name)?.get()?.retry?.0)
+    }
+
+    /// Opens the bridged servers among `plugins` not tried yet, all at once, so each start is
+    /// bounded by its own `connect_timeout` rather than by the sum. Blocks until each is tried.
+    pub fn open_bridged(&self, plugins: &[&DiscoveredPlugin]) {
+        let untried: Vec<&str> = {
+            let opened = self.plugins.lock().unwrap_or_else(PoisonError::into_inner);
+            plugins
+                .iter()
+                .filter(|p| matches!(p.provider, Provider::Bridged { .. }))
+                .map(|p| p.manifest.name.as_str())
+                .filter(|name| opened.get(*name).is_none_or(|slot| slot.get().is_none()))
+                .collect()
+        };
+        if untried.len() < 2 {
+            return;
+        }
+        // Each opener blocks its thread on the host's runtime, which the threads must know.
+        let runtime = tokio::runtime::Handle::try_current().ok();
+        std::thread::scope(|scope| {
+            for name in untried {
+                let runtime = runtime.clone();
+                scope.spawn(move || {
+                    let _entered = runtime.as_ref().map(tokio::runtime::Handle::enter);
+                    let _ = self.plugin(name);
+                });
+            }
+        });
     }
 
     /// Why the plugin called `name` did not open, if it was tried and failed.
     pub fn failure(&self, name: &str) -> Option<ActivationError> {
         let plugins = self.plugins.lock().unwrap_or_else(PoisonError::into_inner);
-        plugins.get(name)?.get()?.as_ref().err().cloned()
+        plugins.get(name)?.get()?.result.as_ref().err().cloned()
     }
 
     /// The plugins opened so far, in load order.
@@ -403,7 +462,15 @@ impl Builder {
         self.registry
             .plugins()
             .iter()
-            .filter_map(|p| plugins.get(&p.manifest.name)?.get()?.as_ref().ok().cloned())
+            .filter_map(|p| {
+                plugins
+                    .get(&p.manifest.name)?
+                    .get()?
+                    .result
+                    .as_ref()
+                    .ok()
+                    .cloned()
+            })
             .collect()
     }
 

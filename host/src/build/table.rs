@@ -17,6 +17,9 @@ pub struct ToolTable {
     tools: Vec<LoadedTool>,
     index: HashMap<String, usize>,
     instructions: String,
+    /// The earliest time a bridged server that failed to open may be tried again: the table
+    /// is built anew for a request after it.
+    retry_at: Option<std::time::Instant>,
 }
 
 impl ToolTable {
@@ -26,8 +29,13 @@ impl ToolTable {
         let mut table = Self::default();
         let mut offered: Vec<LoadedTool> = Vec::new();
         let mut names = HashSet::new();
-        for discovered in registry.tool_plugins_for(active) {
+        let needed = registry.tool_plugins_for(active);
+        builder.open_bridged(&needed);
+        for discovered in needed {
             let Ok(plugin) = builder.plugin(&discovered.manifest.name) else {
+                if let Some(retry) = builder.retry_at(&discovered.manifest.name) {
+                    table.retry_at = Some(table.retry_at.map_or(retry, |t| t.min(retry)));
+                }
                 continue;
             };
             for tool in plugin
@@ -82,5 +90,11 @@ impl ToolTable {
     /// The server instructions: each active toolset's, under a `## title` heading.
     pub fn instructions(&self) -> &str {
         &self.instructions
+    }
+
+    /// Whether a bridged server it lacks (it failed to open) may now be tried again.
+    pub fn is_stale(&self) -> bool {
+        self.retry_at
+            .is_some_and(|at| at <= std::time::Instant::now())
     }
 }

@@ -33,7 +33,10 @@ use crate::{
 pub(crate) struct Resolved {
     /// The active set and the filter.
     pub(crate) resolution: Arc<Resolution>,
-    view: OnceLock<Arc<ServedView>>,
+    /// Replaced when its served set is stale ([`ToolTable::is_stale`]).
+    ///
+    /// [`ToolTable::is_stale`]: crate::build::ToolTable::is_stale
+    view: RwLock<Option<Arc<ServedView>>>,
 }
 
 impl Resolved {
@@ -41,7 +44,7 @@ impl Resolved {
     pub(crate) fn new(resolution: Resolution) -> Self {
         Self {
             resolution: Arc::new(resolution),
-            view: OnceLock::new(),
+            view: RwLock::default(),
         }
     }
 }
@@ -169,12 +172,17 @@ impl Sets {
     }
 
     /// The served set of `active`, opening the plugins it needs on first use; concurrent first
-    /// requests wait for the one build. Fails only if building the table panicked, which the
-    /// host reports as an internal error (the next request tries again).
+    /// requests wait for the one build. A set lacking a bridged server that failed to open is
+    /// built again once the server may be tried again. Fails only if building the table
+    /// panicked, which the host reports as an internal error (the next request tries again).
     pub(crate) async fn get(&self, active: &ActiveSet) -> Result<Arc<ServedSet>, String> {
-        let cell = self.cell(active);
+        let mut cell = self.cell(active);
         if let Some(set) = cell.get() {
-            return Ok(Arc::clone(set));
+            if !set.table().is_stale() {
+                return Ok(Arc::clone(set));
+            }
+            self.forget(active, &cell);
+            cell = self.cell(active);
         }
         let set = cell
             .get_or_try_init(|| async {
@@ -190,16 +198,31 @@ impl Sets {
     }
 
     /// The view of `resolved`: its active set's served set ([`Sets::get`]) through its filter,
-    /// built on the first request that needs it.
+    /// built on the first request that needs it, and again when its set is stale.
     pub(crate) async fn view(&self, resolved: &Resolved) -> Result<Arc<ServedView>, String> {
-        if let Some(view) = resolved.view.get() {
-            return Ok(Arc::clone(view));
+        let kept = resolved
+            .view
+            .read()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone();
+        if let Some(view) = kept.filter(|v| !v.set().table().is_stale()) {
+            return Ok(view);
         }
         let set = self.get(&resolved.resolution.active).await?;
-        let view = resolved
+        let view = Arc::new(ServedView::new(set, &resolved.resolution.filter));
+        *resolved
             .view
-            .get_or_init(|| Arc::new(ServedView::new(set, &resolved.resolution.filter)));
-        Ok(Arc::clone(view))
+            .write()
+            .unwrap_or_else(PoisonError::into_inner) = Some(Arc::clone(&view));
+        Ok(view)
+    }
+
+    /// Drops `cell` as the slot of `active`, unless another request replaced it already.
+    fn forget(&self, active: &ActiveSet, cell: &Arc<OnceCell<Arc<ServedSet>>>) {
+        let mut sets = self.sets.write().unwrap_or_else(PoisonError::into_inner);
+        if sets.get(active).is_some_and(|c| Arc::ptr_eq(c, cell)) {
+            sets.remove(active);
+        }
     }
 
     /// The slot of `active`, made empty on first sight.
