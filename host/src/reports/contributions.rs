@@ -1,9 +1,22 @@
 //! `GET /contributions`: every declared tool with the extensions that apply to it, in order,
 //! and the extensions whose target no plugin offers. From manifests alone.
 
+use std::path::PathBuf;
+
 use serde::Serialize;
 
-use crate::registry::{ExtensionEntry, ExtensionSummary, Registry, TargetedExtension};
+use crate::{
+    discovery::{DiscoveredPlugin, Provider},
+    registry::{ExtensionEntry, ExtensionSummary, Registry, TargetedExtension},
+};
+
+/// How reports name what provides `plugin`: `library`, or `mcp.json` for a bridged MCP server.
+pub(crate) fn provider_kind(plugin: &DiscoveredPlugin) -> &'static str {
+    match plugin.provider {
+        Provider::Library => "library",
+        Provider::Bridged { .. } => "mcp.json",
+    }
+}
 
 /// The answer of `GET /contributions`: each declared tool with the extensions that apply to it
 /// (in order; `[]` when none does), and the pending extensions. From manifests alone.
@@ -22,6 +35,10 @@ pub struct ToolRow {
     pub name: String,
     /// The plugin offering it.
     pub plugin: String,
+    /// What provides that plugin: `library`, or `mcp.json` for a bridged MCP server.
+    pub provider: &'static str,
+    /// The library file, or the `mcp.json` file declaring the server.
+    pub file: PathBuf,
     /// Its toolset.
     pub toolset: String,
     /// The extensions applied to it, in order: the last is the outermost.
@@ -38,6 +55,11 @@ impl ContributionsReport {
                 .map(|t| ToolRow {
                     name: t.decl.name.clone(),
                     plugin: t.plugin.clone(),
+                    provider: registry.plugin(&t.plugin).map_or("library", provider_kind),
+                    file: registry
+                        .plugin(&t.plugin)
+                        .map(|p| p.path.clone())
+                        .unwrap_or_default(),
                     toolset: t.decl.toolset.clone(),
                     extensions: registry
                         .extensions_of(&t.decl.name)

@@ -13,7 +13,7 @@
 
 use std::{collections::BTreeMap, fmt, fmt::Write, str::FromStr};
 
-use crate::registry::Registry;
+use crate::{discovery::Provider, registry::Registry};
 
 /// An output format of `graph`.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -115,7 +115,13 @@ impl Graph {
         for (i, p) in registry.plugins().iter().enumerate() {
             let id = format!("p{i}");
             let m = &p.manifest;
-            graph.node(&id, Kind::Plugin, [format!("{} {}", m.name, m.version)]);
+            let label = match p.provider {
+                Provider::Library => format!("{} {}", m.name, m.version),
+                Provider::Bridged { .. } => {
+                    format!("{} (MCP server, {})", m.name, p.path.display())
+                }
+            };
+            graph.node(&id, Kind::Plugin, [label]);
             plugins.insert(m.name.as_str(), id);
         }
         let mut toolsets = BTreeMap::new();
@@ -264,6 +270,42 @@ mod tests {
     fn plugin(json: &str) -> DiscoveredPlugin {
         let manifest = Manifest::from_json(json).unwrap();
         DiscoveredPlugin::library(format!("{}.so", manifest.name), manifest)
+    }
+
+    #[test]
+    fn a_bridged_server_is_drawn_as_one_with_its_file() {
+        let server = crate::bridge::cache::tests::server("search", "http://h/mcp");
+        let cache = crate::bridge::cache::ToolCache::new(None);
+        let listed = crate::bridge::cache::CachedTools {
+            server: "search".to_owned(),
+            read_at: 0,
+            tools: vec![rmcp::model::Tool::new(
+                "find",
+                "Finds.",
+                std::sync::Arc::new(serde_json::Map::new()),
+            )],
+        };
+        let plugin = DiscoveredPlugin {
+            path: "plugins/mcp.json".into(),
+            manifest: crate::bridge::manifest::manifest(&server, Some(&listed)),
+            provider: Provider::Bridged {
+                server: std::sync::Arc::new(server),
+                cache,
+            },
+        };
+        let registry = Registry::new(vec![plugin]);
+        let dot = render(&registry, Format::Dot);
+        assert!(
+            dot.contains("search (MCP server, plugins/mcp.json)"),
+            "{dot}"
+        );
+        assert!(!dot.contains("search mcp.json"), "{dot}");
+        let tools = crate::reports::ContributionsReport::new(&registry).tools;
+        assert_eq!(tools[0].name, "search__find");
+        assert_eq!(
+            (tools[0].provider, tools[0].file.to_str()),
+            ("mcp.json", Some("plugins/mcp.json"))
+        );
     }
 
     /// The first-party pair: a plugin with a tool, and one extending it and a missing tool.
