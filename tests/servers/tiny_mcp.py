@@ -4,7 +4,8 @@
 TINY_MODE selects: `ok` (default); `crash` (exits on its first tools/call); `crash-once` (exits
 on its first tools/call unless the file TINY_MARKER exists, which it then creates); `slow-start` (sleeps
 TINY_DELAY seconds before answering initialize); `hang` (never answers tools/call); `garbage`
-(prints a line that is not JSON before each answer); `fail` (writes to stderr and exits at once).
+(prints a line that is not JSON before each answer); `fail` (writes to stderr and exits at once);
+`fail-once` (as `fail` unless the file TINY_MARKER exists, which it then creates).
 `echo` with `"log": true` sends its text as a log message (`notifications/message`) first; with
 `"change": true` it adds the tool `added` and sends `notifications/tools/list_changed`.
 """
@@ -24,6 +25,9 @@ def send(message):
 
 def main():
     changed = False
+    if MODE == "fail-once" and not os.path.exists(os.environ["TINY_MARKER"]):
+        open(os.environ["TINY_MARKER"], "w").close()
+        sys.exit(3)
     if MODE == "fail":
         sys.stderr.write("tiny: cannot open the database\n")
         sys.exit(3)

@@ -32,6 +32,7 @@ pub const FIXTURES: &[&str] = &[
     "fixture-ext-a",
     "fixture-ext-b",
     "fixture-ext-describe",
+    "fixture-ext-bridged",
     "fixture-ext-replace",
     "fixture-ext-broken",
     "fixture-ext-unopenable",

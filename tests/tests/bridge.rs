@@ -763,3 +763,135 @@ async fn the_servers_list_changed_refreshes_the_cached_list() {
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn several_servers_in_one_url_start_at_once() {
+    let slow = |name: &str| {
+        (
+            name.to_owned(),
+            tiny(
+                "slow-start",
+                json!({"env": {"TINY_MODE": "slow-start", "TINY_DELAY": "2"}}),
+            ),
+        )
+    };
+    let servers: serde_json::Map<String, Value> = [slow("one"), slow("two"), slow("three")]
+        .into_iter()
+        .collect();
+    let (dir, cache) = with_servers(Value::Object(servers));
+    let host = serve(&dir, &cache);
+    let started = Instant::now();
+    let client = connect(&format!("{}/mcp?toolsets=one,two,three", host.base_url())).await;
+    let names = tool_names(client.peer()).await;
+    for tool in ["one__echo", "two__echo", "three__echo"] {
+        assert!(names.iter().any(|n| n == tool), "{tool} not in {names:?}");
+    }
+    assert!(
+        started.elapsed() < Duration::from_secs(5),
+        "three starts of 2 s each took {:?}: one after another",
+        started.elapsed()
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_server_that_failed_to_start_is_tried_again_after_a_backoff() {
+    let marker = tempfile::tempdir().unwrap();
+    let (dir, cache) = with_servers(json!({
+        "tiny": tiny("fail-once", json!({"env": {
+            "TINY_MODE": "fail-once",
+            "TINY_MARKER": marker.path().join("failed"),
+        }})),
+    }));
+    let host = serve(&dir, &cache);
+    let client = connect(&format!("{}/mcp?toolsets=tiny", host.base_url())).await;
+    let names = tool_names(client.peer()).await;
+    assert!(!names.contains(&"tiny__echo".to_owned()), "{names:?}");
+    tokio::time::sleep(Duration::from_millis(1200)).await;
+    let names = tool_names(client.peer()).await;
+    assert!(names.contains(&"tiny__echo".to_owned()), "{names:?}");
+    let echoed = call_tool(client.peer(), "tiny__echo", json!({"text": "back"})).await;
+    assert_eq!(text(&echoed), "back");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_plugin_extends_a_bridged_tool_by_its_served_name() {
+    let dir = PluginDir::with(&["fixture-ext-bridged"]);
+    write_servers(&dir, json!({"tiny": tiny("ok", json!({}))}));
+    let cache = tempfile::tempdir().unwrap();
+    // `/contributions` reads manifests alone: a server's tools are there once listed.
+    run_host(
+        &[
+            "list",
+            "--refresh",
+            "--cache-dir",
+            cache.path().to_str().unwrap(),
+        ],
+        &dir,
+    )
+    .assert_success();
+    let host = serve(&dir, &cache);
+    let client = tiny_client(&host).await;
+    let tools = client.peer().list_all_tools().await.unwrap();
+    let echo = tools.iter().find(|t| t.name == "tiny__echo").unwrap();
+    assert_eq!(
+        echo.description.as_deref(),
+        Some("Echoes, as described by ext-bridged.")
+    );
+    assert_eq!(
+        serde_json::to_value(echo).unwrap()["_meta"]["by"],
+        "ext-bridged"
+    );
+    let echoed = call_tool(client.peer(), "tiny__echo", json!({"text": "x"})).await;
+    assert_eq!(text(&echoed), "x");
+    let (_, contributions) = get_json(&format!("{}/contributions", host.base_url())).await;
+    let row = contributions["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["name"] == "tiny__echo")
+        .unwrap_or_else(|| panic!("{contributions}"));
+    assert_eq!(row["provider"], "mcp.json");
+    assert_eq!(row["extensions"][0]["plugin"], "ext-bridged");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn stateless_mode_serves_bridged_tools_and_refuses_their_requests_to_the_client() {
+    let Some((node, script)) = everything() else {
+        return;
+    };
+    let (dir, cache) = with_servers(json!({"everything": {"command": node, "args": [script]}}));
+    let host = HostProcess::serve(
+        &dir,
+        &["--cache-dir", cache.path().to_str().unwrap(), "--stateless"],
+    );
+    let url = format!("{}/mcp?toolsets=everything", host.base_url());
+    let client = connect_as(&url, Answering::new("stateless")).await;
+    let echoed = call_tool(client.peer(), "everything__echo", json!({"message": "s"})).await;
+    assert_eq!(text(&echoed), "Echo: s");
+    let sampled = call_tool(
+        client.peer(),
+        "everything__trigger-sampling-request",
+        json!({"prompt": "hi"}),
+    )
+    .await;
+    assert_eq!(sampled.is_error, Some(true), "{sampled:?}");
+    assert!(
+        text(&sampled).contains("not part of a session"),
+        "{sampled:?}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_server_writing_lines_that_are_not_json_is_still_served_and_so_are_the_others() {
+    let (dir, cache) = with_servers(json!({
+        "tiny": tiny("garbage", json!({})),
+        "fine": tiny("ok", json!({})),
+    }));
+    let host = serve(&dir, &cache);
+    let client = connect(&format!("{}/mcp?toolsets=tiny,fine", host.base_url())).await;
+    // rmcp's stdio transport skips a line that is not JSON-RPC and reads on.
+    let result = call_tool(client.peer(), "tiny__echo", json!({"text": "a"})).await;
+    assert_eq!(text(&result), "a");
+    let fine = call_tool(client.peer(), "fine__echo", json!({"text": "still"})).await;
+    assert_eq!(text(&fine), "still");
+}
