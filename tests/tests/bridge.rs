@@ -89,6 +89,19 @@ fn listing(dir: &PluginDir, cache: &tempfile::TempDir) -> String {
     listed.stdout
 }
 
+/// `list --refresh` on `dir`, keeping the lists in `cache`.
+fn refresh(dir: &PluginDir, cache: &tempfile::TempDir) -> e2e::Output {
+    run_host(
+        &[
+            "list",
+            "--refresh",
+            "--cache-dir",
+            cache.path().to_str().unwrap(),
+        ],
+        dir,
+    )
+}
+
 /// Writes `dir`'s `mcp.json` declaring `servers`.
 fn write_servers(dir: &PluginDir, servers: Value) {
     std::fs::write(
@@ -695,15 +708,7 @@ fn list_refresh_asks_every_server_and_keeps_what_they_list() {
         "broken": tiny("fail", json!({})),
     }));
     assert!(listing(&dir, &cache).contains("not known yet"));
-    let refreshed = run_host(
-        &[
-            "list",
-            "--refresh",
-            "--cache-dir",
-            cache.path().to_str().unwrap(),
-        ],
-        &dir,
-    );
+    let refreshed = refresh(&dir, &cache);
     refreshed.assert_success();
     assert!(
         refreshed.stdout.contains("tiny__echo"),
@@ -721,16 +726,7 @@ fn list_refresh_asks_every_server_and_keeps_what_they_list() {
 #[tokio::test(flavor = "multi_thread")]
 async fn a_fresh_cached_list_is_served_without_starting_the_server() {
     let (dir, cache) = with_servers(json!({"tiny": tiny("ok", json!({"cache_ttl": 300}))}));
-    run_host(
-        &[
-            "list",
-            "--refresh",
-            "--cache-dir",
-            cache.path().to_str().unwrap(),
-        ],
-        &dir,
-    )
-    .assert_success();
+    refresh(&dir, &cache).assert_success();
     let host = serve(&dir, &cache);
     let client = tiny_client(&host).await;
     assert_eq!(
@@ -819,16 +815,7 @@ async fn a_plugin_extends_a_bridged_tool_by_its_served_name() {
     write_servers(&dir, json!({"tiny": tiny("ok", json!({}))}));
     let cache = tempfile::tempdir().unwrap();
     // `/contributions` reads manifests alone: a server's tools are there once listed.
-    run_host(
-        &[
-            "list",
-            "--refresh",
-            "--cache-dir",
-            cache.path().to_str().unwrap(),
-        ],
-        &dir,
-    )
-    .assert_success();
+    refresh(&dir, &cache).assert_success();
     let host = serve(&dir, &cache);
     let client = tiny_client(&host).await;
     let tools = client.peer().list_all_tools().await.unwrap();
