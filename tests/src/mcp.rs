@@ -275,3 +275,42 @@ pub async fn post(
         .await
         .unwrap_or_else(|e| panic!("POST {url}: {e}"))
 }
+
+/// What a test client was sent (log messages, progress, requests), shared with its clones.
+#[derive(Debug)]
+pub struct Recorded<T>(std::sync::Arc<std::sync::Mutex<Vec<T>>>);
+
+impl<T> Default for Recorded<T> {
+    fn default() -> Self {
+        Self(std::sync::Arc::default())
+    }
+}
+
+impl<T> Clone for Recorded<T> {
+    fn clone(&self) -> Self {
+        Self(std::sync::Arc::clone(&self.0))
+    }
+}
+
+impl<T: Clone> Recorded<T> {
+    fn items(&self) -> std::sync::MutexGuard<'_, Vec<T>> {
+        self.0
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// Records one more.
+    pub fn push(&self, item: T) {
+        self.items().push(item);
+    }
+
+    /// Everything recorded so far, in order.
+    pub fn all(&self) -> Vec<T> {
+        self.items().clone()
+    }
+
+    /// Forgets what was recorded.
+    pub fn clear(&self) {
+        self.items().clear();
+    }
+}

@@ -9,13 +9,12 @@
 
 use std::{
     path::PathBuf,
-    sync::{Arc, Mutex, PoisonError},
     time::{Duration, Instant},
 };
 
 use e2e::{
     HostProcess, PluginDir,
-    mcp::{RawSession, call_tool, connect, connect_as, get_json, text, tool_names},
+    mcp::{RawSession, Recorded, call_tool, connect, connect_as, get_json, text, tool_names},
     run_host, workspace_root,
 };
 use rmcp::{
@@ -518,8 +517,8 @@ async fn the_servers_progress_reaches_the_request_that_called() {
 struct Answering {
     who: &'static str,
     delay: Duration,
-    asked: Arc<Mutex<Vec<&'static str>>>,
-    logs: Arc<Mutex<Vec<Value>>>,
+    asked: Recorded<&'static str>,
+    logs: Recorded<Value>,
 }
 
 impl Answering {
@@ -531,24 +530,15 @@ impl Answering {
     }
 
     fn asked(&self) -> Vec<&'static str> {
-        self.asked
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .clone()
+        self.asked.all()
     }
 
     fn logs(&self) -> Vec<Value> {
-        self.logs
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .clone()
+        self.logs.all()
     }
 
     fn ask(&self, method: &'static str) {
-        self.asked
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .push(method);
+        self.asked.push(method);
     }
 }
 
@@ -594,10 +584,7 @@ impl ClientHandler for Answering {
         params: LoggingMessageNotificationParam,
         _context: NotificationContext<RoleClient>,
     ) {
-        self.logs
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .push(params.data);
+        self.logs.push(params.data);
     }
 }
 

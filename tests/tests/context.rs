@@ -11,14 +11,11 @@
 // clients of 2025-11-25, which these tests speak, still use them.
 #![allow(deprecated)]
 
-use std::{
-    sync::{Arc, Mutex, PoisonError},
-    time::{Duration, Instant},
-};
+use std::time::{Duration, Instant};
 
 use e2e::{
     HostProcess, PluginDir,
-    mcp::{RawSession, call, call_tool, connect_2026, connect_as, text},
+    mcp::{RawSession, Recorded, call, call_tool, connect_2026, connect_as, text},
 };
 use rmcp::{
     ClientHandler, ErrorData, RoleClient, ServiceError,
@@ -40,8 +37,8 @@ const PATIENCE: Duration = Duration::from_secs(10);
 #[derive(Debug, Clone, Default)]
 struct Recorder {
     capable: bool,
-    logs: Arc<Mutex<Vec<LoggingMessageNotificationParam>>>,
-    progress: Arc<Mutex<Vec<ProgressNotificationParam>>>,
+    logs: Recorded<LoggingMessageNotificationParam>,
+    progress: Recorded<ProgressNotificationParam>,
 }
 
 impl Recorder {
@@ -53,28 +50,16 @@ impl Recorder {
     }
 
     fn logs(&self) -> Vec<LoggingMessageNotificationParam> {
-        self.logs
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .clone()
+        self.logs.all()
     }
 
     fn progress(&self) -> Vec<ProgressNotificationParam> {
-        self.progress
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .clone()
+        self.progress.all()
     }
 
     fn forget(&self) {
-        self.logs
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .clear();
-        self.progress
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .clear();
+        self.logs.clear();
+        self.progress.clear();
     }
 }
 
@@ -127,10 +112,7 @@ impl ClientHandler for Recorder {
         params: LoggingMessageNotificationParam,
         _context: NotificationContext<RoleClient>,
     ) {
-        self.logs
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .push(params);
+        self.logs.push(params);
     }
 
     async fn on_progress(
@@ -138,10 +120,7 @@ impl ClientHandler for Recorder {
         params: ProgressNotificationParam,
         _context: NotificationContext<RoleClient>,
     ) {
-        self.progress
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .push(params);
+        self.progress.push(params);
     }
 }
 

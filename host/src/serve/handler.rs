@@ -442,11 +442,18 @@ fn base_url(parts: &Parts) -> String {
 /// The sentence `list_server_toolsets` ends with.
 fn how_to_ask_for_more(url: &str, inactive: &[&str]) -> String {
     let example = inactive.first().copied().unwrap_or("NAME");
-    let mut text = format!(
-        "Add ?toolsets=NAME to the server URL to turn on more toolsets (for example \
-         {url}?toolsets={example}); ?only=NAME serves just those and ?without=NAME drops one. \
-         Reconnect with the new URL to use them."
-    );
+    naming_the_inactive(
+        format!(
+            "Add ?toolsets=NAME to the server URL to turn on more toolsets (for example \
+             {url}?toolsets={example}); ?only=NAME serves just those and ?without=NAME drops \
+             one. Reconnect with the new URL to use them."
+        ),
+        inactive,
+    )
+}
+
+/// `text`, then which toolsets are not active, if any.
+fn naming_the_inactive(mut text: String, inactive: &[&str]) -> String {
     if !inactive.is_empty() {
         text.push_str(&format!(" Not active here: {}.", inactive.join(", ")));
     }
@@ -456,15 +463,14 @@ fn how_to_ask_for_more(url: &str, inactive: &[&str]) -> String {
 /// The sentence `list_server_toolsets` ends with over stdio, where no URL can change.
 fn how_to_restart_with_more(inactive: &[&str]) -> String {
     let example = inactive.first().copied().unwrap_or("NAME");
-    let mut text = format!(
-        "The selection comes from the server's --toolsets option (REACTOR_MCP_TOOLSETS): \
-         restart it with, for example, --toolsets toolsets={example} to turn on more toolsets, \
-         or --toolsets only=NAME to serve just those."
-    );
-    if !inactive.is_empty() {
-        text.push_str(&format!(" Not active here: {}.", inactive.join(", ")));
-    }
-    text
+    naming_the_inactive(
+        format!(
+            "The selection comes from the server's --toolsets option (REACTOR_MCP_TOOLSETS): \
+             restart it with, for example, --toolsets toolsets={example} to turn on more \
+             toolsets, or --toolsets only=NAME to serve just those."
+        ),
+        inactive,
+    )
 }
 
 /// How `list_server_toolsets` says tools are filtered.
