@@ -21,7 +21,8 @@ use rmcp::{
     ClientHandler, ErrorData, RoleClient,
     model::{
         ClientInfo, CreateMessageRequestParams, CreateMessageResult, ElicitRequestParams,
-        ElicitResult, Implementation, LoggingMessageNotificationParam,
+        ElicitResult, GetPromptRequestParams, Implementation, LoggingMessageNotificationParam,
+        ReadResourceRequestParams,
     },
     service::{NotificationContext, RequestContext},
 };
@@ -76,6 +77,15 @@ fn with_servers(servers: Value) -> (PluginDir, tempfile::TempDir) {
     let dir = PluginDir::new();
     write_servers(&dir, servers);
     (dir, tempfile::tempdir().unwrap())
+}
+
+/// A plugin folder whose `mcp.json` declares server-everything over stdio as `everything`, and
+/// a cache folder; `None` when it is not installed.
+fn with_everything() -> Option<(PluginDir, tempfile::TempDir)> {
+    let (node, script) = everything()?;
+    Some(with_servers(json!({
+        "everything": {"command": node, "args": [script]},
+    })))
 }
 
 /// What `list` prints for `dir` with its tool lists kept in `cache`.
@@ -186,12 +196,9 @@ async fn toolsets_and_other_urls_list_bridged_servers_without_starting_them() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn server_everything_is_served_under_its_name_through_one_shared_child() {
-    let Some((node, script)) = everything() else {
+    let Some((dir, cache)) = with_everything() else {
         return;
     };
-    let (dir, cache) = with_servers(json!({
-        "everything": {"command": node, "args": [script]},
-    }));
     let host = serve(&dir, &cache);
     let url = format!("{}/mcp?toolsets=everything", host.base_url());
     let client = connect(&url).await;
@@ -240,6 +247,60 @@ async fn server_everything_is_served_under_its_name_through_one_shared_child() {
         listed.contains("everything__echo"),
         "the cached list is listed:\n{listed}"
     );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn server_everythings_resources_prompts_and_completions_are_served_once_listed() {
+    let Some((dir, cache)) = with_everything() else {
+        return;
+    };
+    refresh(&dir, &cache).assert_success();
+    let host = serve(&dir, &cache);
+    let client = connect(&format!("{}/mcp?toolsets=everything", host.base_url())).await;
+    let peer = client.peer();
+
+    let resources = peer.list_all_resources().await.unwrap();
+    let document = resources
+        .iter()
+        .find(|r| r.uri.starts_with("demo://resource/static/document/"))
+        .unwrap_or_else(|| panic!("no static document in {resources:?}"));
+    let read = peer
+        .read_resource(ReadResourceRequestParams::new(document.uri.clone()))
+        .await
+        .unwrap();
+    assert!(!read.contents.is_empty(), "{read:?}");
+    let templates = peer.list_all_resource_templates().await.unwrap();
+    assert!(
+        templates
+            .iter()
+            .any(|t| t.uri_template == "demo://resource/dynamic/text/{resourceId}"),
+        "{templates:?}"
+    );
+    let dynamic = peer
+        .read_resource(ReadResourceRequestParams::new(
+            "demo://resource/dynamic/text/7",
+        ))
+        .await
+        .unwrap();
+    assert!(format!("{dynamic:?}").contains("7"), "{dynamic:?}");
+
+    let prompts = peer.list_all_prompts().await.unwrap();
+    let names: Vec<&str> = prompts.iter().map(|p| p.name.as_str()).collect();
+    assert!(names.contains(&"everything__simple-prompt"), "{names:?}");
+    let prompt = peer
+        .get_prompt(GetPromptRequestParams::new("everything__simple-prompt"))
+        .await
+        .unwrap();
+    assert!(
+        format!("{prompt:?}").contains("This is a simple prompt without arguments."),
+        "{prompt:?}"
+    );
+    let completed = peer
+        .complete_prompt_simple("everything__completable-prompt", "department", "Eng")
+        .await
+        .unwrap();
+    assert_eq!(completed, ["Engineering"]);
+    assert_eq!(children(host.pid()).len(), 1, "one child served all of it");
 }
 
 /// A process killed on drop.
@@ -389,6 +450,35 @@ async fn a_child_that_exits_is_restarted_on_the_next_call() {
 }
 
 #[tokio::test(flavor = "multi_thread")]
+async fn a_child_that_keeps_exiting_is_started_again_only_after_a_backoff() {
+    let (dir, cache) = with_servers(json!({"tiny": tiny("crash", json!({}))}));
+    let host = serve(&dir, &cache);
+    let client = connect(&format!("{}/mcp?toolsets=tiny", host.base_url())).await;
+    for _ in 0..2 {
+        let crashed = call_tool(client.peer(), "tiny__echo", json!({"text": "a"})).await;
+        assert_eq!(crashed.is_error, Some(true), "{crashed:?}");
+    }
+    let waiting = call_tool(client.peer(), "tiny__echo", json!({"text": "a"})).await;
+    assert!(
+        text(&waiting).starts_with(
+            "server `tiny` is not started again yet: it went away or failed to start 2 times in a row; next try in "
+        ),
+        "{waiting:?}"
+    );
+    assert_eq!(
+        children(host.pid()),
+        Vec::<u32>::new(),
+        "nothing was started"
+    );
+    tokio::time::sleep(Duration::from_millis(1100)).await;
+    let tried = call_tool(client.peer(), "tiny__echo", json!({"text": "a"})).await;
+    assert!(
+        !text(&tried).contains("not started again yet"),
+        "started again after the backoff: {tried:?}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
 async fn a_call_that_hangs_times_out_with_the_tool_named() {
     let (dir, cache) = with_servers(json!({"tiny": tiny("hang", json!({"call_timeout": 1}))}));
     let host = serve(&dir, &cache);
@@ -443,6 +533,30 @@ async fn sigterm_ends_the_child_and_what_it_started() {
         Vec::<u32>::new(),
         "the group is gone"
     );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_killed_host_leaves_no_server_running() {
+    let Some((dir, cache)) = with_everything() else {
+        return;
+    };
+    let mut host = serve(&dir, &cache);
+    let client = connect(&format!("{}/mcp?toolsets=everything", host.base_url())).await;
+    call_tool(client.peer(), "everything__echo", json!({"message": "up"})).await;
+    let child = children(host.pid());
+    assert_eq!(child.len(), 1);
+    let status = std::process::Command::new("kill")
+        .args(["-KILL", &host.pid().to_string()])
+        .status()
+        .expect("kill");
+    assert!(status.success());
+    assert!(host.wait_for_exit(Duration::from_secs(5)).is_some());
+    let alive = || processes().iter().any(|(pid, ..)| *pid == child[0]);
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while alive() && Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert!(!alive(), "the server saw its stdin close and exited");
 }
 
 /// A client of `?toolsets=tiny` on `host`, once it lists `tiny__echo`.

@@ -1,18 +1,18 @@
-//! The last good tool list of each bridged server, kept on disk so listings show its tools
-//! without starting it.
+//! The last good listing of each bridged server (tools, resources, resource templates, prompts),
+//! kept on disk so listings show them without starting it.
 //!
 //! One JSON file per server in the cache folder (`--cache-dir`, else the user's cache folder),
 //! named after a hash of the entry's name and how it is reached (not its environment or headers,
-//! so a rotated token keeps the list). It holds the tools as the server listed them and when.
+//! so a rotated token keeps the list). It holds what the server listed and when.
 //! A file that cannot be read or parsed counts as no list; writing is best effort. A list younger
-//! than the entry's `cache_ttl` is served without asking the server ([`CachedTools::is_fresh`]).
+//! than the entry's `cache_ttl` is served without asking the server ([`CachedListing::is_fresh`]).
 
 use std::{
     path::{Path, PathBuf},
     time::{SystemTime, UNIX_EPOCH},
 };
 
-use rmcp::model::Tool;
+use rmcp::model::{Prompt, Resource, ResourceTemplate, Tool};
 use serde::{Deserialize, Serialize};
 
 use super::{
@@ -20,24 +20,44 @@ use super::{
     names::sha256_hex,
 };
 
-/// The folder of the tool lists.
+/// The folder of the servers' listings.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ToolCache {
     dir: Option<PathBuf>,
 }
 
-/// A tool list as read from a server.
+/// What a server offers, as it listed it.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Listing {
+    /// Its tools.
+    pub tools: Vec<Tool>,
+    /// Its resources with a fixed URI (none unless it has the `resources` capability).
+    #[serde(default)]
+    pub resources: Vec<Resource>,
+    /// Its resource templates.
+    #[serde(default)]
+    pub resource_templates: Vec<ResourceTemplate>,
+    /// Its prompts (none unless it has the `prompts` capability).
+    #[serde(default)]
+    pub prompts: Vec<Prompt>,
+    /// Whether it completes prompt arguments and template variables.
+    #[serde(default)]
+    pub completions: bool,
+}
+
+/// A listing as read from a server.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct CachedTools {
+pub struct CachedListing {
     /// The server's name.
     pub server: String,
     /// When it was read, in seconds since the Unix epoch.
     pub read_at: u64,
-    /// The tools, as the server listed them.
-    pub tools: Vec<Tool>,
+    /// What it listed.
+    #[serde(flatten)]
+    pub listing: Listing,
 }
 
-impl CachedTools {
+impl CachedListing {
     /// Whether the list is younger than `ttl` (never, for a zero `ttl`).
     pub fn is_fresh(&self, ttl: std::time::Duration) -> bool {
         now().saturating_sub(self.read_at) < ttl.as_secs()
@@ -65,22 +85,22 @@ impl ToolCache {
     }
 
     /// The last list `server` gave, if one is kept.
-    pub fn read(&self, server: &ServerEntry) -> Option<CachedTools> {
+    pub fn read(&self, server: &ServerEntry) -> Option<CachedListing> {
         let text = std::fs::read_to_string(self.file(server)?).ok()?;
-        serde_json::from_str::<CachedTools>(&text)
+        serde_json::from_str::<CachedListing>(&text)
             .ok()
             .filter(|c| c.server == server.name)
     }
 
-    /// Keeps `tools` as `server`'s list, read now. Failures are logged, not returned.
-    pub fn write(&self, server: &ServerEntry, tools: &[Tool]) {
+    /// Keeps `listing` as `server`'s, read now. Failures are logged, not returned.
+    pub fn write(&self, server: &ServerEntry, listing: &Listing) {
         let Some(file) = self.file(server) else {
             return;
         };
-        let cached = CachedTools {
+        let cached = CachedListing {
             server: server.name.clone(),
             read_at: now(),
-            tools: tools.to_vec(),
+            listing: listing.clone(),
         };
         let written = (|| {
             std::fs::create_dir_all(file.parent().unwrap_or(Path::new(".")))?;
@@ -90,7 +110,7 @@ impl ToolCache {
         })();
         if let Err(e) = written {
             tracing::warn!(
-                "server `{}`: cannot keep its tool list in {}: {e}",
+                "server `{}`: cannot keep its listing in {}: {e}",
                 server.name,
                 file.display()
             );
@@ -157,19 +177,22 @@ pub(crate) mod tests {
         let cache = ToolCache::new(Some(dir.path().to_owned()));
         let a = server("a", "http://h/a");
         assert_eq!(cache.read(&a), None);
-        let tool = Tool::new("echo", "Echoes.", Arc::new(Map::new()));
-        cache.write(&a, std::slice::from_ref(&tool));
-        assert_eq!(cache.read(&a).unwrap().tools, [tool]);
+        let listing = Listing {
+            tools: vec![Tool::new("echo", "Echoes.", Arc::new(Map::new()))],
+            ..Listing::default()
+        };
+        cache.write(&a, &listing);
+        assert_eq!(cache.read(&a).unwrap().listing, listing);
         assert_eq!(cache.read(&server("a", "http://h/other")), None);
         assert_eq!(cache.read(&server("b", "http://h/a")), None);
     }
 
     #[test]
     fn a_list_is_fresh_within_its_ttl_and_never_with_zero() {
-        let cached = |age: u64| CachedTools {
+        let cached = |age: u64| CachedListing {
             server: "a".to_owned(),
             read_at: now() - age,
-            tools: Vec::new(),
+            listing: Listing::default(),
         };
         assert!(cached(0).is_fresh(Duration::from_secs(300)));
         assert!(cached(299).is_fresh(Duration::from_secs(300)));

@@ -7,8 +7,12 @@
 //! `_meta`) back unchanged. A call times out when the server neither answers nor reports
 //! progress for the entry's `call_timeout`; what the server sends during it reaches the calling
 //! request.
+//!
+//! Resources, resource templates, prompts and completions are those of the manifest (the
+//! server's cached listing when the host started: the registry routes by it); reading, getting
+//! and completing go to the server, a prompt under its own name.
 
-use std::sync::Arc;
+use std::{collections::HashMap, sync::Arc};
 
 use abi_stable::{
     sabi_trait::TD_Opaque,
@@ -19,29 +23,76 @@ use plugin_abi::{
     ErrorKind, FfiError, FfiOutput, FfiTool, HostContextBox, OutputKind, PluginInstance,
     PluginInstanceBox, ToolHandler, ToolHandlerBox,
 };
-use rmcp::model::{JsonObject, Tool};
+use plugin_manifest::Manifest;
+use rmcp::model::{CompleteRequestParams, JsonObject, Reference};
+use serde::Serialize;
 
 use super::{
+    cache::Listing,
     manifest::tool_decl,
+    names::served_name,
     upstream::{CallError, Upstream},
 };
 
-/// The instance of a bridged server whose tools were listed as `tools`.
-pub(super) fn instance(upstream: Arc<Upstream>, tools: &[Tool]) -> PluginInstanceBox {
-    let tools = tools
+/// The instance of a bridged server that listed `listing`, served as `manifest` declares.
+pub(super) fn instance(
+    upstream: Arc<Upstream>,
+    listing: &Listing,
+    manifest: &Manifest,
+) -> PluginInstanceBox {
+    let server = upstream.server();
+    let tools = listing
+        .tools
         .iter()
         .map(|tool| Forwarded {
             upstream: Arc::clone(&upstream),
-            decl: tool_decl(upstream.server(), tool),
+            decl: tool_decl(server, tool),
             original: tool.name.to_string(),
         })
         .collect();
-    PluginInstanceBox::from_ptr(RArc::new(Bridged { upstream, tools }), TD_Opaque)
+    let prompts = listing
+        .prompts
+        .iter()
+        .map(|p| {
+            (
+                served_name(&server.name, &p.name, server.namespace),
+                p.name.clone(),
+            )
+        })
+        .collect();
+    let contributions = serde_json::to_string(&Contributions {
+        resources: &manifest.resources,
+        resource_templates: &manifest.resource_templates,
+        prompts: &manifest.prompts,
+        completions: &manifest.completions,
+    })
+    .unwrap_or_default();
+    PluginInstanceBox::from_ptr(
+        RArc::new(Bridged {
+            upstream,
+            tools,
+            prompts,
+            contributions,
+        }),
+        TD_Opaque,
+    )
+}
+
+/// What `PluginInstance::contributions` answers.
+#[derive(Serialize)]
+struct Contributions<'a> {
+    resources: &'a [plugin_manifest::ResourceDecl],
+    resource_templates: &'a [plugin_manifest::ResourceTemplateDecl],
+    prompts: &'a [plugin_manifest::PromptDecl],
+    completions: &'a [plugin_manifest::CompletionDecl],
 }
 
 struct Bridged {
     upstream: Arc<Upstream>,
     tools: Vec<Forwarded>,
+    /// The server's own name of each prompt, by served name.
+    prompts: HashMap<String, String>,
+    contributions: String,
 }
 
 impl PluginInstance for Bridged {
@@ -69,25 +120,67 @@ impl PluginInstance for Bridged {
     }
 
     fn contributions(&self) -> RResult<RString, FfiError> {
-        RResult::ROk(
-            r#"{"resources":[],"resource_templates":[],"prompts":[],"completions":[]}"#.into(),
-        )
+        RResult::ROk(self.contributions.as_str().into())
     }
 
-    fn read_resource(&self, _: RString) -> FfiFuture<RResult<RString, FfiError>> {
-        let error = self.not_offered("resources");
-        async move { RResult::RErr(error) }.into_ffi()
+    fn read_resource(&self, uri: RString) -> FfiFuture<RResult<RString, FfiError>> {
+        let upstream = Arc::clone(&self.upstream);
+        async move { answer(upstream.read_resource(&uri).await) }.into_ffi()
     }
 
-    fn get_prompt(&self, _: RString, _: RString) -> FfiFuture<RResult<RString, FfiError>> {
-        let error = self.not_offered("prompts");
-        async move { RResult::RErr(error) }.into_ffi()
+    fn get_prompt(
+        &self,
+        name: RString,
+        arguments: RString,
+    ) -> FfiFuture<RResult<RString, FfiError>> {
+        let upstream = Arc::clone(&self.upstream);
+        let original = self.original_prompt(&name);
+        async move {
+            let arguments: Option<JsonObject> = match serde_json::from_str(&arguments) {
+                Ok(arguments) => arguments,
+                Err(e) => {
+                    return RResult::RErr(FfiError::new(
+                        ErrorKind::InvalidArguments,
+                        e.to_string(),
+                    ));
+                }
+            };
+            answer(upstream.get_prompt(&original, arguments).await)
+        }
+        .into_ffi()
     }
 
-    fn complete(&self, _: RString) -> FfiFuture<RResult<RString, FfiError>> {
-        let error = self.not_offered("completions");
-        async move { RResult::RErr(error) }.into_ffi()
+    fn complete(&self, request: RString) -> FfiFuture<RResult<RString, FfiError>> {
+        let upstream = Arc::clone(&self.upstream);
+        let request = serde_json::from_str::<CompleteRequestParams>(&request).map(|mut r| {
+            if let Reference::Prompt(prompt) = &mut r.r#ref {
+                prompt.name = self.original_prompt(&prompt.name);
+            }
+            r
+        });
+        async move {
+            let request = match request {
+                Ok(request) => request,
+                Err(e) => {
+                    return RResult::RErr(FfiError::new(
+                        ErrorKind::InvalidArguments,
+                        e.to_string(),
+                    ));
+                }
+            };
+            answer(upstream.complete(request).await.map(|r| r.completion))
+        }
+        .into_ffi()
     }
+}
+
+/// A server's answer as the JSON text the ABI carries, or its error as a tool error.
+fn answer<T: Serialize>(answer: Result<T, String>) -> RResult<RString, FfiError> {
+    answer
+        .and_then(|a| serde_json::to_string(&a).map_err(|e| e.to_string()))
+        .map(RString::from)
+        .map_err(|e| FfiError::new(ErrorKind::Tool, e))
+        .into()
 }
 
 impl Bridged {
@@ -99,6 +192,20 @@ impl Bridged {
                 self.upstream.server().name
             ),
         )
+    }
+
+    /// The server's own name of the prompt served as `served`: as it listed it, else `served`
+    /// less the server's prefix.
+    fn original_prompt(&self, served: &str) -> String {
+        if let Some(original) = self.prompts.get(served) {
+            return original.clone();
+        }
+        let server = &self.upstream.server().name;
+        served
+            .strip_prefix(&format!("{server}__"))
+            .filter(|_| self.upstream.server().namespace)
+            .unwrap_or(served)
+            .to_owned()
     }
 }
 

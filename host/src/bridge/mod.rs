@@ -24,6 +24,7 @@ pub mod names;
 mod opener;
 mod refresh;
 mod relay;
+mod restarts;
 pub mod upstream;
 
 pub use opener::open;

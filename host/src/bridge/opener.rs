@@ -1,5 +1,5 @@
-//! Opening a bridged server: start it (or connect), list its tools, keep the list on disk, and
-//! hand the build stage a live instance forwarding to it.
+//! Opening a bridged server: start it (or connect), list its tools, resources and prompts, keep
+//! the listing on disk, and hand the build stage a live instance forwarding to it.
 //!
 //! A cached list younger than the entry's `cache_ttl` is served as it is, and the server is
 //! started by the first call instead. Each `notifications/tools/list_changed` from the server
@@ -13,7 +13,14 @@
 
 use std::sync::{Arc, Weak};
 
-use super::{cache::ToolCache, config::ServerEntry, instance::instance, upstream::Upstream};
+use plugin_manifest::Manifest;
+
+use super::{
+    cache::{Listing, ToolCache},
+    config::ServerEntry,
+    instance::instance,
+    upstream::Upstream,
+};
 use crate::build::{ActivationError, Opened};
 
 /// Starts `server` and lists its tools (unless its cached list is fresh), blocking the calling
@@ -21,6 +28,7 @@ use crate::build::{ActivationError, Opened};
 pub fn open(
     server: &Arc<ServerEntry>,
     cache: &ToolCache,
+    manifest: &Manifest,
     manifest_json: String,
 ) -> Result<Opened, ActivationError> {
     let failed = |reason: String| ActivationError::Upstream {
@@ -36,33 +44,29 @@ pub fn open(
     let upstream = Arc::new(Upstream::new(Arc::clone(server)));
     runtime.spawn(keep_listed(Arc::downgrade(&upstream), cache.clone()));
     let cached = cache.read(server);
+    let opened = |listing: &Listing| Opened {
+        instance: instance(Arc::clone(&upstream), listing, manifest),
+        manifest_json: manifest_json.clone(),
+    };
     if let Some(fresh) = cached.as_ref().filter(|c| c.is_fresh(server.cache_ttl)) {
-        return Ok(Opened {
-            manifest_json,
-            instance: instance(upstream, &fresh.tools),
-        });
+        return Ok(opened(&fresh.listing));
     }
     let listing = Arc::clone(&upstream);
-    let listed =
-        futures::executor::block_on(runtime.spawn(async move { listing.list_tools().await }))
-            .map_err(|e| failed(format!("starting it failed: {e}")))?;
-    let tools = match listed {
-        Ok(tools) => {
-            cache.write(server, &tools);
-            tools
+    let listed = futures::executor::block_on(runtime.spawn(async move { listing.list().await }))
+        .map_err(|e| failed(format!("starting it failed: {e}")))?;
+    match listed {
+        Ok(listing) => {
+            cache.write(server, &listing);
+            Ok(opened(&listing))
         }
         Err(reason) => match cached {
             Some(cached) => {
                 tracing::warn!("{reason}; serving its cached tools, each call starts it again");
-                cached.tools
+                Ok(opened(&cached.listing))
             }
-            None => return Err(failed(reason)),
+            None => Err(failed(reason)),
         },
-    };
-    Ok(Opened {
-        manifest_json,
-        instance: instance(upstream, &tools),
-    })
+    }
 }
 
 /// Lists the tools of `upstream`'s server into `cache` each time it says they changed, while
@@ -76,8 +80,8 @@ async fn keep_listed(upstream: Weak<Upstream>, cache: ToolCache) {
         let Some(upstream) = upstream.upgrade() else {
             return;
         };
-        match upstream.list_tools().await {
-            Ok(tools) => cache.write(upstream.server(), &tools),
+        match upstream.list().await {
+            Ok(listing) => cache.write(upstream.server(), &listing),
             Err(reason) => tracing::warn!("{reason}; its last list is kept"),
         }
     }

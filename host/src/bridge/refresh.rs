@@ -1,4 +1,4 @@
-//! `list --refresh`: ask every bridged server for its tools once, all at once, and keep each
+//! `list --refresh`: ask every bridged server for its tools, resources and prompts once, all at once, and keep each
 //! list that comes back; a server that fails is logged with the reason and keeps its old list.
 
 use std::sync::Arc;
@@ -19,12 +19,19 @@ pub async fn refresh(plugins: &[DiscoveredPlugin]) {
 /// Lists `server`'s tools into `cache`.
 async fn refresh_one(server: Arc<ServerEntry>, cache: &ToolCache) {
     let upstream = Upstream::new(Arc::clone(&server));
-    let listed = upstream.list_tools().await;
+    let listed = upstream.list().await;
     upstream.stop();
     match listed {
-        Ok(tools) => {
-            tracing::info!("server `{}`: {} tools listed", server.name, tools.len());
-            cache.write(&server, &tools);
+        Ok(listing) => {
+            tracing::info!(
+                "server `{}`: {} tools, {} resources, {} resource templates, {} prompts listed",
+                server.name,
+                listing.tools.len(),
+                listing.resources.len(),
+                listing.resource_templates.len(),
+                listing.prompts.len()
+            );
+            cache.write(&server, &listing);
         }
         Err(reason) => tracing::warn!("{reason}; its last list is kept"),
     }

@@ -1,8 +1,8 @@
 //! The one connection to a bridged server, shared by every session and request.
 //!
 //! Started (or connected) on first need and again on the next need after the server went away
-//! (a child that exited, a closed HTTP session); each start is bounded by the entry's
-//! `connect_timeout`. Requests are multiplexed on it by rmcp's client. A stdio child is started
+//! (a child that exited, a closed HTTP session), with a backoff after repeated failures
+//! ([`Restarts`]); each start is bounded by the entry's `connect_timeout`. Requests are multiplexed on it by rmcp's client. A stdio child is started
 //! in a process group of its own and killed when its connection is dropped; the group is sent
 //! SIGTERM when the connection is replaced or stopped and when the upstream is dropped, so the
 //! processes a command starts in turn (`npx` starting `node`) go too. The child's stderr is
@@ -14,7 +14,7 @@ use std::{
     collections::VecDeque,
     process::Stdio,
     sync::{Arc, Mutex, PoisonError},
-    time::Duration,
+    time::{Duration, Instant},
 };
 
 use plugin_abi::HostContextBox;
@@ -22,7 +22,9 @@ use rmcp::{
     RoleClient, ServiceExt as _,
     model::{
         CallToolRequest, CallToolRequestParams, CallToolResult, CancelledNotificationParam,
-        ClientRequest, JsonObject, PaginatedRequestParams, RequestId, ServerResult, Tool,
+        ClientRequest, CompleteRequestParams, CompleteResult, GetPromptRequestParams,
+        GetPromptResult, JsonObject, PaginatedRequestParams, ReadResourceRequestParams,
+        ReadResourceResult, RequestId, ServerCapabilities, ServerResult,
     },
     service::{Peer, PeerRequestOptions, RunningService, ServiceError},
     transport::{
@@ -33,8 +35,10 @@ use rmcp::{
 use tokio::io::AsyncBufReadExt as _;
 
 use super::{
+    cache::Listing,
     config::{ServerEntry, Transport},
     relay::{Relay, Tagged},
+    restarts::Restarts,
 };
 
 /// How many of a child's last stderr lines an error quotes.
@@ -58,6 +62,7 @@ pub struct Upstream {
     stderr: Arc<Mutex<VecDeque<String>>>,
     /// The process group of the current stdio child.
     group: Mutex<Option<u32>>,
+    restarts: Mutex<Restarts>,
 }
 
 impl Upstream {
@@ -69,6 +74,7 @@ impl Upstream {
             connection: tokio::sync::Mutex::default(),
             stderr: Arc::default(),
             group: Mutex::default(),
+            restarts: Mutex::default(),
         }
     }
 
@@ -93,42 +99,112 @@ impl Upstream {
         }
         if connection.take().is_some() {
             self.end_group();
+            self.restarts().ended(Instant::now());
             tracing::info!(server = %self.server.name, "restarting MCP server: its connection closed");
         }
+        if let Some((wait, failures)) = self.restarts().wait(Instant::now()) {
+            return Err(format!(
+                "server `{}` is not started again yet: it went away or failed to start {failures} times in a row; next try in {:.1} s",
+                self.server.name,
+                wait.as_secs_f64()
+            ));
+        }
         let timeout = self.server.connect_timeout;
-        let started = match tokio::time::timeout(timeout, self.connect()).await {
-            Ok(Ok(started)) => started,
+        let failure = match tokio::time::timeout(timeout, self.connect()).await {
+            Ok(Ok(started)) => {
+                self.restarts().started(Instant::now());
+                let peer = started.peer().clone();
+                *connection = Some(started);
+                return Ok(peer);
+            }
             Ok(Err(reason)) => {
                 self.end_group();
                 // Let the stderr reader catch up with a child that just exited.
                 tokio::time::sleep(Duration::from_millis(100)).await;
-                return Err(self.did_not_start(&reason));
+                self.did_not_start(&reason)
             }
             Err(_) => {
                 self.end_group();
-                return Err(self.did_not_start(&format!(
+                self.did_not_start(&format!(
                     "no answer to initialize within {} s (connect_timeout)",
                     timeout.as_secs_f64()
-                )));
+                ))
             }
         };
-        let peer = started.peer().clone();
-        *connection = Some(started);
-        Ok(peer)
+        self.restarts().failed(Instant::now());
+        Err(failure)
     }
 
-    /// Every tool the server lists, following pagination; starting it and listing are each
-    /// bounded by `connect_timeout`.
-    pub async fn list_tools(&self) -> Result<Vec<Tool>, String> {
+    fn restarts(&self) -> std::sync::MutexGuard<'_, Restarts> {
+        self.restarts.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Everything the server lists (its tools, and its resources, resource templates and
+    /// prompts when it has those capabilities), following pagination; starting it and listing
+    /// are each bounded by `connect_timeout`.
+    pub async fn list(&self) -> Result<Listing, String> {
         let peer = self.peer().await?;
         let timeout = self.server.connect_timeout;
         let name = &self.server.name;
         match tokio::time::timeout(timeout, list_all(&peer)).await {
-            Ok(listed) => {
-                listed.map_err(|e| format!("server `{name}` could not list its tools: {e}"))
-            }
+            Ok(listed) => listed.map_err(|e| format!("server `{name}` could not list {e}")),
             Err(_) => Err(format!(
-                "server `{name}` did not list its tools within {} s (connect_timeout)",
+                "server `{name}` did not list its tools, resources and prompts within {} s (connect_timeout)",
+                timeout.as_secs_f64()
+            )),
+        }
+    }
+
+    /// Reads the resource `uri` from the server.
+    pub async fn read_resource(&self, uri: &str) -> Result<ReadResourceResult, String> {
+        let what = format!("read `{uri}`");
+        self.ask(&what, |peer| async move {
+            peer.read_resource(ReadResourceRequestParams::new(uri))
+                .await
+        })
+        .await
+    }
+
+    /// Gets the server's prompt `name` (its own name) with `arguments`.
+    pub async fn get_prompt(
+        &self,
+        name: &str,
+        arguments: Option<JsonObject>,
+    ) -> Result<GetPromptResult, String> {
+        let what = format!("get the prompt `{name}`");
+        self.ask(&what, |peer| async move {
+            let mut params = GetPromptRequestParams::new(name);
+            params.arguments = arguments;
+            peer.get_prompt(params).await
+        })
+        .await
+    }
+
+    /// Asks the server to complete an argument.
+    pub async fn complete(&self, params: CompleteRequestParams) -> Result<CompleteResult, String> {
+        self.ask("complete an argument", |peer| async move {
+            peer.complete(params).await
+        })
+        .await
+    }
+
+    /// Starts the server if needed and asks it one request, bounded by `call_timeout`; errors
+    /// say the server could not do `what`.
+    async fn ask<T, F>(
+        &self,
+        what: &str,
+        request: impl FnOnce(Peer<RoleClient>) -> F,
+    ) -> Result<T, String>
+    where
+        F: Future<Output = Result<T, ServiceError>>,
+    {
+        let peer = self.peer().await?;
+        let name = &self.server.name;
+        let timeout = self.server.call_timeout;
+        match tokio::time::timeout(timeout, request(peer)).await {
+            Ok(answer) => answer.map_err(|e| format!("server `{name}` could not {what}: {e}")),
+            Err(_) => Err(format!(
+                "server `{name}` did not {what} within {} s (call_timeout)",
                 timeout.as_secs_f64()
             )),
         }
@@ -299,21 +375,63 @@ impl Drop for Upstream {
     }
 }
 
-/// Every tool `peer` lists, page after page; a cursor seen before is an error.
-async fn list_all(peer: &Peer<RoleClient>) -> Result<Vec<Tool>, String> {
-    let mut tools = Vec::new();
+/// Everything `peer` lists that its capabilities announce; the error names what failed.
+async fn list_all(peer: &Peer<RoleClient>) -> Result<Listing, String> {
+    let capabilities = peer.peer_info().map(|info| info.capabilities.clone());
+    let has =
+        |capability: fn(&ServerCapabilities) -> bool| capabilities.as_ref().is_some_and(capability);
+    let failed = |what: &'static str| move |e: String| format!("its {what}: {e}");
+    let mut listing = Listing {
+        tools: pages(|p| async { peer.list_tools(p).await.map(|r| (r.tools, r.next_cursor)) })
+            .await
+            .map_err(failed("tools"))?,
+        completions: has(|c| c.completions.is_some()),
+        ..Listing::default()
+    };
+    if has(|c| c.resources.is_some()) {
+        listing.resources = pages(|p| async {
+            let r = peer.list_resources(p).await?;
+            Ok((r.resources, r.next_cursor))
+        })
+        .await
+        .map_err(failed("resources"))?;
+        listing.resource_templates = pages(|p| async {
+            let r = peer.list_resource_templates(p).await?;
+            Ok((r.resource_templates, r.next_cursor))
+        })
+        .await
+        .map_err(failed("resource templates"))?;
+    }
+    if has(|c| c.prompts.is_some()) {
+        listing.prompts = pages(|p| async {
+            let r = peer.list_prompts(p).await?;
+            Ok((r.prompts, r.next_cursor))
+        })
+        .await
+        .map_err(failed("prompts"))?;
+    }
+    Ok(listing)
+}
+
+/// Every item of a paginated list, page after page; a cursor seen before is an error.
+async fn pages<T, F>(
+    mut page: impl FnMut(Option<PaginatedRequestParams>) -> F,
+) -> Result<Vec<T>, String>
+where
+    F: Future<Output = Result<(Vec<T>, Option<String>), ServiceError>>,
+{
+    let mut items = Vec::new();
     let mut seen = Vec::new();
     let mut cursor = None;
     loop {
-        let page = peer
-            .list_tools(Some(
-                PaginatedRequestParams::default().with_cursor(cursor.clone()),
-            ))
-            .await
-            .map_err(|e| e.to_string())?;
-        tools.extend(page.tools);
-        match page.next_cursor {
-            None => return Ok(tools),
+        let (more, next) = page(Some(
+            PaginatedRequestParams::default().with_cursor(cursor.clone()),
+        ))
+        .await
+        .map_err(|e| e.to_string())?;
+        items.extend(more);
+        match next {
+            None => return Ok(items),
             Some(next) if seen.contains(&next) => {
                 return Err(format!("the cursor `{next}` came back: pagination loops"));
             }

@@ -290,7 +290,7 @@ struct Opening {
 
 /// The wait before trying again a bridged server that failed to open `attempt + 1` times:
 /// 1 s, doubling up to a minute.
-fn backoff(attempt: u32) -> std::time::Duration {
+pub(crate) fn backoff(attempt: u32) -> std::time::Duration {
     std::time::Duration::from_secs(1 << attempt.min(6)).min(std::time::Duration::from_secs(60))
 }
 
@@ -343,7 +343,7 @@ impl Opener for ProviderOpener {
                         FfiError::new(plugin_abi::ErrorKind::Plugin, e.to_string()),
                     )
                 })?;
-                crate::bridge::open(server, cache, manifest_json)
+                crate::bridge::open(server, cache, &plugin.manifest, manifest_json)
             }
         }
     }

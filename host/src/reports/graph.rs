@@ -276,14 +276,17 @@ mod tests {
     fn a_bridged_server_is_drawn_as_one_with_its_file() {
         let server = crate::bridge::cache::tests::server("search", "http://h/mcp");
         let cache = crate::bridge::cache::ToolCache::new(None);
-        let listed = crate::bridge::cache::CachedTools {
+        let listed = crate::bridge::cache::CachedListing {
             server: "search".to_owned(),
             read_at: 0,
-            tools: vec![rmcp::model::Tool::new(
-                "find",
-                "Finds.",
-                std::sync::Arc::new(serde_json::Map::new()),
-            )],
+            listing: crate::bridge::cache::Listing {
+                tools: vec![rmcp::model::Tool::new(
+                    "find",
+                    "Finds.",
+                    std::sync::Arc::new(serde_json::Map::new()),
+                )],
+                ..Default::default()
+            },
         };
         let plugin = DiscoveredPlugin {
             path: "plugins/mcp.json".into(),
