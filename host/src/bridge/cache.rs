@@ -168,6 +168,7 @@ pub(crate) mod tests {
             call_timeout: Duration::from_secs(1),
             cache_ttl: Duration::ZERO,
             namespace: true,
+            isolated: false,
         }
     }
 

@@ -50,6 +50,16 @@ pub struct ServerEntry {
     pub cache_ttl: Duration,
     /// Whether its tools are served as `<server>__<tool>` (else by their own names).
     pub namespace: bool,
+    /// Whether it is an isolated plugin's child process rather than an `mcp.json` server.
+    pub isolated: bool,
+}
+
+impl ServerEntry {
+    /// How messages name it: ``server `NAME` `` or, isolated, ``plugin `NAME` ``.
+    pub fn label(&self) -> String {
+        let kind = if self.isolated { "plugin" } else { "server" };
+        format!("{kind} `{}`", self.name)
+    }
 }
 
 /// How a bridged server is reached.
@@ -241,6 +251,7 @@ fn parse_entry(
         call_timeout: fields.seconds("call_timeout", DEFAULT_CALL_TIMEOUT, false)?,
         cache_ttl: fields.seconds("cache_ttl", DEFAULT_CACHE_TTL, true)?,
         namespace: fields.bool("namespace")?.unwrap_or(true),
+        isolated: false,
     })
 }
 

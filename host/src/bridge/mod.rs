@@ -22,6 +22,7 @@ mod instance;
 pub mod manifest;
 pub mod names;
 mod opener;
+mod process;
 mod refresh;
 mod relay;
 mod restarts;

@@ -2,17 +2,16 @@
 //!
 //! Started (or connected) on first need and again on the next need after the server went away
 //! (a child that exited, a closed HTTP session), with a backoff after repeated failures
-//! ([`Restarts`]); each start is bounded by the entry's `connect_timeout`. Requests are multiplexed on it by rmcp's client. A stdio child is started
-//! in a process group of its own and killed when its connection is dropped; the group is sent
-//! SIGTERM when the connection is replaced or stopped and when the upstream is dropped, so the
-//! processes a command starts in turn (`npx` starting `node`) go too. The child's stderr is
-//! logged, and its last lines kept for the error when it does not start. What the server sends
+//! ([`Restarts`]); each start is bounded by the entry's `connect_timeout`. Requests are multiplexed on it by rmcp's client. A stdio child
+//! ([`ChildProcess`]) runs in a process group of its own, which is sent SIGTERM when the
+//! connection is replaced and when the upstream is dropped, so the processes a command starts
+//! in turn (`npx` starting `node`) go too; stopping closes its stdin first and waits for it.
+//! Its stderr is logged, its last lines kept for the error when it does not start, and how it
+//! ended is named in the error of every call it leaves unanswered. What the server sends
 //! during a call (progress, log messages, requests to the client) reaches the request that made
 //! it ([`Relay`]).
 
 use std::{
-    collections::VecDeque,
-    process::Stdio,
     sync::{Arc, Mutex, PoisonError},
     time::{Duration, Instant},
 };
@@ -28,21 +27,18 @@ use rmcp::{
     },
     service::{Peer, PeerRequestOptions, RunningService, ServiceError},
     transport::{
-        StreamableHttpClientTransport, TokioChildProcess,
+        StreamableHttpClientTransport, async_rw::AsyncRwTransport,
         streamable_http_client::StreamableHttpClientTransportConfig,
     },
 };
-use tokio::io::AsyncBufReadExt as _;
 
 use super::{
     cache::Listing,
     config::{ServerEntry, Transport},
+    process::{ChildProcess, StderrLines, describe},
     relay::{Relay, Tagged},
     restarts::Restarts,
 };
-
-/// How many of a child's last stderr lines an error quotes.
-const STDERR_LINES: usize = 10;
 
 /// Why a call has no result.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -59,9 +55,9 @@ pub struct Upstream {
     server: Arc<ServerEntry>,
     connection: tokio::sync::Mutex<Option<RunningService<RoleClient, Relay>>>,
     relay: Relay,
-    stderr: Arc<Mutex<VecDeque<String>>>,
-    /// The process group of the current stdio child.
-    group: Mutex<Option<u32>>,
+    stderr: StderrLines,
+    /// The current stdio child.
+    child: Mutex<Option<Arc<ChildProcess>>>,
     restarts: Mutex<Restarts>,
 }
 
@@ -72,8 +68,8 @@ impl Upstream {
             relay: Relay::new(&server.name),
             server,
             connection: tokio::sync::Mutex::default(),
-            stderr: Arc::default(),
-            group: Mutex::default(),
+            stderr: StderrLines::default(),
+            child: Mutex::default(),
             restarts: Mutex::default(),
         }
     }
@@ -104,8 +100,8 @@ impl Upstream {
         }
         if let Some((wait, failures)) = self.restarts().wait(Instant::now()) {
             return Err(format!(
-                "server `{}` is not started again yet: it went away or failed to start {failures} times in a row; next try in {:.1} s",
-                self.server.name,
+                "{} is not started again yet: it went away or failed to start {failures} times in a row; next try in {:.1} s",
+                self.server.label(),
                 wait.as_secs_f64()
             ));
         }
@@ -136,7 +132,7 @@ impl Upstream {
     }
 
     fn restarts(&self) -> std::sync::MutexGuard<'_, Restarts> {
-        self.restarts.lock().unwrap_or_else(PoisonError::into_inner)
+        lock(&self.restarts)
     }
 
     /// Everything the server lists (its tools, and its resources, resource templates and
@@ -145,11 +141,11 @@ impl Upstream {
     pub async fn list(&self) -> Result<Listing, String> {
         let peer = self.peer().await?;
         let timeout = self.server.connect_timeout;
-        let name = &self.server.name;
+        let name = self.server.label();
         match tokio::time::timeout(timeout, list_all(&peer)).await {
-            Ok(listed) => listed.map_err(|e| format!("server `{name}` could not list {e}")),
+            Ok(listed) => listed.map_err(|e| format!("{name} could not list {e}")),
             Err(_) => Err(format!(
-                "server `{name}` did not list its tools, resources and prompts within {} s (connect_timeout)",
+                "{name} did not list its tools, resources and prompts within {} s (connect_timeout)",
                 timeout.as_secs_f64()
             )),
         }
@@ -199,12 +195,12 @@ impl Upstream {
         F: Future<Output = Result<T, ServiceError>>,
     {
         let peer = self.peer().await?;
-        let name = &self.server.name;
+        let name = self.server.label();
         let timeout = self.server.call_timeout;
         match tokio::time::timeout(timeout, request(peer)).await {
-            Ok(answer) => answer.map_err(|e| format!("server `{name}` could not {what}: {e}")),
+            Ok(answer) => answer.map_err(|e| format!("{name} could not {what}: {e}")),
             Err(_) => Err(format!(
-                "server `{name}` did not {what} within {} s (call_timeout)",
+                "{name} did not {what} within {} s (call_timeout)",
                 timeout.as_secs_f64()
             )),
         }
@@ -224,22 +220,19 @@ impl Upstream {
         let peer = self.peer().await.map_err(CallError::Failed)?;
         let mut params = CallToolRequestParams::new(tool.to_owned());
         params.arguments = arguments;
-        let failed = |e: ServiceError| {
-            CallError::Failed(format!(
-                "server `{}` failed the call of `{tool}`: {e}",
-                self.server.name
-            ))
-        };
         let listening = self.relay.listen(context);
         // rmcp gives each request its progress token; reports sent before the handle comes
         // back (before the request is even written) cannot be.
-        let handle = peer
+        let handle = match peer
             .send_request_with_option(
                 ClientRequest::CallToolRequest(CallToolRequest::new(params)),
                 PeerRequestOptions::no_options(),
             )
             .await
-            .map_err(failed)?;
+        {
+            Ok(handle) => handle,
+            Err(e) => return Err(self.call_failed(tool, &e).await),
+        };
         listening.sent_as(handle.progress_token.clone());
         let mut abandoned = Abandoned(Some((peer, handle.id.clone())));
         let timeout = self.server.call_timeout;
@@ -253,35 +246,59 @@ impl Upstream {
             }
         };
         abandoned.0 = None;
-        match answer.map_err(failed)? {
-            ServerResult::CallToolResult(result) => Ok(result),
-            other => Err(failed(ServiceError::UnexpectedResponse)).inspect_err(|_| {
+        match answer {
+            Ok(ServerResult::CallToolResult(result)) => Ok(result),
+            Ok(other) => {
                 tracing::debug!(server = %self.server.name, "unexpected answer to tools/call: {other:?}");
-            }),
+                Err(self
+                    .call_failed(tool, &ServiceError::UnexpectedResponse)
+                    .await)
+            }
+            Err(e) => Err(self.call_failed(tool, &e).await),
         }
     }
 
-    /// Closes the connection (a stdio child and its process group are ended).
+    /// "SERVER failed the call of `TOOL`: ERROR", or, when its process ended, how it ended (its
+    /// last stderr lines are logged).
+    async fn call_failed(&self, tool: &str, error: &ServiceError) -> CallError {
+        let label = self.server.label();
+        let child = lock(&self.child).clone();
+        let ended = match (child, error) {
+            (Some(child), ServiceError::TransportClosed | ServiceError::TransportSend(_)) => {
+                child.ended(Duration::from_millis(500)).await
+            }
+            _ => None,
+        };
+        let Some(status) = ended else {
+            return CallError::Failed(format!("{label} failed the call of `{tool}`: {error}"));
+        };
+        let how = describe(status);
+        let lines = lock(&self.stderr).iter().cloned().collect::<Vec<_>>();
+        tracing::error!(
+            "{label}: its process {how} during a call of `{tool}`; its last stderr lines:\n{}",
+            lines.join("\n")
+        );
+        CallError::Failed(format!(
+            "{label} failed the call of `{tool}`: its process {how}"
+        ))
+    }
+
+    /// Closes the connection; a stdio child sees its stdin close and gets SIGTERM, and is
+    /// waited for (blocking the thread) up to its grace, then killed with its group.
     pub fn stop(&self) {
         if let Ok(mut connection) = self.connection.try_lock() {
             connection.take();
         }
-        self.end_group();
+        if let Some(child) = lock(&self.child).take() {
+            child.stop();
+        }
     }
 
     /// Sends SIGTERM to the current child's process group, if there is one.
     fn end_group(&self) {
-        let group = self
-            .group
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .take();
-        #[cfg(unix)]
-        if let Some(pid) = group.and_then(|g| rustix::process::Pid::from_raw(g.try_into().ok()?)) {
-            let _ = rustix::process::kill_process_group(pid, rustix::process::Signal::TERM);
+        if let Some(child) = lock(&self.child).take() {
+            child.terminate();
         }
-        #[cfg(not(unix))]
-        drop(group);
     }
 
     async fn connect(&self) -> Result<RunningService<RoleClient, Relay>, String> {
@@ -293,28 +310,15 @@ impl Upstream {
                 cwd,
             } => {
                 let mut cmd = tokio::process::Command::new(command);
-                cmd.args(args).envs(env).kill_on_drop(true);
+                cmd.args(args).envs(env);
                 if let Some(cwd) = cwd {
                     cmd.current_dir(cwd);
                 }
-                #[cfg(unix)]
-                cmd.process_group(0);
-                self.stderr
-                    .lock()
-                    .unwrap_or_else(PoisonError::into_inner)
-                    .clear();
-                let (transport, stderr) = TokioChildProcess::builder(cmd)
-                    .stderr(Stdio::piped())
-                    .spawn()
-                    .map_err(|e| format!("cannot run `{command}`: {e}"))?;
-                *self.group.lock().unwrap_or_else(PoisonError::into_inner) = transport.id();
-                if let Some(stderr) = stderr {
-                    tokio::spawn(keep_stderr(
-                        self.server.name.clone(),
-                        stderr,
-                        Arc::clone(&self.stderr),
-                    ));
-                }
+                let (child, stdout, stdin) =
+                    ChildProcess::spawn(cmd, &self.server.name, &self.stderr)
+                        .map_err(|e| format!("cannot run `{command}`: {e}"))?;
+                *lock(&self.child) = Some(Arc::new(child));
+                let transport = AsyncRwTransport::new_client(stdout, stdin);
                 self.relay
                     .clone()
                     .serve(Tagged::new(transport, self.relay.clone()))
@@ -342,8 +346,8 @@ impl Upstream {
 
     /// "server `x` did not start: REASON", with the child's last stderr lines.
     fn did_not_start(&self, reason: &str) -> String {
-        let lines = self.stderr.lock().unwrap_or_else(PoisonError::into_inner);
-        let mut message = format!("server `{}` did not start: {reason}", self.server.name);
+        let lines = lock(&self.stderr);
+        let mut message = format!("{} did not start: {reason}", self.server.label());
         if !lines.is_empty() {
             message.push_str("; its last stderr lines:\n");
             message.push_str(&lines.iter().cloned().collect::<Vec<_>>().join("\n"));
@@ -443,21 +447,8 @@ where
     }
 }
 
-/// Logs each stderr line of `server`'s child and keeps the last ones in `kept`.
-async fn keep_stderr(
-    server: String,
-    stderr: tokio::process::ChildStderr,
-    kept: Arc<Mutex<VecDeque<String>>>,
-) {
-    let mut lines = tokio::io::BufReader::new(stderr).lines();
-    while let Ok(Some(line)) = lines.next_line().await {
-        tracing::info!(server = %server, "stderr: {line}");
-        let mut kept = kept.lock().unwrap_or_else(PoisonError::into_inner);
-        if kept.len() == STDERR_LINES {
-            kept.pop_front();
-        }
-        kept.push_back(line);
-    }
+fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
 #[cfg(test)]
