@@ -66,6 +66,27 @@ pub struct Common {
     /// `$XDG_CACHE_HOME/reactor-mcp-server` or `~/.cache/reactor-mcp-server`).
     #[arg(long, global = true, env = "REACTOR_MCP_CACHE_DIR", value_name = "DIR")]
     pub cache_dir: Option<PathBuf>,
+    /// Run this plugin out of process, in a child of the host's own binary, so that its crash
+    /// or hang takes nothing else down (repeatable or comma-separated; `*` for every plugin).
+    #[arg(
+        long,
+        global = true,
+        env = "REACTOR_MCP_ISOLATE",
+        value_delimiter = ',',
+        value_name = "PLUGIN"
+    )]
+    pub isolate: Vec<String>,
+    /// Seconds an isolated plugin's call may go with neither its answer nor a progress report
+    /// (default 60): `SECONDS` for every isolated plugin, `PLUGIN=SECONDS` for one (repeatable
+    /// or comma-separated; the last that applies wins).
+    #[arg(
+        long,
+        global = true,
+        env = "REACTOR_MCP_CALL_TIMEOUT",
+        value_delimiter = ',',
+        value_name = "[PLUGIN=]SECONDS"
+    )]
+    pub call_timeout: Vec<crate::isolation::CallTimeout>,
     /// The log level when RUST_LOG is not set (error, warn, info, debug, trace).
     #[arg(
         long,
@@ -100,6 +121,11 @@ impl Common {
         let files = bridge::config::files(&self.plugin_dir, &self.mcp_config);
         let servers = bridge::config::load(&files, &|name| std::env::var(name).ok());
         bridge::add_servers(&mut found, servers, &self.tool_cache(), only.as_deref());
+        if !self.isolate.is_empty() {
+            let program = std::env::current_exe()
+                .map_err(|source| discovery::DiscoveryError::OwnExecutable { source })?;
+            crate::isolation::isolate(&mut found, &self.isolation(), &program);
+        }
         let bad: Vec<discovery::Skipped> = found
             .skipped
             .iter()
@@ -110,6 +136,14 @@ impl Common {
             return Err(discovery::DiscoveryError::StrictConfig { skipped: bad });
         }
         Ok(found)
+    }
+
+    /// Which plugins run out of process, and their call timeouts.
+    pub fn isolation(&self) -> crate::isolation::Isolation {
+        crate::isolation::Isolation {
+            plugins: crate::selection::split_names(self.isolate.iter().map(String::as_str)),
+            call_timeouts: self.call_timeout.clone(),
+        }
     }
 
     /// The bridged servers' tool-list cache.
@@ -135,6 +169,13 @@ pub enum Command {
         /// Ask every bridged MCP server for its tools first (starting each), and keep the lists.
         #[arg(long)]
         refresh: bool,
+    },
+    /// Serve one plugin library on stdin and stdout: the child process of an isolated plugin
+    /// (`--isolate`), started by the host.
+    #[command(hide = true)]
+    Isolated {
+        /// The library.
+        library: PathBuf,
     },
     /// Draw the plugins, their toolsets and tools, and the extensions of tools, without opening
     /// any plugin.

@@ -30,6 +30,7 @@ pub mod bridge;
 pub mod build;
 pub mod config;
 pub mod discovery;
+pub mod isolation;
 pub mod registry;
 pub mod reports;
 pub mod selection;

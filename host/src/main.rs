@@ -5,6 +5,7 @@ use std::{io::IsTerminal as _, process::ExitCode, sync::Arc};
 use clap::Parser;
 use host::{
     config::{Cli, Command},
+    isolation,
     registry::Registry,
     reports::{graph, listing::Listing},
     serve,
@@ -84,14 +85,29 @@ fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Stdio(args) => {
             let protocol_out = serve::stdio::protect_stdout()?;
             let registry = registry(&common)?;
-            let runtime = tokio::runtime::Runtime::new()?;
-            let served =
-                runtime.block_on(serve::stdio::run(registry, args.options(), protocol_out));
-            // A read of stdin may still be blocked on a thread of its own: do not wait for it.
-            runtime.shutdown_background();
-            Ok(served?)
+            serve_stdio(registry, args.options(), protocol_out)
+        }
+        Command::Isolated { library } => {
+            let protocol_out = serve::stdio::protect_stdout()?;
+            isolation::watch_parent();
+            let plugin = isolation::child_plugin(library).map_err(anyhow::Error::msg)?;
+            let options = isolation::child_options(&plugin.manifest);
+            serve_stdio(Arc::new(Registry::new(vec![plugin])), options, protocol_out)
         }
     }
+}
+
+/// Serves `registry` on stdin and `protocol_out` until stdin ends or a shutdown signal.
+fn serve_stdio(
+    registry: Arc<Registry>,
+    options: serve::Options,
+    protocol_out: std::fs::File,
+) -> anyhow::Result<()> {
+    let runtime = tokio::runtime::Runtime::new()?;
+    let served = runtime.block_on(serve::stdio::run(registry, options, protocol_out));
+    // A read of stdin may still be blocked on a thread of its own: do not wait for it.
+    runtime.shutdown_background();
+    Ok(served?)
 }
 
 /// The registry of the plugin folder, logging what it holds.

@@ -39,6 +39,7 @@ pub const FIXTURES: &[&str] = &[
     "fixture-context",
     "fixture-library",
     "fixture-printer",
+    "fixture-crashy",
 ];
 
 /// The workspace's root folder.

@@ -6,13 +6,14 @@
 //! [`run_host`] runs one-shot commands such as `list`, and [`HostProcess`] keeps a host running
 //! (killed on drop), both through the workspace's `harness` crate, which the benchmarks and
 //! `cargo xtask conformance` start the host with too. [`maps`] reads `/proc/<pid>/maps`, which is how tests prove a library was,
-//! or was not, opened. [`mcp`] has the small helpers MCP tests share.
+//! or was not, opened. [`mcp`] has the small helpers MCP tests share; [`procs`] reads the processes a host started.
 
 mod build;
 mod host;
 pub mod maps;
 pub mod mcp;
 mod plugin_dir;
+pub mod procs;
 
 pub use build::{
     FIXTURES, PLUGINS, SERVER_BIN_ENV, ensure_built, host_bin, library, library_file_name,

@@ -251,11 +251,7 @@ async fn a_client_that_stops_reading_its_answer_is_disconnected() {
 
 /// Sends SIGTERM to `pid`.
 fn terminate(pid: u32) {
-    let status = std::process::Command::new("kill")
-        .args(["-TERM", &pid.to_string()])
-        .status()
-        .expect("kill");
-    assert!(status.success());
+    e2e::procs::signal(pid, "TERM");
 }
 
 /// SIGTERM while a 2 s call is in flight: a new request gets 503 with `Retry-After`, the call's

@@ -15,6 +15,7 @@ use std::{
 use e2e::{
     HostProcess, PluginDir,
     mcp::{RawSession, Recorded, call_tool, connect, connect_as, get_json, text, tool_names},
+    procs::{children, group_members, processes},
     run_host, workspace_root,
 };
 use rmcp::{
@@ -123,49 +124,6 @@ fn write_servers(dir: &PluginDir, servers: Value) {
 /// `serve` on `dir` with its tool lists kept in `cache`.
 fn serve(dir: &PluginDir, cache: &tempfile::TempDir) -> HostProcess {
     HostProcess::serve(dir, &["--cache-dir", cache.path().to_str().unwrap()])
-}
-
-/// Every live process (zombies left out) as `(pid, parent, process group)`, from `/proc`.
-fn processes() -> Vec<(u32, u32, u32)> {
-    let mut found = Vec::new();
-    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
-        let Ok(pid) = entry.file_name().to_string_lossy().parse::<u32>() else {
-            continue;
-        };
-        let Ok(stat) = std::fs::read_to_string(entry.path().join("stat")) else {
-            continue;
-        };
-        // `pid (comm) state ppid pgrp ...`: comm may hold spaces, so read after its `)`.
-        let fields: Vec<&str> = stat
-            .rsplit_once(')')
-            .map(|(_, rest)| rest.split_whitespace().take(3).collect())
-            .unwrap_or_default();
-        if let [state, ppid, pgrp] = fields[..]
-            && state != "Z"
-            && let (Ok(ppid), Ok(pgrp)) = (ppid.parse(), pgrp.parse())
-        {
-            found.push((pid, ppid, pgrp));
-        }
-    }
-    found
-}
-
-/// The processes whose parent is `pid`.
-fn children(pid: u32) -> Vec<u32> {
-    processes()
-        .into_iter()
-        .filter(|&(_, parent, _)| parent == pid)
-        .map(|(child, ..)| child)
-        .collect()
-}
-
-/// The processes of process group `group`.
-fn group_members(group: u32) -> Vec<u32> {
-    processes()
-        .into_iter()
-        .filter(|&(.., pgrp)| pgrp == group)
-        .map(|(pid, ..)| pid)
-        .collect()
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -518,11 +476,7 @@ async fn sigterm_ends_the_child_and_what_it_started() {
     let child = children(host.pid());
     assert_eq!(child.len(), 1);
     assert_eq!(group_members(child[0]).len(), 2, "the server and its sleep");
-    let status = std::process::Command::new("kill")
-        .args(["-TERM", &host.pid().to_string()])
-        .status()
-        .expect("kill");
-    assert!(status.success());
+    e2e::procs::signal(host.pid(), "TERM");
     assert!(host.wait_for_exit(Duration::from_secs(15)).is_some());
     let deadline = std::time::Instant::now() + Duration::from_secs(5);
     while !group_members(child[0]).is_empty() && std::time::Instant::now() < deadline {
@@ -545,11 +499,7 @@ async fn a_killed_host_leaves_no_server_running() {
     call_tool(client.peer(), "everything__echo", json!({"message": "up"})).await;
     let child = children(host.pid());
     assert_eq!(child.len(), 1);
-    let status = std::process::Command::new("kill")
-        .args(["-KILL", &host.pid().to_string()])
-        .status()
-        .expect("kill");
-    assert!(status.success());
+    e2e::procs::signal(host.pid(), "KILL");
     assert!(host.wait_for_exit(Duration::from_secs(5)).is_some());
     let alive = || processes().iter().any(|(pid, ..)| *pid == child[0]);
     let deadline = Instant::now() + Duration::from_secs(10);

@@ -614,11 +614,7 @@ async fn sigterm_stops_the_server_cleanly() {
     let mut host = HostProcess::serve(&dir, &[]);
     let client = connect(&format!("{}/mcp?benchmarks", host.base_url())).await;
     tool_names(&client).await;
-    let status = std::process::Command::new("kill")
-        .args(["-TERM", &host.pid().to_string()])
-        .status()
-        .unwrap();
-    assert!(status.success());
+    e2e::procs::signal(host.pid(), "TERM");
     let exit = host.wait_for_exit(Duration::from_secs(15));
     assert!(
         exit.is_some_and(|s| s.success()),

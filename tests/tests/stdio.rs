@@ -192,11 +192,7 @@ fn sigterm_stops_a_stdio_server_and_its_plugins() {
         json!({"name": "shout", "arguments": {"text": "hi"}}),
     );
     assert_eq!(called["result"]["content"][0]["text"], "hi");
-    let status = std::process::Command::new("kill")
-        .args(["-TERM", &host.child.id().to_string()])
-        .status()
-        .unwrap();
-    assert!(status.success());
+    e2e::procs::signal(host.child.id(), "TERM");
     let (status, log, _) = host.finish();
     assert!(status.success(), "{status:?}\n{log}");
     assert!(log.contains("stopped plugin"), "{log}");

@@ -11,6 +11,7 @@ mod discovery;
 mod extensions;
 mod filters;
 mod harness;
+mod isolation;
 mod list;
 mod resources;
 mod serve;

@@ -44,10 +44,14 @@ pub(super) fn instance(
     let tools = listing
         .tools
         .iter()
-        .map(|tool| Forwarded {
-            upstream: Arc::clone(&upstream),
-            decl: tool_decl(server, tool),
-            original: tool.name.to_string(),
+        .map(|tool| {
+            let mut decl = tool_decl(server, tool);
+            decl.toolset = toolset_of(manifest, &decl.name, &server.name);
+            Forwarded {
+                upstream: Arc::clone(&upstream),
+                decl,
+                original: tool.name.to_string(),
+            }
         })
         .collect();
     let prompts = listing
@@ -76,6 +80,20 @@ pub(super) fn instance(
         }),
         TD_Opaque,
     )
+}
+
+/// The toolset of the tool served as `tool`: the one the manifest declares it in (an isolated
+/// library's), else the toolset named after the server (a bridged one's), else the first.
+fn toolset_of(manifest: &Manifest, tool: &str, server: &str) -> String {
+    manifest
+        .tools
+        .iter()
+        .find(|t| t.name == tool)
+        .map(|t| t.toolset.as_str())
+        .or_else(|| manifest.toolset(server).map(|t| t.name.as_str()))
+        .or_else(|| manifest.toolsets.first().map(|t| t.name.as_str()))
+        .unwrap_or(server)
+        .to_owned()
 }
 
 /// What `PluginInstance::contributions` answers.

@@ -13,40 +13,47 @@
 
 use std::sync::{Arc, Weak};
 
-use plugin_manifest::Manifest;
-
 use super::{
     cache::{Listing, ToolCache},
     config::ServerEntry,
     instance::instance,
     upstream::Upstream,
 };
-use crate::build::{ActivationError, Opened};
+use crate::{
+    build::{ActivationError, Opened},
+    discovery::DiscoveredPlugin,
+};
 
-/// Starts `server` and lists its tools (unless its cached list is fresh), blocking the calling
-/// thread (a blocking thread of the host's runtime: the connection lives on that runtime).
+/// Starts `server` (the process or connection `plugin` stands for) and lists its tools, unless
+/// `cache` (a bridged server's) holds a fresh list; blocks the calling thread (a blocking thread
+/// of the host's runtime: the connection lives on that runtime). An isolated plugin has no
+/// cache: its child is started and listed each time it is opened.
 pub fn open(
     server: &Arc<ServerEntry>,
-    cache: &ToolCache,
-    manifest: &Manifest,
-    manifest_json: String,
+    cache: Option<&ToolCache>,
+    plugin: &DiscoveredPlugin,
 ) -> Result<Opened, ActivationError> {
     let failed = |reason: String| ActivationError::Upstream {
         plugin: server.name.clone(),
         reason,
     };
+    let manifest = &plugin.manifest;
+    let manifest_json = serde_json::to_string(manifest).map_err(|e| failed(e.to_string()))?;
     let runtime = tokio::runtime::Handle::try_current().map_err(|_| {
         failed(
-            "bridged servers are started from the host's async runtime, and there is none here"
+            "bridged servers and isolated plugins are started from the host's async runtime, and there is none here"
                 .to_owned(),
         )
     })?;
     let upstream = Arc::new(Upstream::new(Arc::clone(server)));
-    runtime.spawn(keep_listed(Arc::downgrade(&upstream), cache.clone()));
-    let cached = cache.read(server);
+    if let Some(cache) = cache {
+        runtime.spawn(keep_listed(Arc::downgrade(&upstream), cache.clone()));
+    }
+    let cached = cache.and_then(|c| c.read(server));
     let opened = |listing: &Listing| Opened {
         instance: instance(Arc::clone(&upstream), listing, manifest),
         manifest_json: manifest_json.clone(),
+        process: Some(Arc::clone(&upstream)),
     };
     if let Some(fresh) = cached.as_ref().filter(|c| c.is_fresh(server.cache_ttl)) {
         return Ok(opened(&fresh.listing));
@@ -56,7 +63,9 @@ pub fn open(
         .map_err(|e| failed(format!("starting it failed: {e}")))?;
     match listed {
         Ok(listing) => {
-            cache.write(server, &listing);
+            if let Some(cache) = cache {
+                cache.write(server, &listing);
+            }
             Ok(opened(&listing))
         }
         Err(reason) => match cached {

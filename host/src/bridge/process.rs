@@ -72,6 +72,16 @@ impl ChildProcess {
         Ok((process, stdout, stdin))
     }
 
+    /// Its process id.
+    pub(super) fn pid(&self) -> u32 {
+        self.pid
+    }
+
+    /// Whether it has not been seen to exit.
+    pub(super) fn is_running(&self) -> bool {
+        lock(&self.status).is_none()
+    }
+
     /// How it ended, waiting up to `wait` for it to end; `None` while it runs.
     pub(super) async fn ended(&self, wait: Duration) -> Option<ExitStatus> {
         let exited = self.exited.notified();

@@ -11,7 +11,7 @@ use crate::discovery::{DiscoveredPlugin, Provider};
 pub async fn refresh(plugins: &[DiscoveredPlugin]) {
     let asked = plugins.iter().filter_map(|p| match &p.provider {
         Provider::Bridged { server, cache } => Some(refresh_one(Arc::clone(server), cache)),
-        Provider::Library => None,
+        Provider::Library | Provider::Isolated { .. } => None,
     });
     futures::future::join_all(asked).await;
 }

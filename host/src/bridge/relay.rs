@@ -124,6 +124,14 @@ impl Relay {
         Arc::clone(&self.tools_changed)
     }
 
+    /// How many calls are in flight.
+    pub(super) fn in_flight(&self) -> usize {
+        self.calls
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .len()
+    }
+
     /// Counts a call of `context` as in flight until the guard is dropped; from before it is
     /// sent, so what the server sends at once is not missed.
     pub(super) fn listen(&self, context: HostContextBox) -> Listening {

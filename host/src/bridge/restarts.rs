@@ -2,8 +2,9 @@
 //!
 //! The first start after a connection that worked is immediate. Each further failure (the
 //! server exiting, or failing to start) before a connection has stayed up for [`STABLE`]
-//! doubles the wait before the next start: 1 s, 2 s, 4 s, ... up to a minute. Meanwhile calls
-//! fail at once with the reason and the time left, rather than starting the server again.
+//! doubles the wait before the next start: 1 s, 2 s, 4 s, ... up to a minute. After
+//! [`PARK_AFTER`] failures in a row it is *parked* for [`PARKED_FOR`]. Meanwhile calls fail at
+//! once with the reason and the time left, rather than starting the server again.
 
 use std::time::{Duration, Instant};
 
@@ -11,6 +12,12 @@ use crate::build::backoff;
 
 /// How long a connection must stay up for its end to count as the first failure again.
 pub(super) const STABLE: Duration = Duration::from_secs(60);
+
+/// How many failures in a row park a server.
+pub(super) const PARK_AFTER: u32 = 5;
+
+/// How long a parked server is left alone.
+pub(super) const PARKED_FOR: Duration = Duration::from_secs(300);
 
 /// A server's recent starts and failures.
 #[derive(Debug, Default)]
@@ -41,7 +48,21 @@ impl Restarts {
     /// Notes that a start failed at `now`.
     pub(super) fn failed(&mut self, now: Instant) {
         self.failures += 1;
-        self.not_before = (self.failures > 1).then(|| now + backoff(self.failures - 2));
+        self.not_before = if self.failures >= PARK_AFTER {
+            Some(now + PARKED_FOR)
+        } else {
+            (self.failures > 1).then(|| now + backoff(self.failures - 2))
+        };
+    }
+
+    /// Whether it is parked (and so waits [`PARKED_FOR`]) rather than backing off.
+    pub(super) fn parked(&self) -> bool {
+        self.failures >= PARK_AFTER
+    }
+
+    /// Failures since the last connection that stayed up.
+    pub(super) fn failures(&self) -> u32 {
+        self.failures
     }
 
     /// How long to wait before the next start, if at all; with how many failures came before.
@@ -74,6 +95,19 @@ mod tests {
             restarts.wait(t + Duration::from_secs(3)),
             Some((Duration::from_secs(2), 3))
         );
+    }
+
+    #[test]
+    fn five_failures_in_a_row_park_it() {
+        let t = Instant::now();
+        let mut restarts = Restarts::default();
+        for _ in 0..PARK_AFTER - 1 {
+            restarts.failed(t);
+        }
+        assert!(!restarts.parked());
+        restarts.failed(t);
+        assert!(restarts.parked());
+        assert_eq!(restarts.wait(t), Some((PARKED_FOR, PARK_AFTER)));
     }
 
     #[test]

@@ -40,6 +40,10 @@ use super::{
     restarts::Restarts,
 };
 
+/// How long after a call timed out an isolated plugin's child is restarted (once no other
+/// call is in flight on it).
+const RECYCLE_GRACE: Duration = Duration::from_secs(2);
+
 /// Why a call has no result.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum CallError {
@@ -47,6 +51,23 @@ pub enum CallError {
     Silent(Duration),
     /// The server did not start, or failed the call; the message says which and why.
     Failed(String),
+}
+
+/// A bridged server's or isolated plugin's process or connection, as `/healthz` shows it.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct ProcessStatus {
+    /// The plugin (or server) name.
+    pub plugin: String,
+    /// `mcp_server` or `isolated_library`.
+    pub kind: &'static str,
+    /// The child's process id while it runs (stdio).
+    pub pid: Option<u32>,
+    /// Crashes or failed starts in a row.
+    pub failures: u32,
+    /// Whether it is parked after too many.
+    pub parked: bool,
+    /// Seconds until it may be started again, while it waits.
+    pub retry_in_s: Option<f64>,
 }
 
 /// A bridged server's connection, made on first need.
@@ -79,6 +100,29 @@ impl Upstream {
         &self.server
     }
 
+    /// Its process or connection as `/healthz` reports it.
+    pub fn status(&self) -> ProcessStatus {
+        let restarts = self.restarts();
+        let running = lock(&self.child)
+            .as_ref()
+            .filter(|c| c.is_running())
+            .map(|c| c.pid());
+        ProcessStatus {
+            plugin: self.server.name.clone(),
+            kind: if self.server.isolated {
+                "isolated_library"
+            } else {
+                "mcp_server"
+            },
+            pid: running,
+            failures: restarts.failures(),
+            parked: restarts.parked(),
+            retry_in_s: restarts
+                .wait(Instant::now())
+                .map(|(wait, _)| wait.as_secs_f64()),
+        }
+    }
+
     /// Signalled each time the server says its tool list changed.
     pub fn tools_changed(&self) -> Arc<tokio::sync::Notify> {
         self.relay.tools_changed()
@@ -98,12 +142,22 @@ impl Upstream {
             self.restarts().ended(Instant::now());
             tracing::info!(server = %self.server.name, "restarting MCP server: its connection closed");
         }
-        if let Some((wait, failures)) = self.restarts().wait(Instant::now()) {
-            return Err(format!(
-                "{} is not started again yet: it went away or failed to start {failures} times in a row; next try in {:.1} s",
-                self.server.label(),
-                wait.as_secs_f64()
-            ));
+        let (waiting, parked) = {
+            let restarts = self.restarts();
+            (restarts.wait(Instant::now()), restarts.parked())
+        };
+        if let Some((wait, failures)) = waiting {
+            let label = self.server.label();
+            let wait = wait.as_secs_f64();
+            return Err(if parked {
+                format!(
+                    "{label} is parked after {failures} crashes or failed starts in a row; retry after {wait:.0} s"
+                )
+            } else {
+                format!(
+                    "{label} is not started again yet: it went away or failed to start {failures} times in a row; next try in {wait:.1} s"
+                )
+            });
         }
         let timeout = self.server.connect_timeout;
         let failure = match tokio::time::timeout(timeout, self.connect()).await {
@@ -242,7 +296,12 @@ impl Upstream {
             tokio::select! {
                 answer = &mut answer => break answer,
                 () = listening.progressed() => {}
-                () = tokio::time::sleep(timeout) => return Err(CallError::Silent(timeout)),
+                () = tokio::time::sleep(timeout) => {
+                    if self.server.isolated {
+                        self.recycle_when_idle();
+                    }
+                    return Err(CallError::Silent(timeout));
+                }
             }
         };
         abandoned.0 = None;
@@ -256,6 +315,30 @@ impl Upstream {
             }
             Err(e) => Err(self.call_failed(tool, &e).await),
         }
+    }
+
+    /// After a call timed out, ends the current child once [`RECYCLE_GRACE`] has passed and no
+    /// call is in flight on it, so a tool that ignores its cancellation (a thread that never
+    /// returns) is not left running; the next call starts a new child.
+    fn recycle_when_idle(&self) {
+        let Some(child) = lock(&self.child).clone() else {
+            return;
+        };
+        let relay = self.relay.clone();
+        let label = self.server.label();
+        tokio::spawn(async move {
+            loop {
+                tokio::time::sleep(RECYCLE_GRACE).await;
+                if child.ended(Duration::ZERO).await.is_some() {
+                    return;
+                }
+                if relay.in_flight() == 0 {
+                    tracing::warn!("{label}: restarting its process, in which a call timed out");
+                    let _ = tokio::task::spawn_blocking(move || child.stop()).await;
+                    return;
+                }
+            }
+        });
     }
 
     /// "SERVER failed the call of `TOOL`: ERROR", or, when its process ended, how it ended (its

@@ -34,6 +34,7 @@ pub(crate) fn open(path: &Path, manifest: &Manifest) -> Result<Opened, Activatio
         .into_result()
         .map_err(|e| ActivationError::instantiate(name, e))?;
     Ok(Opened {
+        process: None,
         manifest_json,
         instance,
     })

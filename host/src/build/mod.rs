@@ -36,6 +36,7 @@ use serde_json::{Map, Value};
 
 pub use table::ToolTable;
 
+use crate::bridge::upstream::{ProcessStatus, Upstream};
 use crate::{
     discovery::{DiscoveredPlugin, Provider},
     registry::Registry,
@@ -151,6 +152,7 @@ pub struct LoadedPlugin {
     manifest: Manifest,
     instance: PluginInstanceBox,
     tools: Vec<LoadedTool>,
+    process: Option<Arc<Upstream>>,
 }
 
 impl std::fmt::Debug for LoadedPlugin {
@@ -171,6 +173,11 @@ impl LoadedPlugin {
     /// The tool called `name`.
     pub fn tool(&self, name: &str) -> Option<&LoadedTool> {
         self.tools.iter().find(|t| t.decl.name == name)
+    }
+
+    /// Its process or connection's state, when it runs out of process.
+    pub fn process_status(&self) -> Option<ProcessStatus> {
+        self.process.as_ref().map(|p| p.status())
     }
 
     /// Tells the plugin the host is stopping.
@@ -300,6 +307,8 @@ pub struct Opened {
     pub manifest_json: String,
     /// The live plugin.
     pub instance: PluginInstanceBox,
+    /// The process or connection it runs behind (a bridged server, an isolated library).
+    pub process: Option<Arc<Upstream>>,
 }
 
 impl std::fmt::Debug for Opened {
@@ -336,15 +345,8 @@ impl Opener for ProviderOpener {
     fn open(&self, plugin: &DiscoveredPlugin) -> Result<Opened, ActivationError> {
         match &plugin.provider {
             Provider::Library => LibraryOpener.open(plugin),
-            Provider::Bridged { server, cache } => {
-                let manifest_json = serde_json::to_string(&plugin.manifest).map_err(|e| {
-                    ActivationError::instantiate(
-                        &plugin.manifest.name,
-                        FfiError::new(plugin_abi::ErrorKind::Plugin, e.to_string()),
-                    )
-                })?;
-                crate::bridge::open(server, cache, &plugin.manifest, manifest_json)
-            }
+            Provider::Bridged { server, cache } => crate::bridge::open(server, Some(cache), plugin),
+            Provider::Isolated { server } => crate::bridge::open(server, None, plugin),
         }
     }
 }
@@ -407,8 +409,7 @@ impl Builder {
                 Ok(p) => tracing::info!(plugin = name, tools = p.tools.len(), elapsed = ?started.elapsed(), "opened plugin"),
                 Err(e) => tracing::error!("{e}"),
             }
-            let bridged = matches!(discovered.provider, Provider::Bridged { .. });
-            let retry = (bridged && result.is_err())
+            let retry = (discovered.provider.is_out_of_process() && result.is_err())
                 .then(|| (std::time::Instant::now() + backoff(attempt), attempt));
             Opening { result, retry }
         });
@@ -429,7 +430,7 @@ impl Builder {
             let opened = self.plugins.lock().unwrap_or_else(PoisonError::into_inner);
             plugins
                 .iter()
-                .filter(|p| matches!(p.provider, Provider::Bridged { .. }))
+                .filter(|p| p.provider.is_out_of_process())
                 .map(|p| p.manifest.name.as_str())
                 .filter(|name| opened.get(*name).is_none_or(|slot| slot.get().is_none()))
                 .collect()
@@ -487,6 +488,15 @@ impl Builder {
         }
     }
 
+    /// The state of each opened plugin's process or connection (bridged servers, isolated
+    /// libraries).
+    pub fn processes(&self) -> Vec<ProcessStatus> {
+        self.opened()
+            .iter()
+            .filter_map(|p| p.process_status())
+            .collect()
+    }
+
     /// Tells every opened plugin that the host is stopping.
     pub fn stop_all(&self) {
         for plugin in self.opened() {
@@ -541,17 +551,19 @@ pub fn activate_with(
         manifest: manifest.clone(),
         instance: opened.instance,
         tools,
+        process: opened.process,
     })
 }
 
-/// What the code's tools are checked against: the manifest, except that a bridged server's
-/// listed tools (its last list, from the disk cache) are a hint for listings, not a promise:
-/// its tools are all dynamic.
+/// What the code's tools are checked against: the manifest, except that what a process lists
+/// (a bridged server's tools, of which the disk cache is a hint; an isolated library's, with
+/// its own extensions applied in the child) is served as it is: its tools are all dynamic.
 fn static_tools(discovered: &DiscoveredPlugin) -> std::borrow::Cow<'_, Manifest> {
     match discovered.provider {
         Provider::Library => std::borrow::Cow::Borrowed(&discovered.manifest),
-        Provider::Bridged { .. } => std::borrow::Cow::Owned(Manifest {
+        Provider::Bridged { .. } | Provider::Isolated { .. } => std::borrow::Cow::Owned(Manifest {
             tools: Vec::new(),
+            dynamic_tools: true,
             ..discovered.manifest.clone()
         }),
     }

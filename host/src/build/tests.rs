@@ -59,6 +59,7 @@ impl Opener for InProcess {
             .cloned()
             .unwrap_or_else(|| serde_json::to_string(&plugin.manifest).unwrap());
         Ok(Opened {
+            process: None,
             manifest_json,
             instance,
         })

@@ -56,6 +56,20 @@ pub enum Provider {
         /// Where its tool list is kept once read.
         cache: ToolCache,
     },
+    /// A library served by a child process of the host (`--isolate`), reached as an MCP
+    /// server over the child's stdio.
+    Isolated {
+        /// How the child is started and bounded.
+        server: Arc<ServerEntry>,
+    },
+}
+
+impl Provider {
+    /// Whether it runs out of process (a bridged server or an isolated library): it can be
+    /// started again after it failed.
+    pub fn is_out_of_process(&self) -> bool {
+        !matches!(self, Self::Library)
+    }
 }
 
 /// Serialised as its kind alone: an entry's expanded variables may hold secrets.
@@ -64,6 +78,7 @@ impl Serialize for Provider {
         serializer.serialize_str(match self {
             Self::Library => "library",
             Self::Bridged { .. } => "mcp_server",
+            Self::Isolated { .. } => "isolated_library",
         })
     }
 }
@@ -130,6 +145,9 @@ pub enum SkipReason {
     /// Not among the plugins named by `REACTOR_MCP_EXTENSIONS` / `--extension`.
     #[error("not among the extensions asked for")]
     NotSelected,
+    /// Named by `--isolate`, but it cannot run out of process.
+    #[error("cannot be isolated: {0}")]
+    CannotIsolate(String),
     /// An `mcp.json` file, or one server entry in it, cannot be used.
     #[error("{}{reason}", server.as_ref().map(|s| format!("server `{s}`: ")).unwrap_or_default())]
     BadServer {
@@ -160,6 +178,12 @@ pub enum DiscoveryError {
     Folder {
         /// The folder.
         path: PathBuf,
+        /// The cause.
+        source: std::io::Error,
+    },
+    /// `--isolate` needs the host's own executable, and it cannot be found.
+    #[error("cannot find the host's own executable to run isolated plugins: {source}")]
+    OwnExecutable {
         /// The cause.
         source: std::io::Error,
     },

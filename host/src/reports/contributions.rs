@@ -15,6 +15,7 @@ pub(crate) fn provider_kind(plugin: &DiscoveredPlugin) -> &'static str {
     match plugin.provider {
         Provider::Library => "library",
         Provider::Bridged { .. } => "mcp.json",
+        Provider::Isolated { .. } => "isolated library",
     }
 }
 

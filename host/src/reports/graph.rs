@@ -120,6 +120,7 @@ impl Graph {
                 Provider::Bridged { .. } => {
                     format!("{} (MCP server, {})", m.name, p.path.display())
                 }
+                Provider::Isolated { .. } => format!("{} {} (isolated)", m.name, m.version),
             };
             graph.node(&id, Kind::Plugin, [label]);
             plugins.insert(m.name.as_str(), id);

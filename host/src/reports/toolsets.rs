@@ -9,6 +9,7 @@
 use serde::Serialize;
 
 use crate::{
+    bridge::upstream::ProcessStatus,
     registry::{Conflict, Contribution, Entry, Registry},
     selection::{Resolution, ToolFilter},
 };
@@ -41,6 +42,10 @@ pub struct ToolsetsReport {
     pub dynamic_tools_from: Vec<String>,
     /// Names offered by more than one plugin.
     pub conflicts: Vec<Conflict>,
+    /// The processes and connections of opened bridged servers and isolated plugins: which
+    /// run, which wait to be started again, which are parked.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub processes: Vec<ProcessStatus>,
 }
 
 /// One toolset in [`ToolsetsReport`].
@@ -93,6 +98,7 @@ impl ToolsetsReport {
                 .map(|p| p.manifest.name.clone())
                 .collect(),
             conflicts: registry.conflicts().to_vec(),
+            processes: Vec::new(),
         }
     }
 }

@@ -42,7 +42,6 @@ use super::{
 };
 use crate::{
     build::{CallError, CallOutput},
-    reports::ToolsetsReport,
     selection::{ActiveSet, Resolution},
 };
 
@@ -118,11 +117,7 @@ impl Handler {
         context: &RequestContext<RoleServer>,
         resolution: &Resolution,
     ) -> CallToolResult {
-        let report = ToolsetsReport::new(
-            self.state.builder.registry(),
-            resolution,
-            self.state.toolsets_tool,
-        );
+        let report = self.state.toolsets_report(resolution);
         let inactive: Vec<&str> = report
             .toolsets
             .iter()

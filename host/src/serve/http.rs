@@ -20,15 +20,23 @@ use serde_json::{Value, json};
 use super::ServeState;
 use crate::reports::{ContributionsReport, ToolsetsReport};
 
-/// `GET /healthz`: the server is up, with a few counts.
+/// `GET /healthz`: the server is up, with a few counts and the state of the processes of
+/// opened bridged servers and isolated plugins (`degraded` while one is parked).
 pub(crate) async fn healthz(State(state): State<Arc<ServeState>>) -> Json<Value> {
     let registry = state.builder.registry();
+    let processes = state.builder.processes();
+    let status = if processes.iter().any(|p| p.parked) {
+        "degraded"
+    } else {
+        "ok"
+    };
     Json(json!({
-        "status": "ok",
+        "status": status,
         "version": env!("CARGO_PKG_VERSION"),
         "plugins": registry.plugins().len(),
         "opened": state.builder.opened().len(),
         "toolsets": registry.toolsets().count(),
+        "processes": processes,
     }))
 }
 
@@ -40,11 +48,7 @@ pub(crate) async fn toolsets(
     headers: HeaderMap,
 ) -> Json<ToolsetsReport> {
     let resolved = state.resolve(query.as_deref().unwrap_or(""), &headers);
-    Json(ToolsetsReport::new(
-        state.builder.registry(),
-        &resolved.resolution,
-        state.toolsets_tool,
-    ))
+    Json(state.toolsets_report(&resolved.resolution))
 }
 
 /// `GET /contributions`: every declared tool with the extensions applied to it, in order, and

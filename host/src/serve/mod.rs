@@ -292,6 +292,21 @@ pub(crate) struct ServeState {
 }
 
 impl ServeState {
+    /// What `GET /toolsets` and `list_server_toolsets` answer for `resolution`: the
+    /// manifests' view, and the state of opened plugins' processes.
+    pub(crate) fn toolsets_report(
+        &self,
+        resolution: &crate::selection::Resolution,
+    ) -> crate::reports::ToolsetsReport {
+        let mut report = crate::reports::ToolsetsReport::new(
+            self.builder.registry(),
+            resolution,
+            self.toolsets_tool,
+        );
+        report.processes = self.builder.processes();
+        report
+    }
+
     #[allow(deprecated)] // logging is deprecated by SEP-2577, still in 2025-11-25
     /// The state, and the receiving end of its [`subscriptions::Updates`] for
     /// [`subscriptions::dispatch`].

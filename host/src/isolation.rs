@@ -1,0 +1,301 @@
+//! Plugins run out of process (`--isolate`): the same library file, served by a child process
+//! of the host's own binary, so that nothing it does (an abort, a segfault, `exit()`, a stack
+//! overflow, an out-of-memory kill, a deadlock) takes the host down.
+//!
+//! Host side, [`isolate`] turns the named libraries' provider into
+//! [`Provider::Isolated`]: discovery's manifest stays what listings, selection and extensions
+//! read, and on first need the build stage starts the child and reaches it as an MCP server over
+//! its stdio, with the bridge's client and supervision (calls multiplexed on one connection,
+//! progress, logs, sampling and elicitation relayed to the calling request, cancellation both
+//! ways, restart with backoff, crashes named by signal or exit code).
+//!
+//! Child side, the hidden `isolated LIBRARY` command serves that one library on stdio
+//! ([`child_options`]): every toolset of it active, its own extensions applied there (the host
+//! leaves them out), and the process exits when its parent is gone ([`watch_parent`]).
+//!
+//! A library whose wraps extend another plugin's tools cannot be isolated (its code would need
+//! to call that tool in the host): it is skipped with the reason.
+
+use std::{
+    path::{Path, PathBuf},
+    str::FromStr,
+    sync::Arc,
+    time::Duration,
+};
+
+use plugin_manifest::Manifest;
+
+use crate::{
+    bridge::config::{ServerEntry, Transport},
+    discovery::{Discovery, Provider, SkipReason, Skipped},
+};
+
+/// The hidden command a child runs.
+pub const CHILD_COMMAND: &str = "isolated";
+
+/// How long an isolated plugin's child has to start and list its tools.
+const CONNECT_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// How long an isolated plugin's call may go with neither its answer nor a progress report,
+/// unless `--call-timeout` says otherwise.
+pub const DEFAULT_CALL_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// Which plugins run out of process, and their call timeouts.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Isolation {
+    /// Plugin names; `*` names every library.
+    pub plugins: Vec<String>,
+    /// `--call-timeout` values, in order: a later one wins.
+    pub call_timeouts: Vec<CallTimeout>,
+}
+
+/// One `--call-timeout` value: `SECONDS`, or `PLUGIN=SECONDS` for one plugin.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CallTimeout {
+    /// The plugin it is for; every isolated plugin when `None`.
+    pub plugin: Option<String>,
+    /// The timeout.
+    pub timeout: Duration,
+}
+
+impl FromStr for CallTimeout {
+    type Err = String;
+
+    fn from_str(value: &str) -> Result<Self, Self::Err> {
+        let (plugin, seconds) = match value.split_once('=') {
+            Some((plugin, seconds)) if !plugin.trim().is_empty() => {
+                (Some(plugin.trim().to_owned()), seconds)
+            }
+            Some(_) => return Err(format!("`{value}` names no plugin before `=`")),
+            None => (None, value),
+        };
+        let seconds: f64 = seconds
+            .trim()
+            .parse()
+            .ok()
+            .filter(|s: &f64| s.is_finite() && *s > 0.0)
+            .ok_or_else(|| format!("`{seconds}` is not a positive number of seconds"))?;
+        Ok(Self {
+            plugin,
+            timeout: Duration::from_secs_f64(seconds),
+        })
+    }
+}
+
+impl Isolation {
+    /// Whether the plugin called `name` is isolated.
+    pub fn isolates(&self, name: &str) -> bool {
+        self.plugins.iter().any(|p| p == "*" || p == name)
+    }
+
+    /// The call timeout of the plugin called `name`.
+    pub fn call_timeout(&self, name: &str) -> Duration {
+        self.call_timeouts
+            .iter()
+            .rev()
+            .find(|t| t.plugin.as_deref().is_none_or(|p| p == name))
+            .map_or(DEFAULT_CALL_TIMEOUT, |t| t.timeout)
+    }
+}
+
+/// Serves the libraries `isolation` names among `discovery`'s from child processes running
+/// `program` (the host's own binary); a name that matches no library is logged, and a library
+/// that cannot be isolated is skipped with the reason.
+pub fn isolate(discovery: &mut Discovery, isolation: &Isolation, program: &Path) {
+    for name in isolation.plugins.iter().filter(|n| *n != "*") {
+        if !discovery.plugins.iter().any(|p| p.manifest.name == *name) {
+            tracing::warn!("--isolate names `{name}`, and no plugin has that name");
+        }
+    }
+    let mut skipped = Vec::new();
+    discovery.plugins.retain_mut(|plugin| {
+        let name = &plugin.manifest.name;
+        if !matches!(plugin.provider, Provider::Library) || !isolation.isolates(name) {
+            return true;
+        }
+        if let Err(reason) = can_isolate(&plugin.manifest) {
+            tracing::error!(
+                "plugin `{name}` ({}) cannot be isolated: {reason}",
+                plugin.path.display()
+            );
+            skipped.push(Skipped {
+                path: plugin.path.clone(),
+                reason: SkipReason::CannotIsolate(reason),
+            });
+            return false;
+        }
+        plugin.provider = Provider::Isolated {
+            server: Arc::new(child_entry(
+                &plugin.manifest,
+                &plugin.path,
+                program,
+                isolation.call_timeout(name),
+            )),
+        };
+        true
+    });
+    discovery.skipped.extend(skipped);
+}
+
+/// Whether a plugin's code can run out of process: its wraps may only extend its own tools.
+fn can_isolate(manifest: &Manifest) -> Result<(), String> {
+    let own = |tool: &str| manifest.tools.iter().any(|t| t.name == tool);
+    match manifest.extends.iter().find(|e| e.wrap && !own(&e.tool)) {
+        Some(e) => Err(format!(
+            "its extension of `{}` wraps another plugin's tool, which its code could not call from a child process",
+            e.tool
+        )),
+        None => Ok(()),
+    }
+}
+
+/// How the child serving `library` is started: `program isolated LIBRARY`, with its tools
+/// under their own names.
+fn child_entry(
+    manifest: &Manifest,
+    library: &Path,
+    program: &Path,
+    call_timeout: Duration,
+) -> ServerEntry {
+    ServerEntry {
+        name: manifest.name.clone(),
+        file: library.to_owned(),
+        transport: Transport::Stdio {
+            command: program.display().to_string(),
+            args: vec![CHILD_COMMAND.to_owned(), library.display().to_string()],
+            env: std::collections::BTreeMap::new(),
+            cwd: None,
+        },
+        toolset: manifest
+            .toolsets
+            .first()
+            .cloned()
+            .unwrap_or_else(|| crate::bridge::config::plain_toolset(&manifest.name)),
+        connect_timeout: CONNECT_TIMEOUT,
+        call_timeout,
+        cache_ttl: Duration::ZERO,
+        namespace: false,
+        isolated: true,
+    }
+}
+
+/// What the child serves: every toolset of its one library (it serves nothing else), without
+/// the host's own `list_server_toolsets`.
+pub fn child_options(manifest: &Manifest) -> crate::serve::Options {
+    let toolsets: Vec<&str> = manifest.toolsets.iter().map(|t| t.name.as_str()).collect();
+    crate::serve::Options {
+        fallback: Some(crate::selection::Query::parse(&format!(
+            "only={}",
+            toolsets.join(",")
+        ))),
+        toolsets_tool: false,
+        ..crate::serve::Options::default()
+    }
+}
+
+/// Ends the process when its parent is gone (the host was killed), checking every second, so a
+/// child stuck in a plugin's code does not outlive the host.
+pub fn watch_parent() {
+    #[cfg(unix)]
+    {
+        let parent = rustix::process::getppid();
+        std::thread::spawn(move || {
+            loop {
+                std::thread::sleep(Duration::from_secs(1));
+                if rustix::process::getppid() != parent {
+                    tracing::warn!("the host is gone: the isolated plugin's process exits");
+                    std::process::exit(1);
+                }
+            }
+        });
+    }
+}
+
+/// The library the child serves, checked to be a plugin.
+///
+/// # Errors
+///
+/// If the file is not a usable plugin library, with the reason.
+pub fn child_plugin(library: PathBuf) -> Result<crate::discovery::DiscoveredPlugin, String> {
+    crate::discovery::read(&library)
+        .map(|manifest| crate::discovery::DiscoveredPlugin::library(library.clone(), manifest))
+        .map_err(|reason| format!("{}: {reason}", library.display()))
+}
+
+#[cfg(test)]
+mod tests {
+    use plugin_manifest::Manifest;
+
+    use super::*;
+    use crate::discovery::DiscoveredPlugin;
+
+    fn plugin(name: &str, extends: &str) -> DiscoveredPlugin {
+        let json = format!(
+            r#"{{"abi":"0.1.0","name":"{name}","version":"1","toolsets":[{{"name":"{name}"}}],
+                "tools":[{{"name":"own","toolset":"{name}"}}],"extends":{extends}}}"#
+        );
+        DiscoveredPlugin::library(format!("lib{name}.so"), Manifest::from_json(&json).unwrap())
+    }
+
+    #[test]
+    fn call_timeouts_parse_and_the_last_matching_wins() {
+        let isolation = Isolation {
+            plugins: vec!["*".to_owned()],
+            call_timeouts: ["30", "a=5", "b=0.5"]
+                .iter()
+                .map(|v| v.parse().unwrap())
+                .collect(),
+        };
+        assert_eq!(isolation.call_timeout("a"), Duration::from_secs(5));
+        assert_eq!(isolation.call_timeout("b"), Duration::from_millis(500));
+        assert_eq!(isolation.call_timeout("c"), Duration::from_secs(30));
+        assert_eq!(
+            "=3".parse::<CallTimeout>().unwrap_err(),
+            "`=3` names no plugin before `=`"
+        );
+        assert_eq!(
+            "a=soon".parse::<CallTimeout>().unwrap_err(),
+            "`soon` is not a positive number of seconds"
+        );
+    }
+
+    #[test]
+    fn named_libraries_are_isolated_and_one_wrapping_another_plugins_tool_is_skipped() {
+        let mut discovery = Discovery {
+            plugins: vec![
+                plugin("a", "[]"),
+                plugin("b", r#"[{"tool":"own","wrap":true}]"#),
+                plugin("c", r#"[{"tool":"other","wrap":true}]"#),
+                plugin("d", "[]"),
+            ],
+            ..Discovery::default()
+        };
+        let isolation = Isolation {
+            plugins: vec!["a".to_owned(), "b".to_owned(), "c".to_owned()],
+            call_timeouts: Vec::new(),
+        };
+        isolate(&mut discovery, &isolation, Path::new("/bin/host"));
+        let kinds: Vec<(&str, bool)> = discovery
+            .plugins
+            .iter()
+            .map(|p| (p.manifest.name.as_str(), p.provider.is_out_of_process()))
+            .collect();
+        assert_eq!(kinds, [("a", true), ("b", true), ("d", false)]);
+        assert_eq!(
+            discovery.skipped[0].to_string(),
+            "libc.so: cannot be isolated: its extension of `other` wraps another plugin's tool, which its code could not call from a child process"
+        );
+        let Provider::Isolated { server } = &discovery.plugins[0].provider else {
+            unreachable!()
+        };
+        assert_eq!(
+            server.transport,
+            Transport::Stdio {
+                command: "/bin/host".to_owned(),
+                args: vec!["isolated".to_owned(), "liba.so".to_owned()],
+                env: std::collections::BTreeMap::new(),
+                cwd: None,
+            }
+        );
+    }
+}

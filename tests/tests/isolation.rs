@@ -1,0 +1,233 @@
+//! Isolated plugins end to end (`--isolate`): the real host binary runs `fixture-crashy` in a
+//! child process of its own binary, beside `benchmarks` in process, and real MCP clients call
+//! both. Each way a plugin can end its process (abort, segfault, `exit`, a stack overflow)
+//! answers the call with the plugin, tool and signal or exit code named, leaves every other
+//! session serving, and the next call starts a new child; a call that never returns times out
+//! and its child is replaced; the child's stdout goes to the log; stopping the host stops the
+//! child. `context.rs` and `extensions.rs` run their `Context` and extension tests isolated too.
+
+use std::time::{Duration, Instant};
+
+use e2e::{
+    HostProcess, PluginDir,
+    mcp::{call_tool, connect, get_json, text},
+    procs::{children, processes},
+    run_host,
+};
+use serde_json::{Value, json};
+
+/// A host serving `fixture-crashy` isolated and `benchmarks` in process, with `extra` flags.
+fn serve(extra: &[&str]) -> (PluginDir, HostProcess) {
+    let dir = PluginDir::with(&["fixture-crashy", "benchmarks"]);
+    let mut args = vec!["--isolate", "crashy"];
+    args.extend_from_slice(extra);
+    let host = HostProcess::serve(&dir, &args);
+    (dir, host)
+}
+
+/// The id of the process `crashy` answers from.
+async fn crashy_pid(client: &e2e::mcp::Client) -> u32 {
+    let answer = call_tool(client.peer(), "pid", json!({})).await;
+    text(&answer)
+        .parse()
+        .unwrap_or_else(|_| panic!("{answer:?}"))
+}
+
+/// Waits up to 10 s for `done`.
+async fn eventually(what: &str, mut done: impl AsyncFnMut() -> bool) {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while !done().await {
+        assert!(Instant::now() < deadline, "timed out waiting for {what}");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn an_isolated_plugin_is_served_from_a_child_started_on_first_need() {
+    let (dir, mut host) = serve(&[]);
+    let (_, toolsets) = get_json(&format!("{}/toolsets?only=crashy", host.base_url())).await;
+    assert!(
+        toolsets["tools"]
+            .as_array()
+            .unwrap()
+            .contains(&json!("abort")),
+        "{toolsets}"
+    );
+    let listed = run_host(&["list", "--isolate", "crashy"], &dir);
+    listed.assert_success();
+    assert!(listed.stdout.contains("crashy"), "{}", listed.stdout);
+    assert_eq!(
+        children(host.pid()),
+        Vec::<u32>::new(),
+        "nothing started yet"
+    );
+
+    let client = connect(&format!("{}/mcp?only=crashy,benchmarks", host.base_url())).await;
+    let pid = crashy_pid(&client).await;
+    assert_ne!(pid, host.pid());
+    assert_eq!(children(host.pid()), [pid], "one child, the plugin's");
+    let echoed = call_tool(client.peer(), "echo", json!({"text": "in process"})).await;
+    assert_eq!(text(&echoed), "in process");
+
+    let shouted = call_tool(client.peer(), "shout", json!({"text": "hey"})).await;
+    assert_eq!(
+        text(&shouted),
+        "hey",
+        "the child's stdout is not the stream"
+    );
+    host.wait_for_stderr("shouted: hey", Duration::from_secs(5));
+
+    let (_, health) = get_json(&format!("{}/healthz", host.base_url())).await;
+    assert_eq!(health["status"], "ok");
+    assert_eq!(
+        health["processes"],
+        json!([{"plugin": "crashy", "kind": "isolated_library", "pid": pid, "failures": 0,
+                "parked": false, "retry_in_s": null}])
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn each_way_to_die_answers_the_call_and_the_next_call_starts_a_new_child() {
+    for (tool, arguments, how) in [
+        ("abort", json!({}), "was killed by signal 6 (SIGABRT)"),
+        ("segfault", json!({}), "was killed by signal 11 (SIGSEGV)"),
+        ("exit", json!({"code": 7}), "exited with code 7"),
+        // Rust's stack-overflow handler prints a message and aborts.
+        ("overflow", json!({}), "was killed by signal"),
+    ] {
+        let (_dir, mut host) = serve(&[]);
+        let client = connect(&format!("{}/mcp?only=crashy,benchmarks", host.base_url())).await;
+        let other = connect(&format!("{}/mcp?only=benchmarks", host.base_url())).await;
+        let first = crashy_pid(&client).await;
+
+        let died = call_tool(client.peer(), tool, arguments).await;
+        assert_eq!(died.is_error, Some(true), "{tool}: {died:?}");
+        let expected = format!("plugin `crashy` failed the call of `{tool}`: its process {how}");
+        assert!(text(&died).starts_with(&expected), "{tool}: {died:?}");
+        host.wait_for_stderr("its last stderr lines", Duration::from_secs(5));
+
+        let echoed = call_tool(other.peer(), "echo", json!({"text": "still here"})).await;
+        assert_eq!(
+            text(&echoed),
+            "still here",
+            "{tool}: another session serves on"
+        );
+        let echoed = call_tool(client.peer(), "echo", json!({"text": "me too"})).await;
+        assert_eq!(
+            text(&echoed),
+            "me too",
+            "{tool}: the same session serves on"
+        );
+        let next = crashy_pid(&client).await;
+        assert_ne!(next, first, "{tool}: a new child");
+        assert!(
+            !processes().iter().any(|(pid, ..)| *pid == first),
+            "{tool}: the old child is gone"
+        );
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_crash_answers_every_call_in_flight_on_that_child() {
+    let (_dir, host) = serve(&[]);
+    let url = format!("{}/mcp?only=crashy", host.base_url());
+    let (waiting, killer) = (connect(&url).await, connect(&url).await);
+    crashy_pid(&waiting).await;
+    let hanging = tokio::spawn(async move {
+        let answer = call_tool(waiting.peer(), "hang", json!({})).await;
+        (waiting, answer)
+    });
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let died = call_tool(killer.peer(), "abort", json!({})).await;
+    assert!(text(&died).contains("SIGABRT"), "{died:?}");
+    let (_waiting, answer) = hanging.await.unwrap();
+    assert_eq!(answer.is_error, Some(true));
+    assert_eq!(
+        text(&answer),
+        "plugin `crashy` failed the call of `hang`: its process was killed by signal 6 (SIGABRT)"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn crashing_again_at_once_waits_for_a_backoff_which_healthz_shows() {
+    let (_dir, host) = serve(&[]);
+    let client = connect(&format!("{}/mcp?only=crashy", host.base_url())).await;
+    for _ in 0..2 {
+        let died = call_tool(client.peer(), "abort", json!({})).await;
+        assert!(text(&died).contains("SIGABRT"), "{died:?}");
+    }
+    let waiting = call_tool(client.peer(), "pid", json!({})).await;
+    assert!(
+        text(&waiting).starts_with(
+            "plugin `crashy` is not started again yet: it went away or failed to start 2 times in a row; next try in "
+        ),
+        "{waiting:?}"
+    );
+    let (_, health) = get_json(&format!("{}/healthz", host.base_url())).await;
+    let process = &health["processes"][0];
+    assert_eq!(process["failures"], 2, "{health}");
+    assert_eq!(process["pid"], Value::Null, "{health}");
+    assert!(process["retry_in_s"].as_f64().unwrap() > 0.0, "{health}");
+    let (_, toolsets) = get_json(&format!("{}/toolsets", host.base_url())).await;
+    assert_eq!(toolsets["processes"][0]["failures"], 2, "{toolsets}");
+    tokio::time::sleep(Duration::from_millis(1100)).await;
+    crashy_pid(&client).await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_call_that_never_returns_times_out_and_its_child_is_replaced() {
+    let (_dir, host) = serve(&["--call-timeout", "crashy=1"]);
+    let client = connect(&format!("{}/mcp?only=crashy", host.base_url())).await;
+    let first = crashy_pid(&client).await;
+    let hung = call_tool(client.peer(), "hang", json!({})).await;
+    assert_eq!(text(&hung), "tool `hang` timed out after 1 s");
+    eventually("the stuck child to end", async || {
+        !processes().iter().any(|(pid, ..)| *pid == first)
+    })
+    .await;
+    assert_ne!(crashy_pid(&client).await, first, "a new child serves");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn sigterm_stops_the_child_and_leaves_no_process() {
+    let (_dir, mut host) = serve(&[]);
+    let client = connect(&format!("{}/mcp?only=crashy", host.base_url())).await;
+    let pid = crashy_pid(&client).await;
+    e2e::procs::signal(host.pid(), "TERM");
+    assert!(host.wait_for_exit(Duration::from_secs(15)).is_some());
+    assert!(
+        host.stderr_so_far().contains("stopped plugin"),
+        "the plugin's stop hook ran"
+    );
+    eventually("the child to end", async || {
+        !processes().iter().any(|(p, ..)| *p == pid)
+    })
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_killed_host_leaves_no_child() {
+    let (_dir, mut host) = serve(&[]);
+    let client = connect(&format!("{}/mcp?only=crashy", host.base_url())).await;
+    let pid = crashy_pid(&client).await;
+    e2e::procs::signal(host.pid(), "KILL");
+    assert!(host.wait_for_exit(Duration::from_secs(5)).is_some());
+    eventually("the orphaned child to end", async || {
+        !processes().iter().any(|(p, ..)| *p == pid)
+    })
+    .await;
+}
+
+#[test]
+fn a_plugin_whose_wrap_needs_another_plugins_tool_cannot_be_isolated() {
+    let dir = PluginDir::with(&["sandboxes", "sandboxes-datalayer"]);
+    let listed = run_host(&["list", "--isolate", "sandboxes-datalayer"], &dir);
+    listed.assert_success();
+    let all = format!("{}{}", listed.stdout, listed.stderr);
+    assert!(
+        all.contains(
+            "cannot be isolated: its extension of `launch_sandbox` wraps another plugin's tool"
+        ),
+        "{all}"
+    );
+}
