@@ -493,6 +493,7 @@ impl ServeArgs {
             sessions: self.sessions.limits(),
             connections: self.connections.limits(),
             shutdown_grace: Duration::from_secs(self.connections.shutdown_grace),
+            for_parent: false,
         }
     }
 }

@@ -5,7 +5,9 @@
 //! Covered: log messages filtered by the session's level; progress in order, and only when asked
 //! for; cancellation reaching the plugin at once (timings printed); sampling and elicitation
 //! round trips, and their clear failures without the capability or without a session; the
-//! active toolsets; results built with `ToolResult`; a wrapper passing its context on.
+//! active toolsets; results built with `ToolResult`; a wrapper passing its context on. The
+//! log, progress, cancellation and sampling tests run a second time with `fixture-context`
+//! isolated (`--isolate context`).
 
 // Logging, sampling and elicitation types are deprecated by SEP-2577 (protocol 2026-07-28);
 // clients of 2025-11-25, which these tests speak, still use them.
@@ -28,6 +30,9 @@ use rmcp::{
     service::{NotificationContext, PeerRequestOptions, RequestContext, RunningService},
 };
 use serde_json::{Value, json};
+
+/// The host's flags that run `fixture-context` in a child process.
+const ISOLATED: &[&str] = &["--isolate", "context"];
 
 /// How long a test waits for something that should happen within milliseconds.
 const PATIENCE: Duration = Duration::from_secs(10);
@@ -247,8 +252,18 @@ async fn a_result_built_by_the_tool_says_complete_under_2026_only() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn log_messages_arrive_filtered_by_the_sessions_level() {
+    log_messages_arrive_filtered_by_the_sessions_level_in(&[]).await;
+}
+
+/// The same with `fixture-context` isolated: the `Context` crosses the child's pipe.
+#[tokio::test(flavor = "multi_thread")]
+async fn isolated_log_messages_arrive_filtered_by_the_sessions_level() {
+    log_messages_arrive_filtered_by_the_sessions_level_in(ISOLATED).await;
+}
+
+async fn log_messages_arrive_filtered_by_the_sessions_level_in(host_args: &[&str]) {
     let recorder = Recorder::default();
-    let (_dir, _host, client) = start("context", &[], recorder.clone()).await;
+    let (_dir, _host, client) = start("context", host_args, recorder.clone()).await;
     let info = client.peer_info().expect("server info");
     assert!(info.capabilities.logging.is_some(), "logging is declared");
 
@@ -298,8 +313,18 @@ async fn log_messages_arrive_filtered_by_the_sessions_level() {
 /// is not the wire's: this test checks what arrives, the raw one below checks the order.
 #[tokio::test(flavor = "multi_thread")]
 async fn every_progress_report_reaches_the_client() {
+    every_progress_report_reaches_the_client_in(&[]).await;
+}
+
+/// The same with `fixture-context` isolated: the `Context` crosses the child's pipe.
+#[tokio::test(flavor = "multi_thread")]
+async fn isolated_every_progress_report_reaches_the_client() {
+    every_progress_report_reaches_the_client_in(ISOLATED).await;
+}
+
+async fn every_progress_report_reaches_the_client_in(host_args: &[&str]) {
     let recorder = Recorder::default();
-    let (_dir, _host, client) = start("context", &[], recorder.clone()).await;
+    let (_dir, _host, client) = start("context", host_args, recorder.clone()).await;
     // rmcp's client sends a progress token with every request.
     let result = call_tool(&client, "steps", json!({"n": 200})).await;
     assert_eq!(text(&result), "200 steps");
@@ -400,7 +425,18 @@ async fn seen(client: &Client) -> Vec<String> {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_cancelled_call_stops_at_once_and_the_plugin_sees_it() {
-    let (_dir, mut host, client) = start("context&benchmarks", &[], Recorder::default()).await;
+    a_cancelled_call_stops_at_once_and_the_plugin_sees_it_in(&[]).await;
+}
+
+/// The same with `fixture-context` isolated: the `Context` crosses the child's pipe.
+#[tokio::test(flavor = "multi_thread")]
+async fn isolated_a_cancelled_call_stops_at_once_and_the_plugin_sees_it() {
+    a_cancelled_call_stops_at_once_and_the_plugin_sees_it_in(ISOLATED).await;
+}
+
+async fn a_cancelled_call_stops_at_once_and_the_plugin_sees_it_in(host_args: &[&str]) {
+    let (_dir, mut host, client) =
+        start("context&benchmarks", host_args, Recorder::default()).await;
     // Open both plugins first, so the timings are of cancellation only.
     call_tool(&client, "sleep", json!({"ms": 1})).await;
     assert!(seen(&client).await.is_empty());
@@ -454,7 +490,17 @@ async fn a_cancelled_call_stops_at_once_and_the_plugin_sees_it() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn sampling_and_elicitation_round_trip_with_a_capable_client() {
-    let (_dir, _host, client) = start("context", &[], Recorder::capable()).await;
+    sampling_and_elicitation_round_trip_with_a_capable_client_in(&[]).await;
+}
+
+/// The same with `fixture-context` isolated: the `Context` crosses the child's pipe.
+#[tokio::test(flavor = "multi_thread")]
+async fn isolated_sampling_and_elicitation_round_trip_with_a_capable_client() {
+    sampling_and_elicitation_round_trip_with_a_capable_client_in(ISOLATED).await;
+}
+
+async fn sampling_and_elicitation_round_trip_with_a_capable_client_in(host_args: &[&str]) {
+    let (_dir, _host, client) = start("context", host_args, Recorder::capable()).await;
 
     let sampled = call_tool(&client, "sample", json!({"prompt": "hello"})).await;
     assert_eq!(sampled.is_error, Some(false), "{sampled:?}");

@@ -83,8 +83,18 @@ const COMPOSED: &[&str] = &[
 
 #[tokio::test(flavor = "multi_thread")]
 async fn sandboxes_on_datalayer_narrow_launch_sandbox() {
+    sandboxes_on_datalayer_narrow_launch_sandbox_in(&[]).await;
+}
+
+/// The same with `sandboxes` isolated: the in-process wrapper calls the original in its child.
+#[tokio::test(flavor = "multi_thread")]
+async fn sandboxes_on_datalayer_narrow_launch_sandbox_when_sandboxes_is_isolated() {
+    sandboxes_on_datalayer_narrow_launch_sandbox_in(&["--isolate", "sandboxes"]).await;
+}
+
+async fn sandboxes_on_datalayer_narrow_launch_sandbox_in(host_args: &[&str]) {
     let dir = PluginDir::with(&["sandboxes", "sandboxes-datalayer"]);
-    let host = HostProcess::serve(&dir, &[]);
+    let host = HostProcess::serve(&dir, host_args);
     let client = client(&host, "/mcp").await;
 
     let tools = listed(&client).await;
@@ -135,9 +145,9 @@ async fn sandboxes_on_datalayer_narrow_launch_sandbox() {
     assert_eq!(all.as_array().unwrap().len(), 2, "{all}");
 }
 
-/// Serves `dir`, calls `trace` and reads the order `/contributions` gives.
-async fn composition(dir: &PluginDir) -> (Value, Vec<(String, u64)>) {
-    let host = HostProcess::serve(dir, &[]);
+/// Serves `dir` (with `host_args`), calls `trace` and reads the order `/contributions` gives.
+async fn composition(dir: &PluginDir, host_args: &[&str]) -> (Value, Vec<(String, u64)>) {
+    let host = HostProcess::serve(dir, host_args);
     let client = client(&host, "/mcp").await;
     let traced = answer(&client, "trace", json!({"path": []})).await;
     let contributions = get_json(&host, "/contributions").await;
@@ -171,7 +181,11 @@ async fn extensions_compose_in_the_documented_order_whatever_the_file_names() {
     ];
 
     let named = PluginDir::with(&["fixture-base", "fixture-ext-a", "fixture-ext-b"]);
-    let (traced, order) = composition(&named).await;
+    let (traced, order) = composition(&named, &[]).await;
+    assert_eq!(traced, json!(COMPOSED));
+    assert_eq!(order, expected_order);
+    // With the extended plugin in a child process, the wraps compose around its tool alike.
+    let (traced, order) = composition(&named, &["--isolate", "base"]).await;
     assert_eq!(traced, json!(COMPOSED));
     assert_eq!(order, expected_order);
 
@@ -191,7 +205,7 @@ async fn extensions_compose_in_the_documented_order_whatever_the_file_names() {
         .map(|p| p["name"].as_str().unwrap())
         .collect();
     assert_eq!(load_order, ["base", "ext-b", "ext-a"], "the swap took");
-    let (traced, order) = composition(&swapped).await;
+    let (traced, order) = composition(&swapped, &[]).await;
     assert_eq!(traced, json!(COMPOSED));
     assert_eq!(order, expected_order);
 }

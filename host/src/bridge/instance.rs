@@ -269,6 +269,11 @@ impl Forwarded {
                 };
                 FfiError::new(ErrorKind::Tool, message)
             })?;
+        if self.upstream.server().isolated
+            && let Some(output) = crate::isolation::wire::output_of(&result)
+        {
+            return output;
+        }
         let json = serde_json::to_string(&result)
             .map_err(|e| FfiError::new(ErrorKind::Tool, e.to_string()))?;
         Ok(FfiOutput {

@@ -34,7 +34,7 @@ use rmcp::{
         ClientCapabilities, ClientInfo, CreateMessageRequestParams, CreateMessageResult,
         ElicitRequestParams, ElicitResult, Extensions, GetExtensions as _, JsonRpcMessage,
         ListRootsResult, LoggingMessageNotificationParam, ProgressNotificationParam, ProgressToken,
-        ServerNotification,
+        ProtocolVersion, ServerNotification,
     },
     service::{NotificationContext, RequestContext, RxJsonRpcMessage, TxJsonRpcMessage},
     transport::Transport,
@@ -250,6 +250,9 @@ impl Relay {
 impl ClientHandler for Relay {
     fn get_info(&self) -> ClientInfo {
         let mut info = ClientInfo::default();
+        // Under 2026-07-28 a server asks for input with results rather than requests, which
+        // the relay does not carry: speak the version whose requests it does.
+        info.protocol_version = ProtocolVersion::V_2025_11_25;
         info.capabilities = ClientCapabilities::builder()
             .enable_roots()
             .enable_sampling()

@@ -23,7 +23,7 @@ use rmcp::{
         CallToolRequest, CallToolRequestParams, CallToolResult, CancelledNotificationParam,
         ClientRequest, CompleteRequestParams, CompleteResult, GetPromptRequestParams,
         GetPromptResult, JsonObject, PaginatedRequestParams, ReadResourceRequestParams,
-        ReadResourceResult, RequestId, ServerCapabilities, ServerResult,
+        ReadResourceResult, RequestId, RequestMetaObject, ServerCapabilities, ServerResult,
     },
     service::{Peer, PeerRequestOptions, RunningService, ServiceError},
     transport::{
@@ -164,6 +164,7 @@ impl Upstream {
             Ok(Ok(started)) => {
                 self.restarts().started(Instant::now());
                 let peer = started.peer().clone();
+                log_everything(&peer).await;
                 *connection = Some(started);
                 return Ok(peer);
             }
@@ -274,6 +275,14 @@ impl Upstream {
         let peer = self.peer().await.map_err(CallError::Failed)?;
         let mut params = CallToolRequestParams::new(tool.to_owned());
         params.arguments = arguments;
+        if self.server.isolated {
+            let mut meta = RequestMetaObject::new();
+            meta.insert(
+                crate::isolation::wire::CALLER_META.to_owned(),
+                crate::isolation::wire::caller_meta(&context),
+            );
+            params.meta = Some(meta);
+        }
         let listening = self.relay.listen(context);
         // rmcp gives each request its progress token; reports sent before the handle comes
         // back (before the request is even written) cannot be.
@@ -459,6 +468,21 @@ impl Drop for Abandoned {
 impl Drop for Upstream {
     fn drop(&mut self) {
         self.end_group();
+    }
+}
+
+/// Asks a server that logs to send every level: each message goes to the calling session,
+/// which keeps those at or above its own level. A refusal leaves the server's default.
+#[allow(deprecated)] // logging is deprecated by SEP-2577, still in 2025-11-25
+async fn log_everything(peer: &Peer<RoleClient>) {
+    use rmcp::model::{LoggingLevel, SetLevelRequestParams};
+    let logs = peer
+        .peer_info()
+        .is_some_and(|info| info.capabilities.logging.is_some());
+    if logs {
+        let _ = peer
+            .set_level(SetLevelRequestParams::new(LoggingLevel::Debug))
+            .await;
     }
 }
 

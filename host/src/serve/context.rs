@@ -62,13 +62,19 @@ use serde_json::Value;
 use tokio::sync::mpsc;
 
 use super::subscriptions::Updates;
-use crate::selection::Resolution;
+use crate::{
+    isolation::wire::Caller,
+    selection::{ActiveSet, Resolution},
+};
 
 /// The level below which log messages are dropped until the client sends `logging/setLevel`.
 ///
 /// The specification leaves it to the server; `info` keeps debug chatter off the wire unless a
 /// client asks for it.
 pub(crate) const DEFAULT_LOG_LEVEL: LogLevel = LogLevel::Info;
+
+/// The session id a stdio request belongs to (the one session of the process).
+const STDIO_SESSION: &str = "stdio";
 
 /// Why a request outside a session cannot reach the client.
 const NO_SESSION: &str = "this request is not part of a session (the server runs --stateless, or \
@@ -185,20 +191,36 @@ impl CallContext {
         level: &SessionLevel,
         resolution: &Arc<Resolution>,
         updates: &Updates,
+        caller: Option<Caller>,
     ) -> (Self, mpsc::UnboundedReceiver<Event>) {
         let (events, receiver) = mpsc::unbounded_channel();
-        let session: Option<Arc<str>> = request
-            .extensions
-            .get::<Parts>()
-            .and_then(|p| p.headers.get("mcp-session-id"))
-            .and_then(|id| id.to_str().ok())
-            .map(Arc::from);
+        // Over HTTP, the session the `Mcp-Session-Id` header names (none when stateless); over
+        // stdio (no HTTP parts), the one session of the process.
+        let session: Option<Arc<str>> = match request.extensions.get::<Parts>() {
+            Some(parts) => parts
+                .headers
+                .get("mcp-session-id")
+                .and_then(|id| id.to_str().ok())
+                .map(Arc::from),
+            None => Some(Arc::from(STDIO_SESSION)),
+        };
+        let mut resolution = Arc::clone(resolution);
+        let mut capabilities = request.client_capabilities();
+        let mut session = session;
+        if let Some(caller) = caller {
+            session = caller.session.map(Arc::from);
+            capabilities = caller.capabilities;
+            resolution = Arc::new(Resolution {
+                active: ActiveSet::from_names(caller.active),
+                ..(*resolution).clone()
+            });
+        }
         let context = Self {
             events,
             level: level.for_request(request),
             progress_token: request.meta.get_progress_token(),
-            resolution: Arc::clone(resolution),
-            capabilities: Arc::new(request.client_capabilities()),
+            resolution,
+            capabilities: Arc::new(capabilities),
             no_requests: session.is_none().then_some(NO_SESSION),
             undeclared: Arc::default(),
             session,
@@ -361,9 +383,10 @@ pub(crate) async fn run<F: Future>(
     resolution: &Arc<Resolution>,
     updates: &Updates,
     client_timeout: Duration,
+    caller: Option<Caller>,
     call: impl FnOnce(HostContextBox) -> F,
 ) -> Option<Finished<F::Output>> {
-    let (context, mut events) = CallContext::new(request, level, resolution, updates);
+    let (context, mut events) = CallContext::new(request, level, resolution, updates, caller);
     let undeclared = Arc::clone(&context.undeclared);
     let peer = &request.peer;
     let mut plugin = pin!(call(HostContextBox::from_ptr(

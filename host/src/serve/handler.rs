@@ -276,6 +276,10 @@ impl ServerHandler for Handler {
             &resolution,
             &self.state.updates,
             self.state.limits.client_request_timeout,
+            self.state
+                .for_parent
+                .then(|| crate::isolation::wire::caller_of(&context.meta))
+                .flatten(),
             |host| tool.call_with(arguments, host),
         )
         .await;
@@ -294,7 +298,19 @@ impl ServerHandler for Handler {
         {
             return Err(missing_capability(capability));
         }
-        Ok(call_result(name, finished.outcome).into())
+        let output = self
+            .state
+            .for_parent
+            .then(|| crate::isolation::wire::output_meta(&finished.outcome))
+            .flatten();
+        let mut result = call_result(name, finished.outcome);
+        if let Some(output) = output {
+            result
+                .meta
+                .get_or_insert_default()
+                .insert(crate::isolation::wire::OUTPUT_META.to_owned(), output);
+        }
+        Ok(result.into())
     }
 
     #[allow(deprecated)] // logging is deprecated by SEP-2577, still in 2025-11-25

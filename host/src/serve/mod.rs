@@ -104,6 +104,10 @@ pub struct Options {
     pub connections: ConnectionLimits,
     /// How long calls in flight may run on after a shutdown signal.
     pub shutdown_grace: Duration,
+    /// Whether this serves an isolated plugin's parent: each call's `Context` answers for the
+    /// caller the parent names, and each result says what the tool answered
+    /// ([`crate::isolation::wire`]).
+    pub for_parent: bool,
 }
 
 impl Default for Options {
@@ -123,6 +127,7 @@ impl Default for Options {
             ready_file: None,
             sessions: SessionLimits::default(),
             connections: ConnectionLimits::default(),
+            for_parent: false,
             shutdown_grace: SHUTDOWN_GRACE,
         }
     }
@@ -274,6 +279,8 @@ pub(crate) struct ServeState {
     /// The operator's tool bounds.
     bounds: ToolFilter,
     toolsets_tool: bool,
+    /// See [`Options::for_parent`].
+    for_parent: bool,
     info: ServerConfig,
     /// The bounds on sessions.
     limits: SessionLimits,
@@ -332,6 +339,7 @@ impl ServeState {
             fallback: args.fallback.clone(),
             bounds: args.tool_bounds.clone(),
             toolsets_tool: args.toolsets_tool,
+            for_parent: args.for_parent,
             info,
             limits: args.sessions,
             subscriptions: subscriptions::Hub::new(subscriptions::Bounds {

@@ -14,7 +14,11 @@
 //! leaves them out), and the process exits when its parent is gone ([`watch_parent`]).
 //!
 //! A library whose wraps extend another plugin's tools cannot be isolated (its code would need
-//! to call that tool in the host): it is skipped with the reason.
+//! to call that tool in the host): it is skipped with the reason. What a tool answers crosses the
+//! pipe as it was answered, a value or an error of its kind ([`wire`]), so an in-process
+//! wrapper of an isolated tool sees what it would see in process.
+
+pub mod wire;
 
 use std::{
     path::{Path, PathBuf},
@@ -180,7 +184,7 @@ fn child_entry(
 }
 
 /// What the child serves: every toolset of its one library (it serves nothing else), without
-/// the host's own `list_server_toolsets`.
+/// the host's own `list_server_toolsets`, each result saying what the tool answered.
 pub fn child_options(manifest: &Manifest) -> crate::serve::Options {
     let toolsets: Vec<&str> = manifest.toolsets.iter().map(|t| t.name.as_str()).collect();
     crate::serve::Options {
@@ -189,6 +193,7 @@ pub fn child_options(manifest: &Manifest) -> crate::serve::Options {
             toolsets.join(",")
         ))),
         toolsets_tool: false,
+        for_parent: true,
         ..crate::serve::Options::default()
     }
 }

@@ -1,0 +1,130 @@
+//! What crosses an isolated plugin's pipe besides MCP itself: who calls, and what the tool
+//! answered.
+//!
+//! The parent puts the calling request's session, active toolsets and client capabilities
+//! under [`CALLER_META`] in each call's `_meta` ([`caller_meta`]); the child gives its plugin a
+//! `Context` that answers with them ([`Caller`]), so a plugin keyed by session, or asking
+//! which toolsets are active, sees the real caller rather than the parent.
+//!
+//! The child makes each MCP result as any host does, and when the tool answered a plain value
+//! or an error, it adds what it was under [`OUTPUT_META`] in the result's `_meta`:
+//! `{"value": V}` or `{"error": {"kind": K, "message": M}}`. The parent reads it back
+//! ([`output_of`]), so a wrapper of the isolated tool gets the value (or error) itself, not the
+//! result made from it, and the parent's result is made from it again, as in process.
+
+use plugin_abi::{ErrorKind, FfiError, FfiOutput, HostContextBox, OutputKind};
+use rmcp::model::{CallToolResult, ClientCapabilities};
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+
+use crate::build::{CallError, CallOutput};
+
+/// The `_meta` key of a call to a child that says who calls.
+pub const CALLER_META: &str = "io.reactor-mcp/caller";
+
+/// The request a child's call stands for, as the parent saw it.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Caller {
+    /// Its session, if it has one.
+    pub session: Option<String>,
+    /// Its active toolsets.
+    pub active: Vec<String>,
+    /// The capabilities its client declared.
+    pub capabilities: Option<ClientCapabilities>,
+}
+
+/// Who calls, as `context` says, for [`CALLER_META`].
+pub fn caller_meta(context: &HostContextBox) -> Value {
+    let caller = Caller {
+        session: context.session().into_option().map(Into::into),
+        active: context
+            .active_toolsets()
+            .into_iter()
+            .map(Into::into)
+            .collect(),
+        capabilities: serde_json::from_str(&context.client_capabilities()).ok(),
+    };
+    serde_json::to_value(caller).unwrap_or_default()
+}
+
+/// Who calls, from a request's `_meta`; `None` when it does not say.
+pub fn caller_of(meta: &serde_json::Map<String, Value>) -> Option<Caller> {
+    serde_json::from_value(meta.get(CALLER_META)?.clone()).ok()
+}
+
+/// The `_meta` key of a child's results that says what the tool answered.
+pub const OUTPUT_META: &str = "io.reactor-mcp/output";
+
+/// What `outcome` is, for [`OUTPUT_META`]; `None` for a result the tool built itself.
+pub fn output_meta(outcome: &Result<CallOutput, CallError>) -> Option<Value> {
+    match outcome {
+        Ok(CallOutput::Value(value)) => Some(json!({ "value": value })),
+        Ok(CallOutput::Result(_)) => None,
+        Err(error) => {
+            let kind = match error {
+                CallError::InvalidArguments(_) => "invalid_arguments",
+                CallError::Panicked(_) => "panicked",
+                CallError::Cancelled(_) => "cancelled",
+                CallError::NotFound(_) => "not_found",
+                CallError::Tool(_) | CallError::BadOutput { .. } => "tool",
+            };
+            Some(json!({ "error": { "kind": kind, "message": error.to_string() } }))
+        }
+    }
+}
+
+/// What a child's `result` says the tool answered; `None` when it does not say (a result the
+/// tool built, or a server that is not a child of ours).
+pub fn output_of(result: &CallToolResult) -> Option<Result<FfiOutput, FfiError>> {
+    let output = result.meta.as_ref()?.get(OUTPUT_META)?;
+    if let Some(value) = output.get("value") {
+        return Some(Ok(FfiOutput {
+            kind: OutputKind::Value,
+            json: value.to_string().into(),
+        }));
+    }
+    let error = output.get("error")?;
+    let kind = match error.get("kind")?.as_str()? {
+        "invalid_arguments" => ErrorKind::InvalidArguments,
+        "panicked" => ErrorKind::Panicked,
+        "cancelled" => ErrorKind::Cancelled,
+        "not_found" => ErrorKind::NotFound,
+        _ => ErrorKind::Tool,
+    };
+    Some(Err(FfiError::new(kind, error.get("message")?.as_str()?)))
+}
+
+#[cfg(test)]
+mod tests {
+    use rmcp::model::MetaObject;
+
+    use super::*;
+
+    fn crossed(outcome: Result<CallOutput, CallError>) -> Option<Result<FfiOutput, FfiError>> {
+        let mut result = CallToolResult::success(Vec::new());
+        let mut meta = MetaObject::new();
+        meta.insert(OUTPUT_META.to_owned(), output_meta(&outcome)?);
+        result.meta = Some(meta);
+        output_of(&result)
+    }
+
+    #[test]
+    fn values_and_errors_cross_as_they_were() {
+        let value = crossed(Ok(CallOutput::Value(json!([1, "a"]))))
+            .unwrap()
+            .unwrap();
+        assert_eq!(value.kind, OutputKind::Value);
+        assert_eq!(value.json.as_str(), r#"[1,"a"]"#);
+        let error = crossed(Err(CallError::InvalidArguments(
+            "`x` is missing".to_owned(),
+        )))
+        .unwrap()
+        .unwrap_err();
+        assert_eq!(
+            error,
+            FfiError::new(ErrorKind::InvalidArguments, "`x` is missing")
+        );
+        assert!(crossed(Ok(CallOutput::Result("{}".to_owned()))).is_none());
+        assert!(output_of(&CallToolResult::success(Vec::new())).is_none());
+    }
+}
