@@ -28,10 +28,17 @@ use tokio::sync::mpsc;
 
 const LIBRARY: &str = "fixture-library";
 
-/// A host serving `crates`, and a client of `/mcp?QUERY`.
-async fn serve(crates: &[&str], query: &str) -> (PluginDir, HostProcess, Client) {
+/// The host's flags that run `fixture-library` in a child process.
+const ISOLATED: &[&str] = &["--isolate", "library"];
+
+/// A host serving `crates` (with `host_args`), and a client of `/mcp?QUERY`.
+async fn serve(
+    crates: &[&str],
+    query: &str,
+    host_args: &[&str],
+) -> (PluginDir, HostProcess, Client) {
     let dir = PluginDir::with(crates);
-    let host = HostProcess::serve(&dir, &[]);
+    let host = HostProcess::serve(&dir, host_args);
     let client = connect(&format!("{}/mcp{query}", host.base_url())).await;
     (dir, host, client)
 }
@@ -160,7 +167,7 @@ async fn resources_and_prompts_are_served_only_under_urls_that_select_their_tool
 
 #[tokio::test(flavor = "multi_thread")]
 async fn listing_opens_no_library_and_reading_opens_it() {
-    let (dir, host, client) = serve(&["sandboxes", LIBRARY], "?library").await;
+    let (dir, host, client) = serve(&["sandboxes", LIBRARY], "?library", &[]).await;
     let library = library_file_name("fixture_library");
     let sandboxes = library_file_name("sandboxes");
     client.list_all_tools().await.unwrap();
@@ -193,7 +200,7 @@ async fn listing_opens_no_library_and_reading_opens_it() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_prompt_opens_the_library_too() {
-    let (dir, host, client) = serve(&[LIBRARY], "?library").await;
+    let (dir, host, client) = serve(&[LIBRARY], "?library", &[]).await;
     assert!(host.mapped_plugin_file_names(&dir).is_empty());
     prompt(&client, "good_morning", json!({})).await.unwrap();
     assert_eq!(
@@ -204,7 +211,17 @@ async fn a_prompt_opens_the_library_too() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn text_binary_and_template_resources_are_read() {
-    let (_dir, _host, client) = serve(&[LIBRARY], "?only=library").await;
+    text_binary_and_template_resources_are_read_in(&[]).await;
+}
+
+/// The same with `fixture-library` isolated.
+#[tokio::test(flavor = "multi_thread")]
+async fn isolated_text_binary_and_template_resources_are_read() {
+    text_binary_and_template_resources_are_read_in(ISOLATED).await;
+}
+
+async fn text_binary_and_template_resources_are_read_in(host_args: &[&str]) {
+    let (_dir, _host, client) = serve(&[LIBRARY], "?only=library", host_args).await;
     assert_eq!(
         read(&client, "library://catalogue").await.unwrap(),
         json!([{"uri": "library://catalogue", "mimeType": "text/plain",
@@ -242,7 +259,17 @@ async fn text_binary_and_template_resources_are_read() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn prompts_are_got_with_and_without_arguments() {
-    let (_dir, _host, client) = serve(&[LIBRARY], "?library").await;
+    prompts_are_got_with_and_without_arguments_in(&[]).await;
+}
+
+/// The same with `fixture-library` isolated.
+#[tokio::test(flavor = "multi_thread")]
+async fn isolated_prompts_are_got_with_and_without_arguments() {
+    prompts_are_got_with_and_without_arguments_in(ISOLATED).await;
+}
+
+async fn prompts_are_got_with_and_without_arguments_in(host_args: &[&str]) {
+    let (_dir, _host, client) = serve(&[LIBRARY], "?library", host_args).await;
     let embedded = json!({"role": "user", "content": {"type": "resource", "resource": {
         "uri": "library://books/2", "mimeType": "text/markdown", "text": "book 2"}}});
     assert_eq!(
@@ -278,7 +305,17 @@ async fn prompts_are_got_with_and_without_arguments() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn completions_are_filtered_by_prefix_and_see_the_other_arguments() {
-    let (_dir, _host, client) = serve(&[LIBRARY], "?library").await;
+    completions_are_filtered_by_prefix_and_see_the_other_arguments_in(&[]).await;
+}
+
+/// The same with `fixture-library` isolated.
+#[tokio::test(flavor = "multi_thread")]
+async fn isolated_completions_are_filtered_by_prefix_and_see_the_other_arguments() {
+    completions_are_filtered_by_prefix_and_see_the_other_arguments_in(ISOLATED).await;
+}
+
+async fn completions_are_filtered_by_prefix_and_see_the_other_arguments_in(host_args: &[&str]) {
+    let (_dir, _host, client) = serve(&[LIBRARY], "?library", host_args).await;
     let prompt_values = async |argument: &str, value: &str| {
         client
             .complete_prompt_simple("review", argument, value)
@@ -323,7 +360,7 @@ async fn completions_are_filtered_by_prefix_and_see_the_other_arguments() {
 #[tokio::test(flavor = "multi_thread")]
 #[allow(deprecated)] // resources/subscribe is legacy-only: the client speaks 2025-11-25
 async fn subscribe_and_unsubscribe_succeed_for_resources_served_here() {
-    let (_dir, _host, client) = serve(&[LIBRARY], "?library").await;
+    let (_dir, _host, client) = serve(&[LIBRARY], "?library", &[]).await;
     for uri in ["library://catalogue", "library://books/2"] {
         client
             .subscribe(SubscribeRequestParams::new(uri))
@@ -461,8 +498,22 @@ async fn a_2026_listen_stream_hears_of_the_resources_it_names_that_its_url_serve
 #[tokio::test(flavor = "multi_thread")]
 #[allow(deprecated)] // resources/subscribe is legacy-only: the client speaks 2025-11-25
 async fn a_subscriber_hears_of_a_change_another_session_made_until_it_unsubscribes() {
+    a_subscriber_hears_of_a_change_another_session_made_until_it_unsubscribes_in(&[]).await;
+}
+
+/// The same with `fixture-library` isolated.
+#[tokio::test(flavor = "multi_thread")]
+#[allow(deprecated)] // resources/subscribe is legacy-only: the client speaks 2025-11-25
+async fn isolated_a_subscriber_hears_of_a_change_another_session_made_until_it_unsubscribes() {
+    a_subscriber_hears_of_a_change_another_session_made_until_it_unsubscribes_in(ISOLATED).await;
+}
+
+#[allow(deprecated)]
+async fn a_subscriber_hears_of_a_change_another_session_made_until_it_unsubscribes_in(
+    host_args: &[&str],
+) {
     let dir = PluginDir::with(&[LIBRARY]);
-    let host = HostProcess::serve(&dir, &[]);
+    let host = HostProcess::serve(&dir, host_args);
     let base = host.base_url();
     let (subscriber, mut heard) = listen(&format!("{base}/mcp?library")).await;
     let (bystander, mut bystander_heard) = listen(&format!("{base}/mcp?library")).await;

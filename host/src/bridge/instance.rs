@@ -192,12 +192,13 @@ impl PluginInstance for Bridged {
     }
 }
 
-/// A server's answer as the JSON text the ABI carries, or its error as a tool error.
-fn answer<T: Serialize>(answer: Result<T, String>) -> RResult<RString, FfiError> {
+/// A server's answer as the JSON text the ABI carries, or its error.
+fn answer<T: Serialize>(answer: Result<T, FfiError>) -> RResult<RString, FfiError> {
     answer
-        .and_then(|a| serde_json::to_string(&a).map_err(|e| e.to_string()))
+        .and_then(|a| {
+            serde_json::to_string(&a).map_err(|e| FfiError::new(ErrorKind::Tool, e.to_string()))
+        })
         .map(RString::from)
-        .map_err(|e| FfiError::new(ErrorKind::Tool, e))
         .into()
 }
 

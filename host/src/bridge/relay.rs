@@ -216,6 +216,24 @@ impl Relay {
         }
     }
 
+    /// Tells the host's subscribers that `uri` changed, through the context of a call in flight
+    /// (the host's updates are shared by every session); with none, the change stays in the log.
+    fn deliver_resource_updated(&self, uri: &str) {
+        let context = self
+            .calls
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .values()
+            .next()
+            .map(|call| call.context.clone());
+        match context {
+            Some(context) => context.resource_updated(uri.into()),
+            None => {
+                tracing::info!(server = %self.server, "resource {uri} changed while no call was in flight: not told");
+            }
+        }
+    }
+
     /// The calling request's context that `extensions` were tagged with as the message was
     /// read, or why there is none.
     fn tagged(&self, extensions: &Extensions) -> Result<HostContextBox, String> {
@@ -335,6 +353,9 @@ impl<T: Transport<RoleClient>> Transport<RoleClient> for Tagged<T> {
                 }
                 ServerNotification::LoggingMessageNotification(l) => {
                     self.relay.deliver_log(&l.params);
+                }
+                ServerNotification::ResourceUpdatedNotification(u) => {
+                    self.relay.deliver_resource_updated(&u.params.uri);
                 }
                 _ => {}
             },

@@ -16,12 +16,12 @@ use std::{
     time::{Duration, Instant},
 };
 
-use plugin_abi::HostContextBox;
+use plugin_abi::{ErrorKind, FfiError, HostContextBox};
 use rmcp::{
     RoleClient, ServiceExt as _,
     model::{
         CallToolRequest, CallToolRequestParams, CallToolResult, CancelledNotificationParam,
-        ClientRequest, CompleteRequestParams, CompleteResult, GetPromptRequestParams,
+        ClientRequest, CompleteRequestParams, CompleteResult, ErrorCode, GetPromptRequestParams,
         GetPromptResult, JsonObject, PaginatedRequestParams, ReadResourceRequestParams,
         ReadResourceResult, RequestId, RequestMetaObject, ServerCapabilities, ServerResult,
     },
@@ -207,7 +207,7 @@ impl Upstream {
     }
 
     /// Reads the resource `uri` from the server.
-    pub async fn read_resource(&self, uri: &str) -> Result<ReadResourceResult, String> {
+    pub async fn read_resource(&self, uri: &str) -> Result<ReadResourceResult, FfiError> {
         let what = format!("read `{uri}`");
         self.ask(&what, |peer| async move {
             peer.read_resource(ReadResourceRequestParams::new(uri))
@@ -221,7 +221,7 @@ impl Upstream {
         &self,
         name: &str,
         arguments: Option<JsonObject>,
-    ) -> Result<GetPromptResult, String> {
+    ) -> Result<GetPromptResult, FfiError> {
         let what = format!("get the prompt `{name}`");
         self.ask(&what, |peer| async move {
             let mut params = GetPromptRequestParams::new(name);
@@ -232,7 +232,10 @@ impl Upstream {
     }
 
     /// Asks the server to complete an argument.
-    pub async fn complete(&self, params: CompleteRequestParams) -> Result<CompleteResult, String> {
+    pub async fn complete(
+        &self,
+        params: CompleteRequestParams,
+    ) -> Result<CompleteResult, FfiError> {
         self.ask("complete an argument", |peer| async move {
             peer.complete(params).await
         })
@@ -240,23 +243,50 @@ impl Upstream {
     }
 
     /// Starts the server if needed and asks it one request, bounded by `call_timeout`; errors
-    /// say the server could not do `what`.
+    /// say the server could not do `what`, of the kind the server's error code says (a
+    /// resource not found, invalid params), else a tool error.
     async fn ask<T, F>(
         &self,
         what: &str,
         request: impl FnOnce(Peer<RoleClient>) -> F,
-    ) -> Result<T, String>
+    ) -> Result<T, FfiError>
     where
         F: Future<Output = Result<T, ServiceError>>,
     {
-        let peer = self.peer().await?;
+        let peer = self
+            .peer()
+            .await
+            .map_err(|e| FfiError::new(ErrorKind::Tool, e))?;
         let name = self.server.label();
         let timeout = self.server.call_timeout;
         match tokio::time::timeout(timeout, request(peer)).await {
-            Ok(answer) => answer.map_err(|e| format!("{name} could not {what}: {e}")),
-            Err(_) => Err(format!(
-                "{name} did not {what} within {} s (call_timeout)",
-                timeout.as_secs_f64()
+            Ok(answer) => answer.map_err(|e| {
+                let kind = match &e {
+                    ServiceError::McpError(error)
+                        if error.code == ErrorCode::RESOURCE_NOT_FOUND =>
+                    {
+                        ErrorKind::NotFound
+                    }
+                    ServiceError::McpError(error) if error.code == ErrorCode::INVALID_PARAMS => {
+                        ErrorKind::InvalidArguments
+                    }
+                    _ => ErrorKind::Tool,
+                };
+                let message = match &e {
+                    // An isolated plugin's error reads as it would in process.
+                    ServiceError::McpError(error) if self.server.isolated => {
+                        error.message.to_string()
+                    }
+                    _ => format!("{name} could not {what}: {e}"),
+                };
+                FfiError::new(kind, message)
+            }),
+            Err(_) => Err(FfiError::new(
+                ErrorKind::Tool,
+                format!(
+                    "{name} did not {what} within {} s (call_timeout)",
+                    timeout.as_secs_f64()
+                ),
             )),
         }
     }

@@ -51,7 +51,7 @@ use plugin_abi::{ErrorKind, FfiError, HostContext, HostContextBox, LogLevel};
 use rmcp::model::{
     ClientCapabilities, CreateMessageRequestParams, ElicitRequestParams,
     LoggingMessageNotificationParam, ProgressNotificationParam, ProgressToken, ProtocolVersion,
-    Request, RequestNoParam, ServerRequest,
+    Request, RequestNoParam, ResourceUpdatedNotificationParam, ServerRequest,
 };
 use rmcp::{
     RoleServer, ServiceError,
@@ -157,6 +157,8 @@ pub(crate) fn level_number(level: LoggingLevel) -> u8 {
 enum Event {
     Log(LoggingMessageNotificationParam),
     Progress(ProgressNotificationParam),
+    /// A resource changed, told to the parent of an isolated plugin's child.
+    ResourceUpdated(String),
     Request {
         request: ServerRequest,
         method: String,
@@ -181,6 +183,9 @@ pub(crate) struct CallContext {
     undeclared: Arc<OnceLock<&'static str>>,
     /// Where "this resource changed" goes: to every subscribed session, not only this one.
     updates: Updates,
+    /// Whether the call comes from an isolated plugin's parent, which is told of every
+    /// resource change too (it tells its own subscribers).
+    tells_parent: bool,
 }
 
 impl CallContext {
@@ -207,6 +212,7 @@ impl CallContext {
         let mut resolution = Arc::clone(resolution);
         let mut capabilities = request.client_capabilities();
         let mut session = session;
+        let tells_parent = caller.is_some();
         if let Some(caller) = caller {
             session = caller.session.map(Arc::from);
             capabilities = caller.capabilities;
@@ -225,6 +231,7 @@ impl CallContext {
             undeclared: Arc::default(),
             session,
             updates: updates.clone(),
+            tells_parent,
         };
         (context, receiver)
     }
@@ -355,6 +362,9 @@ impl HostContext for CallContext {
     }
 
     fn resource_updated(&self, uri: RString) {
+        if self.tells_parent {
+            let _ = self.events.send(Event::ResourceUpdated(uri.to_string()));
+        }
         self.updates.send(uri.into_string());
     }
 
@@ -426,6 +436,10 @@ async fn notify(peer: &Peer<RoleServer>, event: Event) {
     let sent = match event {
         Event::Log(message) => peer.notify_logging_message(message).await,
         Event::Progress(report) => peer.notify_progress(report).await,
+        Event::ResourceUpdated(uri) => {
+            peer.notify_resource_updated(ResourceUpdatedNotificationParam::new(uri))
+                .await
+        }
         Event::Request { .. } => Ok(()),
     };
     if let Err(error) = sent {
@@ -516,6 +530,7 @@ mod tests {
             no_requests: (!in_session).then_some(NO_SESSION),
             undeclared: Arc::default(),
             updates: Updates::channel().0,
+            tells_parent: false,
         };
         (context, receiver)
     }
@@ -717,6 +732,7 @@ mod tests {
             no_requests: None,
             undeclared: Arc::default(),
             updates,
+            tells_parent: false,
         };
         let host = HostContextBox::from_ptr(RArc::new(context), TD_Opaque);
         drop(call);
