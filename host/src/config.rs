@@ -110,9 +110,19 @@ impl Common {
     }
 
     /// Discovers the plugin folder and the MCP servers to bridge, narrowed as
-    /// [`Common::extension_filter`] says. With `--strict-config`, a bad `mcp.json` file or entry
-    /// is an error.
+    /// [`Common::extension_filter`] says, warning about each file or entry skipped. With
+    /// `--strict-config`, a bad `mcp.json` file or entry is an error.
     pub fn discover(
+        &self,
+    ) -> Result<crate::discovery::Discovery, crate::discovery::DiscoveryError> {
+        let found = self.discover_quietly()?;
+        crate::discovery::warn_skipped(&found, None);
+        Ok(found)
+    }
+
+    /// [`Common::discover`] without the warnings, for a caller that compares with an earlier
+    /// scan ([`crate::discovery::warn_skipped`]).
+    pub fn discover_quietly(
         &self,
     ) -> Result<crate::discovery::Discovery, crate::discovery::DiscoveryError> {
         use crate::{bridge, discovery};

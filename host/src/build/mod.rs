@@ -17,6 +17,7 @@
 mod contributions;
 mod extend;
 mod load;
+pub mod private_copy;
 mod table;
 #[cfg(test)]
 mod tests;
@@ -455,6 +456,18 @@ impl Builder {
     pub fn failure(&self, name: &str) -> Option<ActivationError> {
         let plugins = self.plugins.lock().unwrap_or_else(PoisonError::into_inner);
         plugins.get(name)?.get()?.result.as_ref().err().cloned()
+    }
+
+    /// The plugins tried that failed to open, in load order, with why.
+    pub fn failures(&self) -> Vec<(String, ActivationError)> {
+        self.registry
+            .plugins()
+            .iter()
+            .filter_map(|p| {
+                let name = &p.manifest.name;
+                self.failure(name).map(|error| (name.clone(), error))
+            })
+            .collect()
     }
 
     /// The plugins opened so far, in load order.

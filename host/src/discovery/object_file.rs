@@ -1,23 +1,19 @@
 //! Reading a manifest out of a library file without opening it as a library.
 //!
-//! The file is memory-mapped and parsed with `object`; every segment's file range is checked, so
-//! a truncated library is rejected here and never reaches `dlopen` (which would crash the host).
+//! The file is read into memory (never mapped: a file truncated under a map would crash the host
+//! with SIGBUS) and parsed with `object`; every segment's file range is checked, so a truncated
+//! library is rejected here and never reaches `dlopen` (which would crash the host).
 
-use std::{fs::File, path::Path};
+use std::path::Path;
 
 use object::{Object, ObjectSection, ObjectSegment, read::elf::FileHeader};
 use plugin_manifest::section;
 
 use super::SkipReason;
 
-/// Reads and unframes the manifest JSON of the library at `path`.
-pub(crate) fn read_manifest(path: &Path) -> Result<String, SkipReason> {
-    let file = File::open(path).map_err(|e| SkipReason::Unreadable(e.to_string()))?;
-    // SAFETY: the map is read-only and private; a plugin file changed under it while it is read
-    // can only make the parse fail. It is dropped before this function returns.
-    let map =
-        unsafe { memmap2::Mmap::map(&file) }.map_err(|e| SkipReason::Unreadable(e.to_string()))?;
-    manifest_from_bytes(&map)
+/// The bytes of the file at `path`.
+pub(crate) fn read_bytes(path: &Path) -> Result<Vec<u8>, SkipReason> {
+    std::fs::read(path).map_err(|e| SkipReason::Unreadable(e.to_string()))
 }
 
 /// The manifest JSON in an object file's bytes, after checking the file is a whole library.

@@ -31,6 +31,7 @@ mod context;
 mod contributions;
 mod drain;
 mod front;
+mod generation;
 mod handler;
 mod http;
 mod jsonrpc;
@@ -42,14 +43,9 @@ pub mod stdio;
 mod subscriptions;
 mod validate;
 
-use std::{
-    borrow::Cow,
-    collections::HashMap,
-    net::SocketAddr,
-    sync::{Arc, PoisonError, RwLock},
-    time::Duration,
-};
+use std::{borrow::Cow, collections::HashMap, net::SocketAddr, sync::Arc, time::Duration};
 
+use arc_swap::ArcSwap;
 use axum::{
     Router,
     extract::DefaultBodyLimit,
@@ -70,8 +66,9 @@ pub use sessions::SessionLimits;
 use crate::{
     build::Builder,
     registry::Registry,
-    selection::{self, Headers, Query, ToolFilter},
+    selection::{self, Query, ToolFilter},
 };
+use generation::Generation;
 
 /// How to serve: a plain value, built from the command line by `crate::config` or by hand.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -180,7 +177,7 @@ pub async fn run(registry: Arc<Registry>, args: Options) -> Result<(), ServeErro
     let path = check_path(&args.path)?;
     let builder = start(registry).await?;
     let sessions_cancel = CancellationToken::new();
-    let (state, updates) = ServeState::new(Arc::clone(&builder), &args);
+    let (state, updates) = ServeState::new(builder, &args);
     let state = Arc::new(state);
     tokio::spawn(subscriptions::dispatch(
         Arc::clone(&state.subscriptions),
@@ -250,7 +247,7 @@ pub async fn run(registry: Arc<Registry>, args: Options) -> Result<(), ServeErro
         tracing::debug!("connections still open after {CLOSE_GRACE:?}; closing them");
         server.abort();
     }
-    stop(builder).await;
+    stop(state.generation().builder()).await;
     Ok(())
 }
 
@@ -265,7 +262,8 @@ async fn start(registry: Arc<Registry>) -> Result<Arc<Builder>, ServeError> {
 }
 
 /// Tells every opened plugin the host is stopping.
-async fn stop(builder: Arc<Builder>) {
+async fn stop(builder: &Arc<Builder>) {
+    let builder = Arc::clone(builder);
     let _ = tokio::task::spawn_blocking(move || builder.stop_all()).await;
     tracing::info!("stopped");
 }
@@ -273,8 +271,8 @@ async fn stop(builder: Arc<Builder>) {
 /// What every request handler shares.
 #[derive(Debug)]
 pub(crate) struct ServeState {
-    builder: Arc<Builder>,
-    sets: served::Sets,
+    /// The generation requests are served from; swapped whole when the plugins change.
+    current: ArcSwap<Generation>,
     fallback: Option<Query>,
     /// The operator's tool bounds.
     bounds: ToolFilter,
@@ -288,54 +286,46 @@ pub(crate) struct ServeState {
     subscriptions: Arc<subscriptions::ServerHub>,
     /// Where plugins say a resource changed; [`subscriptions::dispatch`] sends it on.
     updates: subscriptions::Updates,
-    /// The resolution of each URL query and selection headers seen so far (at most
-    /// [`RESOLVED_QUERIES`], keyed by [`cache_key`]): it depends only on them, the registry,
-    /// `fallback` and `bounds`, none of which change while serving.
-    resolved: RwLock<HashMap<String, Arc<served::Resolved>>>,
-    /// The tools with an argument mirrored into a header (`x-mcp-header`, SEP-2243), as served
-    /// (extensions applied), by name: rmcp checks those headers against the body before a
-    /// request reaches a handler, from the tool's input schema.
-    header_tools: HashMap<String, rmcp::model::Tool>,
 }
 
 impl ServeState {
-    /// What `GET /toolsets` and `list_server_toolsets` answer for `resolution`: the
-    /// manifests' view, and the state of opened plugins' processes.
+    /// What `GET /toolsets` and `list_server_toolsets` answer for `resolution` in
+    /// `generation`: the manifests' view, the generation, and the state of opened plugins'
+    /// processes.
     pub(crate) fn toolsets_report(
         &self,
+        generation: &Generation,
         resolution: &crate::selection::Resolution,
     ) -> crate::reports::ToolsetsReport {
         let mut report = crate::reports::ToolsetsReport::new(
-            self.builder.registry(),
+            generation.registry(),
             resolution,
             self.toolsets_tool,
-        );
-        report.processes = self.builder.processes();
+        )
+        .with_generation(generation.info());
+        report.processes = generation.builder().processes();
         report
     }
 
     #[allow(deprecated)] // logging is deprecated by SEP-2577, still in 2025-11-25
-    /// The state, and the receiving end of its [`subscriptions::Updates`] for
-    /// [`subscriptions::dispatch`].
+    /// The state, serving generation 1 over `builder`, and the receiving end of its
+    /// [`subscriptions::Updates`] for [`subscriptions::dispatch`].
     fn new(
         builder: Arc<Builder>,
         args: &Options,
     ) -> (Self, tokio::sync::mpsc::UnboundedReceiver<String>) {
-        let info = ServerConfig::new(
-            ServerCapabilities::builder()
-                .enable_tools()
-                .enable_logging()
-                .build(),
-        )
-        .with_server_info(Implementation::new(
+        let capabilities = ServerCapabilities::builder()
+            .enable_tools()
+            .enable_tool_list_changed()
+            .enable_logging()
+            .build();
+        let info = ServerConfig::new(capabilities).with_server_info(Implementation::new(
             args.name.clone(),
             env!("CARGO_PKG_VERSION"),
         ));
         let (updates, receiver) = subscriptions::Updates::channel();
-        let header_tools = header_tools(builder.registry());
         let state = Self {
-            sets: served::Sets::new(Arc::clone(&builder), args.toolsets_tool),
-            builder,
+            current: ArcSwap::from_pointee(Generation::first(builder, args.toolsets_tool)),
             fallback: args.fallback.clone(),
             bounds: args.tool_bounds.clone(),
             toolsets_tool: args.toolsets_tool,
@@ -347,61 +337,28 @@ impl ServeState {
                 uri_bytes: args.sessions.max_uri_bytes,
             }),
             updates,
-            resolved: RwLock::default(),
-            header_tools,
         };
         (state, receiver)
     }
 
-    /// A tool with an argument mirrored into a header, by name, as served: from its opened
-    /// plugin (whose generated schemas are known only once it is open), else from the
-    /// manifests (schemas written verbatim).
-    pub(crate) fn header_tool(&self, name: &str) -> Option<rmcp::model::Tool> {
-        let registry = self.builder.registry();
-        let opened = self.builder.opened();
-        let loaded = opened
-            .iter()
-            .flat_map(|plugin| plugin.tools())
-            .find(|tool| tool.decl.name == name);
-        match loaded {
-            Some(tool) => {
-                let decl = registry.extensions().apply_to(&tool.decl);
-                mirrors_a_header(&decl).then(|| served::mcp_tool(&decl))
-            }
-            None => self.header_tools.get(name).cloned(),
-        }
+    /// The current generation: a request takes it once and is served from it to its end.
+    pub(crate) fn generation(&self) -> Arc<Generation> {
+        self.current.load_full()
     }
 
-    /// The resolution of a request's URL query and selection headers, with the `--toolsets`
-    /// fallback and the tool bounds; a request seen before costs one lookup.
-    fn resolve(&self, query: &str, headers: &HeaderMap) -> Arc<served::Resolved> {
-        let values = selection_headers(headers);
-        let key = cache_key(query, &values);
-        if let Some(resolved) = self
-            .resolved
-            .read()
-            .unwrap_or_else(PoisonError::into_inner)
-            .get(key.as_ref())
-        {
-            return Arc::clone(resolved);
-        }
-        let registry = self.builder.registry();
-        let headers = Headers::from_values(values.each_ref().map(Option::as_deref));
-        let resolved = Arc::new(served::Resolved::new(selection::resolve_request(
-            &Query::parse(query),
-            &Query::from_headers(&headers),
-            &registry.declared(),
-            self.fallback.as_ref(),
-            &self.bounds,
-        )));
-        let mut cache = self
-            .resolved
-            .write()
-            .unwrap_or_else(PoisonError::into_inner);
-        if cache.len() < RESOLVED_QUERIES {
-            cache.insert(key.into_owned(), Arc::clone(&resolved));
-        }
-        resolved
+    /// Makes `next` the current generation; requests that took the previous one finish on it.
+    pub(crate) fn swap(&self, next: Arc<Generation>) -> Arc<Generation> {
+        self.current.swap(next)
+    }
+
+    /// The resolution of a request's URL query and selection headers in `generation`.
+    fn resolve(
+        &self,
+        generation: &Generation,
+        query: &str,
+        headers: &HeaderMap,
+    ) -> Arc<served::Resolved> {
+        generation.resolve(query, headers, self.fallback.as_ref(), &self.bounds)
     }
 }
 

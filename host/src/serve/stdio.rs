@@ -55,7 +55,7 @@ pub async fn run(
     protocol_out: File,
 ) -> Result<(), ServeError> {
     let builder = super::start(registry).await?;
-    let (state, updates) = ServeState::new(Arc::clone(&builder), &options);
+    let (state, updates) = ServeState::new(builder, &options);
     let state = Arc::new(state);
     tokio::spawn(subscriptions::dispatch(
         Arc::clone(&state.subscriptions),
@@ -64,7 +64,7 @@ pub async fn run(
     let transport = (tokio::io::stdin(), tokio::fs::File::from_std(protocol_out));
     tracing::info!("serving MCP on stdin and stdout");
     let served = async {
-        let service = match Handler::new(state).serve(transport).await {
+        let service = match Handler::new(Arc::clone(&state)).serve(transport).await {
             Ok(service) => service,
             Err(ServerInitializeError::ConnectionClosed(_)) => {
                 tracing::info!("stdin ended before the client initialized");
@@ -87,6 +87,6 @@ pub async fn run(
             Ok(())
         }
     };
-    super::stop(builder).await;
+    super::stop(state.generation().builder()).await;
     outcome
 }
