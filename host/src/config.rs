@@ -156,6 +156,23 @@ impl Common {
         }
     }
 
+    /// Where a running server's plugins come from, `first` being what it starts with; files
+    /// are watched unless `no_watch`.
+    pub fn source(
+        &self,
+        first: crate::discovery::Discovery,
+        no_watch: bool,
+    ) -> crate::reload::Source {
+        let common = self.clone();
+        crate::reload::Source {
+            discover: std::sync::Arc::new(move || common.discover_quietly()),
+            first,
+            plugin_dir: self.plugin_dir.clone(),
+            config_files: self.mcp_config.clone(),
+            watch: !no_watch,
+        }
+    }
+
     /// The bridged servers' tool-list cache.
     pub fn tool_cache(&self) -> crate::bridge::cache::ToolCache {
         crate::bridge::cache::ToolCache::new(self.cache_dir.clone())
@@ -331,6 +348,10 @@ pub struct ServedArgs {
     /// Do not serve the host's own `list_server_toolsets` tool.
     #[arg(long, env = "REACTOR_MCP_NO_TOOLSETS_TOOL", value_parser = BoolishValueParser::new())]
     pub no_toolsets_tool: bool,
+    /// Do not watch the plugin folder and the `mcp.json` files for changes (SIGHUP still scans
+    /// them again).
+    #[arg(long, env = "REACTOR_MCP_NO_WATCH", value_parser = BoolishValueParser::new())]
+    pub no_watch: bool,
 }
 
 impl ServedArgs {

@@ -28,7 +28,7 @@ mod relay;
 mod restarts;
 pub mod upstream;
 
-pub use opener::open;
+pub use opener::{Upstreams, open};
 pub use refresh::refresh;
 
 use std::sync::Arc;

@@ -14,7 +14,6 @@ use std::{
     time::SystemTime,
 };
 
-use axum::http::HeaderMap;
 use rmcp::model::Tool;
 
 use super::{
@@ -86,17 +85,17 @@ impl Generation {
         self.builder.registry()
     }
 
-    /// The resolution of a request's URL query and selection headers, with the `--toolsets`
-    /// fallback and the tool bounds; a request seen before costs one lookup.
+    /// The resolution of a request's URL query and selection headers' values
+    /// ([`super::selection_headers`]), with the `--toolsets` fallback and the tool bounds; a
+    /// request seen before costs one lookup.
     pub(crate) fn resolve(
         &self,
         query: &str,
-        headers: &HeaderMap,
+        values: &[Option<String>; 4],
         fallback: Option<&Query>,
         bounds: &ToolFilter,
     ) -> Arc<Resolved> {
-        let values = super::selection_headers(headers);
-        let key = cache_key(query, &values);
+        let key = cache_key(query, values);
         if let Some(resolved) = self
             .resolved
             .read()

@@ -10,7 +10,7 @@
 //! arguments, a tool's error and a panic are `isError` results the model can read; an unknown
 //! tool is the JSON-RPC error the specification gives (`-32602`).
 
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use axum::http::{header, request::Parts};
 #[allow(deprecated)] // logging is deprecated by SEP-2577, still in 2025-11-25
@@ -37,6 +37,8 @@ use super::{
     contributions::{self as contributed},
     generation::Generation,
     jsonrpc,
+    listeners::{Lists, Registration, Selection, Target},
+    selection_headers,
     served::{Resolved, ServedView, TOOLSETS_TOOL},
     subscriptions::{Session, Subscriber},
 };
@@ -53,6 +55,9 @@ pub(crate) struct Handler {
     level: SessionLevel,
     /// The session's entry in the server's subscriptions; dropped with the session.
     subscriptions: Arc<Session<Subscriber>>,
+    /// The session's registration to hear that its lists changed, made at `initialize`;
+    /// dropped with the session.
+    listening: Arc<OnceLock<Registration>>,
 }
 
 impl Handler {
@@ -62,6 +67,21 @@ impl Handler {
             subscriptions: Arc::new(state.subscriptions.session()),
             state,
             level: SessionLevel::default(),
+            listening: Arc::default(),
+        }
+    }
+
+    /// The request's selection as a listener keeps it: its URL's query and selection headers.
+    fn selection(context: &RequestContext<RoleServer>) -> Selection {
+        let parts = parts(context);
+        Selection {
+            query: parts
+                .and_then(|p| p.uri.query())
+                .unwrap_or_default()
+                .to_owned(),
+            headers: parts
+                .map(|p| selection_headers(&p.headers))
+                .unwrap_or_default(),
         }
     }
 
@@ -179,8 +199,9 @@ impl ServerHandler for Handler {
         info
     }
 
-    /// 2026-07-28's `subscriptions/listen`: resource updates only (lists are not said to
-    /// change). Which of its URIs the request's URL serves is known in [`Self::listen`].
+    /// 2026-07-28's `subscriptions/listen`: resource updates, and the changes of the tools,
+    /// resources and prompts lists. Which of its URIs the request's URL serves is known in
+    /// [`Self::listen`].
     fn accepted_subscription_filter(
         &self,
         requested: &SubscriptionFilter,
@@ -189,13 +210,30 @@ impl ServerHandler for Handler {
         accepted
             .resource_subscriptions
             .clone_from(&requested.resource_subscriptions);
+        accepted.tools_list_changed = requested.tools_list_changed;
+        accepted.resources_list_changed = requested.resources_list_changed;
+        accepted.prompts_list_changed = requested.prompts_list_changed;
         Some(accepted)
     }
 
     /// One `subscriptions/listen` stream: an entry of its own in the server's subscriptions,
     /// holding each accepted URI the request's URL serves (within the per-session bounds; the
-    /// others are logged and never heard of), until the stream ends.
+    /// others are logged and never heard of), and a listener for the lists it accepted, until
+    /// the stream ends.
     async fn listen(&self, context: SubscriptionContext) -> Result<(), ErrorData> {
+        let accepted = context.accepted();
+        let wants = Lists {
+            tools: accepted.tools_list_changed == Some(true),
+            resources: accepted.resources_list_changed == Some(true),
+            prompts: accepted.prompts_list_changed == Some(true),
+        };
+        let _listening = (wants != Lists::default()).then(|| {
+            self.state.listeners.register(
+                Self::selection(context.request_context()),
+                Target::Stream(context.sink().clone()),
+                wants,
+            )
+        });
         let (generation, active) = &self.active(context.request_context());
         let stream = self.state.subscriptions.session();
         for uri in context.accepted().resource_subscriptions.iter().flatten() {
@@ -220,6 +258,13 @@ impl ServerHandler for Handler {
         context.peer.set_peer_info(request.clone());
         let mut result = self.negotiate_initialize(&request)?;
         self.describe_url(&context, &mut result).await?;
+        if self.state.sessions {
+            let _ = self.listening.set(self.state.listeners.register(
+                Self::selection(&context),
+                Target::Session(context.peer.clone()),
+                Lists::ALL,
+            ));
+        }
         Ok(result)
     }
 

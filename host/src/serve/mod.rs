@@ -36,7 +36,9 @@ mod handler;
 mod http;
 mod jsonrpc;
 mod listener;
+mod listeners;
 mod ready;
+mod reload;
 mod served;
 mod sessions;
 pub mod stdio;
@@ -64,8 +66,9 @@ pub use ready::Ready;
 pub use sessions::SessionLimits;
 
 use crate::{
-    build::Builder,
+    build::{Builder, ProviderOpener},
     registry::Registry,
+    reload::{Source, Triggers},
     selection::{self, Query, ToolFilter},
 };
 use generation::Generation;
@@ -172,17 +175,16 @@ pub enum ServeError {
     Io(#[from] std::io::Error),
 }
 
-/// Serves `registry`'s plugins as `args` say, until SIGINT or SIGTERM.
-pub async fn run(registry: Arc<Registry>, args: Options) -> Result<(), ServeError> {
+/// Serves `registry`'s plugins as `args` say, until SIGINT or SIGTERM; with a `source`, a new
+/// generation each time its plugins change ([`crate::reload`]).
+pub async fn run(
+    registry: Arc<Registry>,
+    args: Options,
+    source: Option<Source>,
+) -> Result<(), ServeError> {
     let path = check_path(&args.path)?;
-    let builder = start(registry).await?;
     let sessions_cancel = CancellationToken::new();
-    let (state, updates) = ServeState::new(builder, &args);
-    let state = Arc::new(state);
-    tokio::spawn(subscriptions::dispatch(
-        Arc::clone(&state.subscriptions),
-        updates,
-    ));
+    let (state, _reloading) = start(registry, &args, source).await?;
     let drain = Arc::new(drain::Drain::default());
     let front = front_door(
         Arc::clone(&state),
@@ -251,14 +253,33 @@ pub async fn run(registry: Arc<Registry>, args: Options) -> Result<(), ServeErro
     Ok(())
 }
 
-/// The builder over `registry`, once the plugins that asked to be opened at start-up are.
-async fn start(registry: Arc<Registry>) -> Result<Arc<Builder>, ServeError> {
-    let builder = Arc::new(Builder::new(registry));
+/// The state serving `registry` as `args` say, once the plugins that asked to be opened at
+/// start-up are, with resource updates dispatched and, with a `source`, reloading going (while
+/// the [`reload::Reloading`] lives).
+async fn start(
+    registry: Arc<Registry>,
+    args: &Options,
+    source: Option<Source>,
+) -> Result<(Arc<ServeState>, Option<reload::Reloading>), ServeError> {
+    let (triggers, receiver) = Triggers::channel();
+    let opener = match source {
+        Some(_) => ProviderOpener::relisting(triggers.clone()),
+        None => ProviderOpener::default(),
+    };
+    let builder = Arc::new(Builder::with_opener(registry, Arc::new(opener)));
     let opening = Arc::clone(&builder);
     tokio::task::spawn_blocking(move || opening.open_startup_plugins())
         .await
         .map_err(|e| ServeError::Io(std::io::Error::other(e)))?;
-    Ok(builder)
+    let (state, updates) = ServeState::new(builder, args);
+    let state = Arc::new(state);
+    tokio::spawn(subscriptions::dispatch(
+        Arc::clone(&state.subscriptions),
+        updates,
+    ));
+    let reloading =
+        source.map(|source| reload::start(Arc::clone(&state), source, triggers, receiver));
+    Ok((state, reloading))
 }
 
 /// Tells every opened plugin the host is stopping.
@@ -286,6 +307,10 @@ pub(crate) struct ServeState {
     subscriptions: Arc<subscriptions::ServerHub>,
     /// Where plugins say a resource changed; [`subscriptions::dispatch`] sends it on.
     updates: subscriptions::Updates,
+    /// The sessions and streams to tell when their lists change.
+    listeners: Arc<listeners::Listeners>,
+    /// Whether sessions are kept (not `--stateless`): only then is a session told anything.
+    sessions: bool,
 }
 
 impl ServeState {
@@ -337,6 +362,8 @@ impl ServeState {
                 uri_bytes: args.sessions.max_uri_bytes,
             }),
             updates,
+            listeners: Arc::default(),
+            sessions: !args.stateless,
         };
         (state, receiver)
     }
@@ -358,7 +385,12 @@ impl ServeState {
         query: &str,
         headers: &HeaderMap,
     ) -> Arc<served::Resolved> {
-        generation.resolve(query, headers, self.fallback.as_ref(), &self.bounds)
+        generation.resolve(
+            query,
+            &selection_headers(headers),
+            self.fallback.as_ref(),
+            &self.bounds,
+        )
     }
 }
 
