@@ -430,8 +430,8 @@ async fn a_2026_listen_stream_hears_of_the_resources_it_names_that_its_url_serve
     );
     assert_eq!(
         stream.acknowledged().tools_list_changed,
-        None,
-        "lists are not said to change"
+        Some(true),
+        "lists change when the plugins do"
     );
     // The writer's URL does not serve the note: it cannot listen to it.
     let mut filter = SubscriptionFilter::new();
