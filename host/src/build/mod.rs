@@ -506,6 +506,15 @@ impl Builder {
         plugins.get(name)?.get()?.result.as_ref().err().cloned()
     }
 
+    /// Whether the plugin called `name` is open.
+    pub fn is_open(&self, name: &str) -> bool {
+        let plugins = self.plugins.lock().unwrap_or_else(PoisonError::into_inner);
+        plugins
+            .get(name)
+            .and_then(|slot| slot.get())
+            .is_some_and(|opening| opening.result.is_ok())
+    }
+
     /// The plugins tried that failed to open, in load order, with why.
     pub fn failures(&self) -> Vec<(String, ActivationError)> {
         self.registry

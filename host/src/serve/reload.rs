@@ -78,6 +78,27 @@ async fn apply_batches(
     }
 }
 
+/// Opens in `next` the `relisted` bridged servers `old` had open, while `old` still holds their
+/// connections: the new instance takes the connection over, and the server process (and its
+/// state) lives on.
+async fn reopen_relisted(old: &Generation, next: &Generation, relisted: &BTreeSet<String>) {
+    let open: Vec<String> = relisted
+        .iter()
+        .filter(|name| old.builder().is_open(name))
+        .cloned()
+        .collect();
+    if open.is_empty() {
+        return;
+    }
+    let builder = Arc::clone(next.builder());
+    let _ = tokio::task::spawn_blocking(move || {
+        for name in open {
+            let _ = builder.plugin(&name);
+        }
+    })
+    .await;
+}
+
 /// Makes `found` the next generation if it changes anything (`relisted` bridged servers are
 /// opened anew), tells the sessions whose lists changed, and opens the new generation's
 /// start-up plugins. Returns the new generation, if one was made.
@@ -96,6 +117,7 @@ pub(crate) async fn apply(
     let builder = Arc::new(old.builder().next(registry, &changes.replaced));
     let next = Arc::new(old.next(builder, state.toolsets_tool));
     state.swap(Arc::clone(&next));
+    reopen_relisted(&old, &next, relisted).await;
     let told = state.listeners.announce(
         &old,
         &next,
