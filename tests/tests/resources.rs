@@ -131,10 +131,10 @@ async fn resources_and_prompts_are_served_only_under_urls_that_select_their_tool
         let capabilities = wire(&client.peer_info().unwrap().capabilities);
         assert_eq!(
             capabilities["resources"],
-            json!({"subscribe": true}),
+            json!({"subscribe": true, "listChanged": true}),
             "{query}"
         );
-        assert_eq!(capabilities["prompts"], json!({}));
+        assert_eq!(capabilities["prompts"], json!({"listChanged": true}));
         assert_eq!(capabilities["completions"], json!({}));
     }
 

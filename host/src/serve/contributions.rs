@@ -373,7 +373,8 @@ mod tests {
         );
         assert_eq!(
             wire(&capabilities),
-            json!({"completions": {}, "prompts": {}, "resources": {"subscribe": true}})
+            json!({"completions": {}, "prompts": {"listChanged": true},
+                   "resources": {"subscribe": true, "listChanged": true}})
         );
     }
 

@@ -22,6 +22,11 @@
 //!   what each buffers and subscribes to, and how long a request to the client may wait;
 //!   [`SessionLimits`]).
 //!
+//! Everything built from the plugins (the registry, the opened plugins, tool tables, cached
+//! resolutions) is one [`generation`], swapped whole when the plugins change ([`reload`]): each
+//! request is served from the generation current when it arrives, and the sessions whose lists
+//! changed are told ([`listeners`]).
+//!
 //! At start-up only plugins with an `on_startup` event are opened. On SIGTERM or Ctrl-C the
 //! server drains ([`drain`]): new requests get 503, calls in flight get up to
 //! `--shutdown-grace` to finish and send their answers; then sessions end, connections close,
