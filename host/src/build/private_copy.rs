@@ -87,15 +87,14 @@ impl Drop for PrivateCopy {
     }
 }
 
-/// Writes `bytes` to a file that must not exist yet, readable by the owner alone.
+/// Writes `bytes` to a file that must not exist yet, readable by the owner alone. Not synced:
+/// the copy is read back from the page cache at once, and deleted then.
 fn write_new(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     let mut options = std::fs::OpenOptions::new();
     options.write(true).create_new(true);
     #[cfg(unix)]
     std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o500);
-    let mut file = options.open(path)?;
-    file.write_all(bytes)?;
-    file.sync_data()
+    options.open(path)?.write_all(bytes)
 }
 
 /// The tag of a plugin file in its copies' folder names: 12 hex digits of the SHA-256 of its
