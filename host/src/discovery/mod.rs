@@ -4,7 +4,7 @@
 //! and reads each manifest from its link section. No library is ever opened here. A file that
 //! cannot be used is skipped with the reason; the first plugin with a name wins; a narrowing to
 //! named plugins (`REACTOR_MCP_EXTENSIONS`, `--extension`) reports the names that match nothing.
-//! Each library is read into memory, never mapped, and stamped ([`FileStamp`]) so a later scan
+//! Each library is read, never mapped, and stamped ([`FileStamp`]) so a later scan
 //! can tell a replaced file from the same one.
 
 mod object_file;
@@ -333,14 +333,17 @@ fn special_file_kind(kind: &std::fs::FileType) -> &'static str {
 
 /// Reads one file's manifest and checks it can be loaded by this host.
 pub fn read(path: &Path) -> Result<Manifest, SkipReason> {
-    manifest_of(&object_file::read_bytes(path)?)
+    checked(&object_file::read_manifest(path)?)
 }
 
 /// The manifest of a library's bytes, checked as [`read`] checks a file's.
 pub fn manifest_of(bytes: &[u8]) -> Result<Manifest, SkipReason> {
-    let json = object_file::manifest_from_bytes(bytes)?;
-    let manifest =
-        Manifest::from_json(&json).map_err(|e| SkipReason::BadManifest(e.to_string()))?;
+    checked(&object_file::manifest_from(bytes)?)
+}
+
+/// The manifest `json` says, if this host can load it.
+fn checked(json: &str) -> Result<Manifest, SkipReason> {
+    let manifest = Manifest::from_json(json).map_err(|e| SkipReason::BadManifest(e.to_string()))?;
     if !abi_compatible(plugin_abi::VERSION, &manifest.abi) {
         return Err(SkipReason::IncompatibleAbi {
             plugin: manifest.abi,
@@ -446,7 +449,7 @@ mod tests {
     #[test]
     fn a_text_file_is_not_a_library() {
         assert!(matches!(
-            object_file::manifest_from_bytes(b"hello"),
+            object_file::manifest_from(&b"hello"[..]),
             Err(SkipReason::NotALibrary(_))
         ));
     }
