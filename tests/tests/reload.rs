@@ -1,14 +1,17 @@
 //! Hot reload end to end: the real host binary serving a plugin folder that changes under it
 //! (added, replaced, removed, bad, half-written files, a burst, an `mcp.json`), with connected
 //! sessions checking the `list_changed` they hear and their next `tools/list`, and a call in
-//! flight across a replace. `--no-watch` and `SIGHUP`, `/healthz` and the generation number.
+//! flight across a replace; an isolated plugin restarted on its new library. `--no-watch` and
+//! `SIGHUP`, `/healthz` and the generation number.
 
 use std::time::Duration;
 
 use e2e::{
     HostProcess, PluginDir, library_bytes, library_file_name,
     mcp::{Client, call_tool, connect, connect_2026, connect_as, get_json, text, tool_names},
-    patched, truncated,
+    patched,
+    procs::children,
+    truncated,
 };
 use rmcp::{
     ClientHandler, RoleClient,
@@ -441,4 +444,35 @@ async fn the_capabilities_say_lists_change() {
     let info = client.peer_info().expect("initialized");
     let capabilities = serde_json::to_value(&info.capabilities).unwrap();
     assert_eq!(capabilities["tools"]["listChanged"], true, "{capabilities}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_replaced_isolated_plugin_is_restarted_on_the_new_library() {
+    let dir = PluginDir::with(&[RELOADABLE]);
+    let host = HostProcess::serve(&dir, &["--isolate", "reloadable"]);
+    let (client, mut heard) = session(&format!("{}/mcp", host.base_url())).await;
+    assert_eq!(build_of_peer(&client).await, BUILD_A);
+    let first = children(host.pid());
+    assert_eq!(first.len(), 1, "one child serves the isolated plugin");
+
+    std::fs::write(
+        dir.file(&lib("fixture_reload")),
+        patched(RELOADABLE, BUILD_A, BUILD_B),
+    )
+    .unwrap();
+    assert_eq!(
+        next_heard(&mut heard, "a session of the replaced plugin").await,
+        "tools"
+    );
+    answers_eventually(client.peer(), BUILD_B).await;
+    let start = std::time::Instant::now();
+    while children(host.pid()).contains(&first[0]) {
+        assert!(start.elapsed() < PATIENCE, "the old child still runs");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert_eq!(
+        children(host.pid()).len(),
+        1,
+        "a new child serves the new library"
+    );
 }
