@@ -177,6 +177,25 @@ async fn an_added_plugin_is_served_to_the_next_request_and_only_the_sessions_it_
     );
 }
 
+/// Copies build B over the fixture's file as `cp` does (truncated, then written, the inode
+/// kept), and checks that `client`'s session hears its tools changed and that build B answers.
+async fn replace_with_build_b(
+    dir: &PluginDir,
+    client: &RunningService<RoleClient, Hearing>,
+    heard: &mut mpsc::UnboundedReceiver<&'static str>,
+) {
+    std::fs::write(
+        dir.file(&lib("fixture_reload")),
+        patched(RELOADABLE, BUILD_A, BUILD_B),
+    )
+    .unwrap();
+    assert_eq!(
+        next_heard(heard, "a session of the replaced plugin").await,
+        "tools"
+    );
+    answers_eventually(client.peer(), BUILD_B).await;
+}
+
 /// Waits until `build` answers `expected` through `peer` (a file copied over in place may be
 /// seen half-written first, and left out until it is whole).
 async fn answers_eventually(peer: &rmcp::service::Peer<RoleClient>, expected: &str) {
@@ -209,17 +228,7 @@ async fn a_replaced_plugin_answers_anew_while_a_call_in_flight_finishes_on_the_o
         );
     tokio::time::sleep(Duration::from_millis(200)).await;
 
-    // `cp` over the file: truncated, then written, the inode kept.
-    std::fs::write(
-        dir.file(&lib("fixture_reload")),
-        patched(RELOADABLE, BUILD_A, BUILD_B),
-    )
-    .unwrap();
-    assert_eq!(
-        next_heard(&mut heard, "a session of the replaced plugin").await,
-        "tools"
-    );
-    answers_eventually(client.peer(), BUILD_B).await;
+    replace_with_build_b(&dir, &client, &mut heard).await;
     assert_eq!(
         tool_names(client.peer()).await,
         ["build", "build_after", "list_server_toolsets"]
@@ -455,16 +464,7 @@ async fn a_replaced_isolated_plugin_is_restarted_on_the_new_library() {
     let first = children(host.pid());
     assert_eq!(first.len(), 1, "one child serves the isolated plugin");
 
-    std::fs::write(
-        dir.file(&lib("fixture_reload")),
-        patched(RELOADABLE, BUILD_A, BUILD_B),
-    )
-    .unwrap();
-    assert_eq!(
-        next_heard(&mut heard, "a session of the replaced plugin").await,
-        "tools"
-    );
-    answers_eventually(client.peer(), BUILD_B).await;
+    replace_with_build_b(&dir, &client, &mut heard).await;
     let start = std::time::Instant::now();
     while children(host.pid()).contains(&first[0]) {
         assert!(start.elapsed() < PATIENCE, "the old child still runs");
