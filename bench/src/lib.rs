@@ -1,7 +1,7 @@
 //! Benchmarks of reactor-mcp-server: what the plugin layer costs, measured side by side.
 //!
 //! `cargo xtask bench` builds what is measured and runs the `reactor-bench` binary of this
-//! crate, which measures the six benchmark figures ([`figures`]) and prints them
+//! crate, which measures the seven benchmark figures ([`figures`]) and prints them
 //! ([`report`]) with their ratios and targets. The pieces:
 //!
 //! - the two baselines, binaries of this crate: `plain-rmcp-echo` (rmcp with `echo` compiled

@@ -45,9 +45,10 @@ fn the_quick_mode_measures_every_figure() {
         );
         assert!(!table.rows.is_empty(), "{} has no rows", table.title);
     }
-    assert_eq!(report.tables.len(), 6, "{titles:?}");
-    // Six (a)/(b) ratios, start-up, first call, idle RSS, per-session memory, tools/list.
-    assert_eq!(report.verdicts.len(), 11, "{:?}", report.verdicts);
+    assert_eq!(report.tables.len(), 7, "{titles:?}");
+    // Six (a)/(b) ratios, start-up, first call, idle RSS, per-session memory, tools/list,
+    // rename to served.
+    assert_eq!(report.verdicts.len(), 12, "{:?}", report.verdicts);
     let text = report.to_text();
     assert!(
         text.contains("(a)/(b)") && text.contains("Targets"),

@@ -110,9 +110,19 @@ impl Common {
     }
 
     /// Discovers the plugin folder and the MCP servers to bridge, narrowed as
-    /// [`Common::extension_filter`] says. With `--strict-config`, a bad `mcp.json` file or entry
-    /// is an error.
+    /// [`Common::extension_filter`] says, warning about each file or entry skipped. With
+    /// `--strict-config`, a bad `mcp.json` file or entry is an error.
     pub fn discover(
+        &self,
+    ) -> Result<crate::discovery::Discovery, crate::discovery::DiscoveryError> {
+        let found = self.discover_quietly()?;
+        crate::discovery::warn_skipped(&found, None);
+        Ok(found)
+    }
+
+    /// [`Common::discover`] without the warnings, for a caller that compares with an earlier
+    /// scan ([`crate::discovery::warn_skipped`]).
+    pub fn discover_quietly(
         &self,
     ) -> Result<crate::discovery::Discovery, crate::discovery::DiscoveryError> {
         use crate::{bridge, discovery};
@@ -143,6 +153,23 @@ impl Common {
         crate::isolation::Isolation {
             plugins: crate::selection::split_names(self.isolate.iter().map(String::as_str)),
             call_timeouts: self.call_timeout.clone(),
+        }
+    }
+
+    /// Where a running server's plugins come from, `first` being what it starts with; files
+    /// are watched unless `no_watch`.
+    pub fn source(
+        &self,
+        first: crate::discovery::Discovery,
+        no_watch: bool,
+    ) -> crate::reload::Source {
+        let common = self.clone();
+        crate::reload::Source {
+            discover: std::sync::Arc::new(move || common.discover_quietly()),
+            first,
+            plugin_dir: self.plugin_dir.clone(),
+            config_files: self.mcp_config.clone(),
+            watch: !no_watch,
         }
     }
 
@@ -321,6 +348,10 @@ pub struct ServedArgs {
     /// Do not serve the host's own `list_server_toolsets` tool.
     #[arg(long, env = "REACTOR_MCP_NO_TOOLSETS_TOOL", value_parser = BoolishValueParser::new())]
     pub no_toolsets_tool: bool,
+    /// Do not watch the plugin folder and the `mcp.json` files for changes (SIGHUP still scans
+    /// them again).
+    #[arg(long, env = "REACTOR_MCP_NO_WATCH", value_parser = BoolishValueParser::new())]
+    pub no_watch: bool,
 }
 
 impl ServedArgs {

@@ -22,6 +22,11 @@
 //!   checked against input schemas before a plugin is called, and `GET /healthz`,
 //!   `GET /toolsets` and `GET /contributions` answer beside `/mcp`.
 //!
+//! [`reload`] notices that the plugin folder or a watched `mcp.json` changed (and `SIGHUP`), and
+//! says which plugins a new scan added, replaced and removed; `serve` then makes a new
+//! generation of the registry and swaps it in atomically, and tells the sessions whose lists
+//! changed.
+//!
 //! [`reports`] holds the read-only answers over the registry (`GET /toolsets`,
 //! `GET /contributions`, `reactor-mcp-server list` and `graph`), all from manifests alone;
 //! [`config`] holds the command line.
@@ -32,6 +37,7 @@ pub mod config;
 pub mod discovery;
 pub mod isolation;
 pub mod registry;
+pub mod reload;
 pub mod reports;
 pub mod selection;
 pub mod serve;

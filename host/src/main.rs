@@ -78,40 +78,55 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             Ok(())
         }
         Command::Serve(args) => {
-            let registry = registry(&common)?;
-            tokio::runtime::Runtime::new()?.block_on(serve::run(registry, args.options()))?;
+            let (registry, source) = registry(&common, args.served.no_watch)?;
+            tokio::runtime::Runtime::new()?.block_on(serve::run(
+                registry,
+                args.options(),
+                Some(source),
+            ))?;
             Ok(())
         }
         Command::Stdio(args) => {
             let protocol_out = serve::stdio::protect_stdout()?;
-            let registry = registry(&common)?;
-            serve_stdio(registry, args.options(), protocol_out)
+            let (registry, source) = registry(&common, args.served.no_watch)?;
+            serve_stdio(registry, args.options(), protocol_out, Some(source))
         }
         Command::Isolated { library } => {
             let protocol_out = serve::stdio::protect_stdout()?;
             isolation::watch_parent();
             let plugin = isolation::child_plugin(library).map_err(anyhow::Error::msg)?;
             let options = isolation::child_options(&plugin.manifest);
-            serve_stdio(Arc::new(Registry::new(vec![plugin])), options, protocol_out)
+            serve_stdio(
+                Arc::new(Registry::new(vec![plugin])),
+                options,
+                protocol_out,
+                None,
+            )
         }
     }
 }
 
-/// Serves `registry` on stdin and `protocol_out` until stdin ends or a shutdown signal.
+/// Serves `registry` on stdin and `protocol_out` until stdin ends or a shutdown signal; with a
+/// `source`, a new generation each time its plugins change.
 fn serve_stdio(
     registry: Arc<Registry>,
     options: serve::Options,
     protocol_out: std::fs::File,
+    source: Option<host::reload::Source>,
 ) -> anyhow::Result<()> {
     let runtime = tokio::runtime::Runtime::new()?;
-    let served = runtime.block_on(serve::stdio::run(registry, options, protocol_out));
+    let served = runtime.block_on(serve::stdio::run(registry, options, protocol_out, source));
     // A read of stdin may still be blocked on a thread of its own: do not wait for it.
     runtime.shutdown_background();
     Ok(served?)
 }
 
-/// The registry of the plugin folder, logging what it holds.
-fn registry(common: &host::config::Common) -> anyhow::Result<Arc<Registry>> {
+/// The registry of the plugin folder, logging what it holds, and where it comes from (watched
+/// unless `no_watch`).
+fn registry(
+    common: &host::config::Common,
+    no_watch: bool,
+) -> anyhow::Result<(Arc<Registry>, host::reload::Source)> {
     let discovery = common.discover()?;
     tracing::info!(
         "{} plugin(s) in {}: {}",
@@ -124,5 +139,6 @@ fn registry(common: &host::config::Common) -> anyhow::Result<Arc<Registry>> {
             .collect::<Vec<_>>()
             .join(", ")
     );
-    Ok(Arc::new(Registry::new(discovery.plugins)))
+    let registry = Arc::new(Registry::new(discovery.plugins.clone()));
+    Ok((registry, common.source(discovery, no_watch)))
 }

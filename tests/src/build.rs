@@ -40,6 +40,7 @@ pub const FIXTURES: &[&str] = &[
     "fixture-library",
     "fixture-printer",
     "fixture-crashy",
+    "fixture-reload",
 ];
 
 /// The workspace's root folder.

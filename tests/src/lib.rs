@@ -21,4 +21,4 @@ pub use build::{
 };
 pub use host::{HostProcess, Output, host_command, run_host, run_host_bare, run_host_with_env};
 pub use maps::{mapped_files, mapped_plugin_libraries};
-pub use plugin_dir::{PluginDir, library_bytes, truncated, with_abi_version};
+pub use plugin_dir::{PluginDir, library_bytes, patched, truncated, with_abi_version};

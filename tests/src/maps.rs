@@ -1,9 +1,11 @@
 //! Which files a process has mapped, from `/proc/<pid>/maps` (Linux).
 //!
 //! `dlopen` maps a library for as long as it stays loaded (and this host never unloads one),
-//! while discovery maps a file only while it reads the manifest. So "no file of the plugin
-//! folder is mapped after discovery" proves discovery opened no library, and "the library is
-//! mapped after activation" proves the check can see one.
+//! while discovery never maps a file. The host opens a private copy of a plugin file, in a
+//! folder whose name carries a tag of the original's path (`host::build::private_copy`), so a
+//! mapped copy counts as its original. So "no file of the plugin folder is mapped after
+//! discovery" proves discovery opened no library, and "the library is mapped after activation"
+//! proves the check can see one.
 
 use std::path::{Path, PathBuf};
 
@@ -23,13 +25,33 @@ pub fn mapped_files(pid: u32) -> Vec<PathBuf> {
     files
 }
 
-/// The files of `dir` (a plugin folder) mapped into process `pid`.
+/// The files of `dir` (a plugin folder) mapped into process `pid`, themselves or as private
+/// copies, sorted, each once.
 pub fn mapped_plugin_libraries(pid: u32, dir: &Path) -> Vec<PathBuf> {
     let dir = dir.canonicalize().unwrap_or_else(|_| dir.to_owned());
-    mapped_files(pid)
+    let mut files: Vec<PathBuf> = mapped_files(pid)
         .into_iter()
-        .filter(|file| file.parent() == Some(dir.as_path()))
-        .collect()
+        .filter_map(|file| original(&file, &dir))
+        .collect();
+    files.sort();
+    files.dedup();
+    files
+}
+
+/// The file of `dir` that `mapped` is, or is a private copy of.
+fn original(mapped: &Path, dir: &Path) -> Option<PathBuf> {
+    let parent = mapped.parent()?;
+    if parent == dir {
+        return Some(mapped.to_owned());
+    }
+    let folder = parent.file_name()?.to_str()?;
+    let candidate = dir.join(mapped.file_name()?);
+    let prefix = format!(
+        "{}{}-",
+        host::build::private_copy::FOLDER_PREFIX,
+        host::build::private_copy::tag(&candidate)
+    );
+    folder.starts_with(&prefix).then_some(candidate)
 }
 
 /// The path of one maps line: `address perms offset dev inode   path`, where `path` may hold

@@ -100,26 +100,31 @@ pub fn truncated(crate_name: &str) -> Vec<u8> {
 /// Patches `"abi":"<ours>"` in place; `version` must be as long as ours, so every
 /// offset in the file stays valid and only the manifest's claim changes.
 pub fn with_abi_version(crate_name: &str, version: &str) -> Vec<u8> {
-    let ours = format!(r#""abi":"{}""#, plugin_abi::VERSION);
-    let theirs = format!(r#""abi":"{version}""#);
-    assert_eq!(
-        ours.len(),
-        theirs.len(),
-        "the patched version must keep the manifest's length"
-    );
+    patched(
+        crate_name,
+        &format!(r#""abi":"{}""#, plugin_abi::VERSION),
+        &format!(r#""abi":"{version}""#),
+    )
+}
+
+/// The built library of `crate_name` with every `from` replaced by `to`, which must be as long,
+/// so every offset in the file stays valid: another build, as far as the bytes go.
+///
+/// # Panics
+///
+/// If the lengths differ or the library holds no `from`.
+pub fn patched(crate_name: &str, from: &str, to: &str) -> Vec<u8> {
+    assert_eq!(from.len(), to.len(), "a patch must keep the file's length");
     let mut bytes = library_bytes(crate_name);
-    let mut patched = 0;
+    let mut count = 0;
     let mut at = 0;
-    while let Some(found) = find(&bytes[at..], ours.as_bytes()) {
+    while let Some(found) = find(&bytes[at..], from.as_bytes()) {
         let start = at + found;
-        bytes[start..start + theirs.len()].copy_from_slice(theirs.as_bytes());
-        at = start + theirs.len();
-        patched += 1;
+        bytes[start..start + to.len()].copy_from_slice(to.as_bytes());
+        at = start + to.len();
+        count += 1;
     }
-    assert!(
-        patched > 0,
-        "{crate_name}'s library holds no {ours}: has the manifest format changed?"
-    );
+    assert!(count > 0, "{crate_name}'s library holds no {from}");
     bytes
 }
 

@@ -811,6 +811,64 @@ async fn the_servers_list_changed_refreshes_the_cached_list() {
     }
 }
 
+/// A client that says each time it hears `notifications/tools/list_changed`.
+#[derive(Debug, Clone)]
+struct ToolsHeard(tokio::sync::mpsc::UnboundedSender<()>);
+
+impl ClientHandler for ToolsHeard {
+    async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {
+        let _ = self.0.send(());
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_session_serving_a_server_whose_tools_changed_hears_of_it_and_calls_the_new_tool() {
+    let (dir, cache) = with_servers(json!({"tiny": tiny("ok", json!({}))}));
+    let host = serve(&dir, &cache);
+    let (sender, mut heard) = tokio::sync::mpsc::unbounded_channel();
+    let url = format!("{}/mcp?toolsets=tiny", host.base_url());
+    let client = connect_as(&url, ToolsHeard(sender)).await;
+    let (other_sender, mut other_heard) = tokio::sync::mpsc::unbounded_channel();
+    let _other = connect_as(
+        &format!("{}/mcp", host.base_url()),
+        ToolsHeard(other_sender),
+    )
+    .await;
+    assert!(
+        !tool_names(client.peer())
+            .await
+            .contains(&"tiny__added".to_owned())
+    );
+    call_tool(
+        client.peer(),
+        "tiny__echo",
+        json!({"text": "a", "change": true}),
+    )
+    .await;
+    tokio::time::timeout(Duration::from_secs(10), heard.recv())
+        .await
+        .expect("tools/list_changed within 10 s")
+        .expect("the client is there");
+    let names = tool_names(client.peer()).await;
+    assert!(names.contains(&"tiny__added".to_owned()), "{names:?}");
+    let server = children(host.pid());
+    assert_eq!(server.len(), 1, "{}", host.stderr_so_far());
+    let answered = call_tool(client.peer(), "tiny__added", json!({})).await;
+    assert_eq!(
+        text(&answered),
+        server[0].to_string(),
+        "the same server process answers"
+    );
+    assert!(
+        listing(&dir, &cache).contains("tiny__added"),
+        "the cache is refreshed"
+    );
+    assert!(
+        other_heard.try_recv().is_err(),
+        "a session not serving the server hears nothing"
+    );
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn several_servers_in_one_url_start_at_once() {
     let slow = |name: &str| {

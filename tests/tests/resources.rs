@@ -138,10 +138,10 @@ async fn resources_and_prompts_are_served_only_under_urls_that_select_their_tool
         let capabilities = wire(&client.peer_info().unwrap().capabilities);
         assert_eq!(
             capabilities["resources"],
-            json!({"subscribe": true}),
+            json!({"subscribe": true, "listChanged": true}),
             "{query}"
         );
-        assert_eq!(capabilities["prompts"], json!({}));
+        assert_eq!(capabilities["prompts"], json!({"listChanged": true}));
         assert_eq!(capabilities["completions"], json!({}));
     }
 
@@ -467,8 +467,8 @@ async fn a_2026_listen_stream_hears_of_the_resources_it_names_that_its_url_serve
     );
     assert_eq!(
         stream.acknowledged().tools_list_changed,
-        None,
-        "lists are not said to change"
+        Some(true),
+        "lists change when the plugins do"
     );
     // The writer's URL does not serve the note: it cannot listen to it.
     let mut filter = SubscriptionFilter::new();

@@ -13,6 +13,7 @@ mod filters;
 mod harness;
 mod isolation;
 mod list;
+mod reload;
 mod resources;
 mod serve;
 mod sessions;

@@ -41,6 +41,16 @@ enum Command {
         #[arg(long, value_name = "FILE")]
         markdown: Option<PathBuf>,
     },
+    /// Measure figure 7 alone (hot reload: rename to served, memory per replace, calls during
+    /// changes) and print it.
+    Reload {
+        /// Each measurement once, with tiny counts (a smoke test).
+        #[arg(long)]
+        quick: bool,
+        /// The folder holding the built host and plugins (target/release).
+        #[arg(long, value_name = "DIR")]
+        artifacts: PathBuf,
+    },
     /// Call `echo` on one endpoint from concurrent sessions and print what it did.
     Load {
         /// The endpoint, `http://127.0.0.1:PORT/PATH[?QUERY]` (loopback only).
@@ -121,6 +131,12 @@ fn run(cli: Cli) -> Result<()> {
                     .with_context(|| format!("writing {}", path.display()))?;
                 eprintln!("bench: the report is also in {}", path.display());
             }
+            Ok(())
+        }
+        Command::Reload { quick, artifacts } => {
+            let plan = if quick { Plan::quick() } else { Plan::full() };
+            let report = figures::run_reload(&plan, &Artifacts::in_dir(&artifacts)?)?;
+            println!("{}", report.to_text());
             Ok(())
         }
         Command::Load {

@@ -2,9 +2,10 @@
 //! against the calls after it.
 //!
 //! A fresh host per repeat (stateless, so the first request is the call itself), a plugin
-//! folder holding `benchmarks`; `/proc/PID/maps` proves the library is mapped only after the
-//! first call. That call opens the library, checks it, instantiates the plugin, builds the
-//! tool table and compiles `echo`'s validator.
+//! folder holding `benchmarks`; `/proc/PID/maps` proves the library (its private copy, whose
+//! folder is named after the file) is mapped only after the first call. That call copies and
+//! opens the library, checks it, instantiates the plugin, builds the tool table and compiles
+//! `echo`'s validator.
 
 use std::time::Instant;
 
@@ -28,16 +29,19 @@ pub(super) async fn measure(plan: &Plan, artifacts: &Artifacts, report: &mut Rep
     let (mut first, mut second, mut warm) = (Vec::new(), Vec::new(), Vec::new());
     for _ in 0..plan.repeats {
         let folder = PluginFolder::with(&[&artifacts.benchmarks])?;
-        let library = folder
-            .file(
-                &artifacts
-                    .benchmarks
-                    .file_name()
-                    .unwrap_or_default()
-                    .to_string_lossy(),
-            )
-            .to_string_lossy()
-            .into_owned();
+        let library = folder.file(
+            &artifacts
+                .benchmarks
+                .file_name()
+                .unwrap_or_default()
+                .to_string_lossy(),
+        );
+        // The host maps a private copy, in a folder named after the file's tag.
+        let library = format!(
+            "/{}{}-",
+            host::build::private_copy::FOLDER_PREFIX,
+            host::build::private_copy::tag(&library)
+        );
         let dir = folder.path().to_string_lossy().into_owned();
         let server = Server::start(
             &artifacts.host,

@@ -1,4 +1,4 @@
-//! The six benchmark figures, each measured by its own module, and the plan of a run.
+//! The seven benchmark figures, each measured by its own module, and the plan of a run.
 //!
 //! [`run`] measures them in order into a [`Report`]: the ABI crossing first (in this process,
 //! before any server runs), then everything over HTTP against server processes started for
@@ -11,6 +11,7 @@ mod abi_crossing;
 mod footprint;
 mod http;
 mod lazy;
+mod reload;
 mod startup;
 mod tool_table;
 
@@ -167,10 +168,24 @@ pub fn run(plan: &Plan, artifacts: &Artifacts) -> Result<Report> {
             "6, tool table scale",
             tool_table::measure(plan, artifacts, report),
         )
-        .await
+        .await?;
+        figure("7, hot reload", reload::measure(plan, artifacts, report)).await
     })?;
     // The figures are numbered as in BENCHMARKS.md; they are measured in another order.
     report.tables.sort_by_key(|t| t.title.clone());
+    Ok(report)
+}
+
+/// Measures figure 7 alone (hot reload), as `plan` says.
+pub fn run_reload(plan: &Plan, artifacts: &Artifacts) -> Result<Report> {
+    let mut report = Report {
+        header: machine(plan),
+        ..Report::default()
+    };
+    tokio::runtime::Runtime::new()?.block_on(figure(
+        "7, hot reload",
+        reload::measure(plan, artifacts, &mut report),
+    ))?;
     Ok(report)
 }
 

@@ -28,7 +28,7 @@ mod relay;
 mod restarts;
 pub mod upstream;
 
-pub use opener::open;
+pub use opener::{Upstreams, open};
 pub use refresh::refresh;
 
 use std::sync::Arc;
@@ -39,7 +39,8 @@ use config::ServerConfig;
 use crate::discovery::{DiscoveredPlugin, Discovery, Provider, SkipReason, Skipped};
 
 /// Adds the servers of `config` to `discovery` after its libraries, each with its cached
-/// tools, and its skipped files and entries to the skipped ones. A server whose name a plugin
+/// tools, and its skipped files and entries to the skipped ones (warned about by
+/// [`crate::discovery::warn_skipped`]). A server whose name a plugin
 /// or a plugin's toolset already has is skipped; with `only`, a server not named there is left
 /// out as libraries are.
 pub fn add_servers(
@@ -78,12 +79,8 @@ pub fn add_servers(
                 server: Arc::new(server),
                 cache: cache.clone(),
             },
+            stamp: None,
         });
-    }
-    for s in &skipped {
-        if s.reason != SkipReason::NotSelected {
-            tracing::warn!("skipping MCP server configuration {s}");
-        }
     }
     discovery.skipped.extend(skipped);
 }

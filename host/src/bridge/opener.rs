@@ -3,15 +3,21 @@
 //!
 //! A cached list younger than the entry's `cache_ttl` is served as it is, and the server is
 //! started by the first call instead. Each `notifications/tools/list_changed` from the server
-//! lists its tools again into the cache, which the next start of the host serves (the tools
-//! served now stay as they were opened).
+//! lists it again into the cache and, when the host reloads, triggers a scan: the next
+//! generation opens the server anew with that list, and the sessions serving it hear that
+//! their tools changed.
+//!
+//! One connection per bridged server entry is shared across generations ([`Upstreams`]):
+//! opening a server again (its tools changed, or the plugin folder did) keeps its running
+//! process and whatever state it holds. An isolated plugin gets a new child each time it is
+//! opened: its library may have been replaced.
 //!
 //! A server that does not start but has a cached list is still opened with that list: its
 //! tools are served, and each call tries to start it again, failing with the reason while it
 //! does not. Without a cached list there is nothing to serve, and the failure is the
 //! activation's.
 
-use std::sync::{Arc, Weak};
+use std::sync::{Arc, Mutex, PoisonError, Weak};
 
 use super::{
     cache::{Listing, ToolCache},
@@ -22,16 +28,19 @@ use super::{
 use crate::{
     build::{ActivationError, Opened},
     discovery::DiscoveredPlugin,
+    reload::{Trigger, Triggers},
 };
 
 /// Starts `server` (the process or connection `plugin` stands for) and lists its tools, unless
 /// `cache` (a bridged server's) holds a fresh list; blocks the calling thread (a blocking thread
 /// of the host's runtime: the connection lives on that runtime). An isolated plugin has no
-/// cache: its child is started and listed each time it is opened.
+/// cache: its child is started and listed each time it is opened. A bridged server takes its
+/// live connection from `upstreams` when it has one.
 pub fn open(
     server: &Arc<ServerEntry>,
     cache: Option<&ToolCache>,
     plugin: &DiscoveredPlugin,
+    upstreams: &Upstreams,
 ) -> Result<Opened, ActivationError> {
     let failed = |reason: String| ActivationError::Upstream {
         plugin: server.name.clone(),
@@ -45,10 +54,18 @@ pub fn open(
                 .to_owned(),
         )
     })?;
-    let upstream = Arc::new(Upstream::new(Arc::clone(server)));
-    if let Some(cache) = cache {
-        runtime.spawn(keep_listed(Arc::downgrade(&upstream), cache.clone()));
-    }
+    let upstream = match cache {
+        Some(cache) => upstreams.get_or_make(server, || {
+            let upstream = Arc::new(Upstream::new(Arc::clone(server)));
+            runtime.spawn(keep_listed(
+                Arc::downgrade(&upstream),
+                cache.clone(),
+                upstreams.relisted.clone(),
+            ));
+            upstream
+        }),
+        None => Arc::new(Upstream::new(Arc::clone(server))),
+    };
     let cached = cache.and_then(|c| c.read(server));
     let opened = |listing: &Listing| Opened {
         instance: instance(Arc::clone(&upstream), listing, manifest),
@@ -78,9 +95,48 @@ pub fn open(
     }
 }
 
-/// Lists the tools of `upstream`'s server into `cache` each time it says they changed, while
-/// the upstream lives.
-async fn keep_listed(upstream: Weak<Upstream>, cache: ToolCache) {
+/// The connections to bridged servers that something still uses, one per server entry, and
+/// where to say a server's tools changed.
+#[derive(Debug, Default)]
+pub struct Upstreams {
+    live: Mutex<Vec<Weak<Upstream>>>,
+    relisted: Option<Triggers>,
+}
+
+impl Upstreams {
+    /// No connection yet; a server saying its tools changed triggers a scan through `relisted`.
+    pub fn new(relisted: Option<Triggers>) -> Self {
+        Self {
+            live: Mutex::default(),
+            relisted,
+        }
+    }
+
+    /// The live connection to a server with the same entry as `server`, else the one `make`
+    /// makes.
+    fn get_or_make(
+        &self,
+        server: &ServerEntry,
+        make: impl FnOnce() -> Arc<Upstream>,
+    ) -> Arc<Upstream> {
+        let mut live = self.live.lock().unwrap_or_else(PoisonError::into_inner);
+        live.retain(|upstream| upstream.strong_count() > 0);
+        if let Some(upstream) = live
+            .iter()
+            .filter_map(Weak::upgrade)
+            .find(|upstream| upstream.server() == server)
+        {
+            return upstream;
+        }
+        let upstream = make();
+        live.push(Arc::downgrade(&upstream));
+        upstream
+    }
+}
+
+/// Lists `upstream`'s server into `cache` each time it says its tools changed, while the
+/// upstream lives, and sends `relisted` a trigger when it did.
+async fn keep_listed(upstream: Weak<Upstream>, cache: ToolCache, relisted: Option<Triggers>) {
     let Some(changed) = upstream.upgrade().map(|u| u.tools_changed()) else {
         return;
     };
@@ -90,7 +146,17 @@ async fn keep_listed(upstream: Weak<Upstream>, cache: ToolCache) {
             return;
         };
         match upstream.list().await {
-            Ok(listing) => cache.write(upstream.server(), &listing),
+            Ok(listing) => {
+                let name = &upstream.server().name;
+                tracing::info!(
+                    "server `{name}` says its tools changed: {} listed",
+                    listing.tools.len()
+                );
+                cache.write(upstream.server(), &listing);
+                if let Some(relisted) = &relisted {
+                    relisted.send(Trigger::Relisted(name.clone()));
+                }
+            }
             Err(reason) => tracing::warn!("{reason}; its last list is kept"),
         }
     }

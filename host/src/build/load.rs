@@ -1,28 +1,43 @@
 //! Opening a plugin library: the one place the host `dlopen`s.
 //!
-//! abi_stable opens the file, checks the root module's layout against ours, and runs the
-//! plugin's constructor. `lib_header_from_path` is used rather than `RootModule::load_from_file`,
-//! which caches one library per root-module type and would hand every plugin the first one.
-//! Libraries are never unloaded.
+//! The library is opened from a private copy ([`super::private_copy`]), never from the file in
+//! the plugin folder. abi_stable opens the copy, checks the root module's layout against ours,
+//! and runs the plugin's constructor. `lib_header_from_path` is used rather than
+//! `RootModule::load_from_file`, which caches one library per root-module type and would hand
+//! every plugin the first one. Libraries are never unloaded: each in-process replace of a
+//! plugin keeps the old library mapped, so opening one plugin many times is warned about.
 
-use std::path::Path;
+use std::{
+    collections::HashMap,
+    path::Path,
+    sync::{Mutex, PoisonError},
+};
 
 use abi_stable::library::lib_header_from_path;
 use plugin_abi::PluginModRef;
 use plugin_manifest::Manifest;
 
-use super::{ActivationError, Opened};
+use super::{ActivationError, Opened, private_copy::PrivateCopy};
 
-/// Opens `path`, checks its ABI and instantiates the plugin.
+/// Every this many opens of one plugin's library, a warning says the old ones stay mapped.
+const OPENS_WARNED_EVERY: u32 = 10;
+
+/// How many times each plugin's library was opened in this process: libraries are never
+/// unloaded, so this is process-wide.
+static OPENS: Mutex<Option<HashMap<String, u32>>> = Mutex::new(None);
+
+/// Opens a private copy of `path`, checks its ABI and instantiates the plugin.
 ///
-/// Only call this on a file whose manifest discovery read: discovery has checked it is a whole
-/// library built against a compatible ABI, so opening it cannot crash the host.
+/// Only call this on a file whose manifest discovery read: the copy's bytes are checked to be
+/// a whole library with the same manifest, so opening it cannot crash the host.
 pub(crate) fn open(path: &Path, manifest: &Manifest) -> Result<Opened, ActivationError> {
     let name = &manifest.name;
-    let header = lib_header_from_path(path).map_err(|e| ActivationError::Open {
+    let copy = PrivateCopy::make(path, manifest)?;
+    let header = lib_header_from_path(copy.path()).map_err(|e| ActivationError::Open {
         plugin: name.clone(),
         reason: e.to_string(),
     })?;
+    count_open(name, path);
     let module = header
         .init_root_module::<PluginModRef>()
         .map_err(|e| ActivationError::Abi {
@@ -38,4 +53,23 @@ pub(crate) fn open(path: &Path, manifest: &Manifest) -> Result<Opened, Activatio
         manifest_json,
         instance,
     })
+}
+
+/// Counts one more open of plugin `name`, warning every [`OPENS_WARNED_EVERY`] opens.
+fn count_open(name: &str, path: &Path) {
+    let mut opens = OPENS.lock().unwrap_or_else(PoisonError::into_inner);
+    let count = opens
+        .get_or_insert_with(HashMap::new)
+        .entry(name.to_owned())
+        .or_default();
+    *count += 1;
+    if count.is_multiple_of(OPENS_WARNED_EVERY) {
+        let size = std::fs::metadata(path).map(|m| m.len()).unwrap_or_default();
+        tracing::warn!(
+            plugin = name,
+            "plugin `{name}` was loaded {count} times in this process: a replaced library is \
+             never unloaded, so about {count} x {size} bytes stay mapped; restart the server to \
+             release them"
+        );
+    }
 }

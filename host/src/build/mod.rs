@@ -17,12 +17,13 @@
 mod contributions;
 mod extend;
 mod load;
+pub mod private_copy;
 mod table;
 #[cfg(test)]
 mod tests;
 
 use std::{
-    collections::HashMap,
+    collections::{BTreeSet, HashMap},
     sync::{Arc, Mutex, OnceLock, PoisonError},
 };
 
@@ -336,17 +337,36 @@ impl Opener for LibraryOpener {
 }
 
 /// Opens each plugin as its provider says: libraries with [`LibraryOpener`], bridged MCP
-/// servers by starting them ([`crate::bridge::open`], from a blocking thread of the host's
-/// runtime).
-#[derive(Debug, Clone, Copy, Default)]
-pub struct ProviderOpener;
+/// servers and isolated libraries by starting them ([`crate::bridge::open`], from a blocking
+/// thread of the host's runtime), each bridged server with one connection however often it is
+/// opened. When given [`Triggers`], a bridged server saying its tools changed triggers a new
+/// scan once its new list is cached.
+///
+/// [`Triggers`]: crate::reload::Triggers
+#[derive(Debug, Default)]
+pub struct ProviderOpener {
+    upstreams: crate::bridge::Upstreams,
+}
+
+impl ProviderOpener {
+    /// An opener whose bridged servers trigger a scan through `triggers` when their tools
+    /// change.
+    pub fn relisting(triggers: crate::reload::Triggers) -> Self {
+        Self {
+            upstreams: crate::bridge::Upstreams::new(Some(triggers)),
+        }
+    }
+}
 
 impl Opener for ProviderOpener {
     fn open(&self, plugin: &DiscoveredPlugin) -> Result<Opened, ActivationError> {
+        let upstreams = &self.upstreams;
         match &plugin.provider {
             Provider::Library => LibraryOpener.open(plugin),
-            Provider::Bridged { server, cache } => crate::bridge::open(server, Some(cache), plugin),
-            Provider::Isolated { server } => crate::bridge::open(server, None, plugin),
+            Provider::Bridged { server, cache } => {
+                crate::bridge::open(server, Some(cache), plugin, upstreams)
+            }
+            Provider::Isolated { server } => crate::bridge::open(server, None, plugin, upstreams),
         }
     }
 }
@@ -363,7 +383,7 @@ impl Builder {
     /// A builder over `registry` that opens each plugin as its provider says
     /// ([`ProviderOpener`]); nothing is opened yet.
     pub fn new(registry: Arc<Registry>) -> Self {
-        Self::with_opener(registry, Arc::new(ProviderOpener))
+        Self::with_opener(registry, Arc::new(ProviderOpener::default()))
     }
 
     /// A builder over `registry` that opens plugins with `opener`.
@@ -378,6 +398,35 @@ impl Builder {
     /// The registry it builds from.
     pub fn registry(&self) -> &Arc<Registry> {
         &self.registry
+    }
+
+    /// The builder of the next generation, over `registry`, with the same opener. It keeps what
+    /// this one opened, or failed to open, of each plugin from the same source
+    /// ([`DiscoveredPlugin::same_source`]) unless `reopen` names it; any other plugin is opened
+    /// anew on first need, so a plugin that failed is tried again once its file changed.
+    pub fn next(&self, registry: Arc<Registry>, reopen: &BTreeSet<String>) -> Self {
+        let opened = self.plugins.lock().unwrap_or_else(PoisonError::into_inner);
+        let kept = registry
+            .plugins()
+            .iter()
+            .filter(|p| !reopen.contains(&p.manifest.name))
+            .filter(|p| {
+                self.registry
+                    .plugin(&p.manifest.name)
+                    .is_some_and(|before| before.same_source(p))
+            })
+            .filter_map(|p| {
+                let name = &p.manifest.name;
+                opened
+                    .get(name)
+                    .map(|slot| (name.clone(), Arc::clone(slot)))
+            })
+            .collect();
+        Self {
+            registry,
+            opener: Arc::clone(&self.opener),
+            plugins: Mutex::new(kept),
+        }
     }
 
     /// The live plugin called `name`, opening it on first use. Blocks while it opens. A
@@ -457,6 +506,27 @@ impl Builder {
         plugins.get(name)?.get()?.result.as_ref().err().cloned()
     }
 
+    /// Whether the plugin called `name` is open.
+    pub fn is_open(&self, name: &str) -> bool {
+        let plugins = self.plugins.lock().unwrap_or_else(PoisonError::into_inner);
+        plugins
+            .get(name)
+            .and_then(|slot| slot.get())
+            .is_some_and(|opening| opening.result.is_ok())
+    }
+
+    /// The plugins tried that failed to open, in load order, with why.
+    pub fn failures(&self) -> Vec<(String, ActivationError)> {
+        self.registry
+            .plugins()
+            .iter()
+            .filter_map(|p| {
+                let name = &p.manifest.name;
+                self.failure(name).map(|error| (name.clone(), error))
+            })
+            .collect()
+    }
+
     /// The plugins opened so far, in load order.
     pub fn opened(&self) -> Vec<Arc<LoadedPlugin>> {
         let plugins = self.plugins.lock().unwrap_or_else(PoisonError::into_inner);
@@ -507,7 +577,7 @@ impl Builder {
 
 /// Opens a discovered plugin as its provider says and checks its code against its manifest.
 pub fn activate(discovered: &DiscoveredPlugin) -> Result<LoadedPlugin, ActivationError> {
-    activate_with(&ProviderOpener, discovered)
+    activate_with(&ProviderOpener::default(), discovered)
 }
 
 /// Opens a discovered plugin with `opener` and checks its code against its manifest: the same

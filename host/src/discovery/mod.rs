@@ -4,6 +4,8 @@
 //! and reads each manifest from its link section. No library is ever opened here. A file that
 //! cannot be used is skipped with the reason; the first plugin with a name wins; a narrowing to
 //! named plugins (`REACTOR_MCP_EXTENSIONS`, `--extension`) reports the names that match nothing.
+//! Each library is read, never mapped, and stamped ([`FileStamp`]) so a later scan
+//! can tell a replaced file from the same one.
 
 mod object_file;
 
@@ -12,6 +14,7 @@ use std::{
     fmt,
     path::{Path, PathBuf},
     sync::Arc,
+    time::SystemTime,
 };
 
 use plugin_manifest::{Manifest, abi_compatible};
@@ -31,6 +34,9 @@ pub struct DiscoveredPlugin {
     pub manifest: Manifest,
     /// What provides it, and so what opens it.
     pub provider: Provider,
+    /// The library file as it was when its manifest was read; `None` for a bridged server.
+    #[serde(skip)]
+    pub stamp: Option<FileStamp>,
 }
 
 impl DiscoveredPlugin {
@@ -40,6 +46,52 @@ impl DiscoveredPlugin {
             path: path.into(),
             manifest,
             provider: Provider::Library,
+            stamp: None,
+        }
+    }
+
+    /// Whether `other` is the same plugin from the same source, so that what was opened for one
+    /// serves the other: the same library file (in process or isolated), unchanged, with the
+    /// same manifest, or the same bridged server entry (whose listed tools may differ: they are
+    /// its cache's).
+    pub fn same_source(&self, other: &Self) -> bool {
+        self.path == other.path
+            && self.provider == other.provider
+            && match self.provider {
+                Provider::Library | Provider::Isolated { .. } => {
+                    self.stamp == other.stamp && self.manifest == other.manifest
+                }
+                Provider::Bridged { .. } => self.manifest.name == other.manifest.name,
+            }
+    }
+}
+
+/// What tells one version of a file from another without reading it: its size, modification
+/// time and (on Unix) device and inode, so a copy over it, a rename onto it and a rewrite all
+/// change the stamp.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FileStamp {
+    len: u64,
+    modified: Option<SystemTime>,
+    device: u64,
+    inode: u64,
+}
+
+impl FileStamp {
+    /// The stamp of `meta`.
+    pub fn of(meta: &std::fs::Metadata) -> Self {
+        #[cfg(unix)]
+        let (device, inode) = {
+            use std::os::unix::fs::MetadataExt as _;
+            (meta.dev(), meta.ino())
+        };
+        #[cfg(not(unix))]
+        let (device, inode) = (0, 0);
+        Self {
+            len: meta.len(),
+            modified: meta.modified().ok(),
+            device,
+            inode,
         }
     }
 }
@@ -210,21 +262,18 @@ pub fn discover(dir: &Path, only: Option<&[String]>) -> Result<Discovery, Discov
     files.sort();
     let mut discovery = Discovery::default();
     for path in files {
+        let stamp = std::fs::metadata(&path).ok().map(|m| FileStamp::of(&m));
         match not_a_file(&path).map_or_else(|| read(&path), Err) {
-            Ok(manifest) => discovery
-                .plugins
-                .push(DiscoveredPlugin::library(path, manifest)),
+            Ok(manifest) => discovery.plugins.push(DiscoveredPlugin {
+                stamp,
+                ..DiscoveredPlugin::library(path, manifest)
+            }),
             Err(reason) => discovery.skipped.push(Skipped { path, reason }),
         }
     }
     take_first_of_each_name(&mut discovery);
     if let Some(only) = only {
         narrow(&mut discovery, only);
-    }
-    for skipped in &discovery.skipped {
-        if skipped.reason != SkipReason::NotSelected {
-            tracing::warn!("skipping plugin file {skipped}");
-        }
     }
     for name in &discovery.unmatched {
         tracing::warn!(
@@ -233,6 +282,22 @@ pub fn discover(dir: &Path, only: Option<&[String]>) -> Result<Discovery, Discov
         );
     }
     Ok(discovery)
+}
+
+/// Logs each file or entry of `discovery` that is skipped for a reason worth a warning (a
+/// plugin left out by `--extension` is not), unless `before` skipped it for the same reason:
+/// a bad file is warned about once, and again when it changes.
+pub fn warn_skipped(discovery: &Discovery, before: Option<&Discovery>) {
+    let known = |s: &Skipped| before.is_some_and(|b| b.skipped.contains(s));
+    for skipped in discovery.skipped.iter().filter(|s| !known(s)) {
+        match skipped.reason {
+            SkipReason::NotSelected => {}
+            SkipReason::BadServer { .. } => {
+                tracing::warn!("skipping MCP server configuration {skipped}");
+            }
+            _ => tracing::warn!("skipping plugin file {skipped}"),
+        }
+    }
 }
 
 /// Why an entry named like a library is not a regular file (following symlinks), if it is not.
@@ -268,9 +333,17 @@ fn special_file_kind(kind: &std::fs::FileType) -> &'static str {
 
 /// Reads one file's manifest and checks it can be loaded by this host.
 pub fn read(path: &Path) -> Result<Manifest, SkipReason> {
-    let json = object_file::read_manifest(path)?;
-    let manifest =
-        Manifest::from_json(&json).map_err(|e| SkipReason::BadManifest(e.to_string()))?;
+    checked(&object_file::read_manifest(path)?)
+}
+
+/// The manifest of a library's bytes, checked as [`read`] checks a file's.
+pub fn manifest_of(bytes: &[u8]) -> Result<Manifest, SkipReason> {
+    checked(&object_file::manifest_from(bytes)?)
+}
+
+/// The manifest `json` says, if this host can load it.
+fn checked(json: &str) -> Result<Manifest, SkipReason> {
+    let manifest = Manifest::from_json(json).map_err(|e| SkipReason::BadManifest(e.to_string()))?;
     if !abi_compatible(plugin_abi::VERSION, &manifest.abi) {
         return Err(SkipReason::IncompatibleAbi {
             plugin: manifest.abi,
@@ -376,7 +449,7 @@ mod tests {
     #[test]
     fn a_text_file_is_not_a_library() {
         assert!(matches!(
-            object_file::manifest_from_bytes(b"hello"),
+            object_file::manifest_from(&b"hello"[..]),
             Err(SkipReason::NotALibrary(_))
         ));
     }

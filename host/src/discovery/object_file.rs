@@ -1,29 +1,32 @@
 //! Reading a manifest out of a library file without opening it as a library.
 //!
-//! The file is memory-mapped and parsed with `object`; every segment's file range is checked, so
-//! a truncated library is rejected here and never reaches `dlopen` (which would crash the host).
+//! The file is read, never mapped (a file truncated under a map would crash the host with
+//! SIGBUS): `object` parses it through a read cache that reads the headers and the manifest
+//! section alone, or from bytes already in memory. Every segment's file range is checked, so a
+//! truncated library is rejected here and never reaches `dlopen` (which would crash the host).
 
 use std::{fs::File, path::Path};
 
-use object::{Object, ObjectSection, ObjectSegment, read::elf::FileHeader};
+use object::{Object, ObjectSection, ObjectSegment, ReadRef, read::elf::FileHeader};
 use plugin_manifest::section;
 
 use super::SkipReason;
 
-/// Reads and unframes the manifest JSON of the library at `path`.
+/// Reads and unframes the manifest JSON of the library at `path`, reading only what it needs.
 pub(crate) fn read_manifest(path: &Path) -> Result<String, SkipReason> {
     let file = File::open(path).map_err(|e| SkipReason::Unreadable(e.to_string()))?;
-    // SAFETY: the map is read-only and private; a plugin file changed under it while it is read
-    // can only make the parse fail. It is dropped before this function returns.
-    let map =
-        unsafe { memmap2::Mmap::map(&file) }.map_err(|e| SkipReason::Unreadable(e.to_string()))?;
-    manifest_from_bytes(&map)
+    manifest_from(&object::ReadCache::new(file))
 }
 
-/// The manifest JSON in an object file's bytes, after checking the file is a whole library.
-pub(crate) fn manifest_from_bytes(bytes: &[u8]) -> Result<String, SkipReason> {
-    let file = object::File::parse(bytes)
-        .map_err(|e| truncation(bytes).unwrap_or_else(|| SkipReason::NotALibrary(e.to_string())))?;
+/// The manifest JSON in an object file (its bytes, or a read cache over it), after checking the
+/// file is a whole library.
+pub(crate) fn manifest_from<'d, R: ReadRef<'d>>(data: R) -> Result<String, SkipReason> {
+    let has = data
+        .len()
+        .map_err(|()| SkipReason::Unreadable("its length cannot be read".to_owned()))?;
+    let file = object::File::parse(data).map_err(|e| {
+        truncation(data, has).unwrap_or_else(|| SkipReason::NotALibrary(e.to_string()))
+    })?;
     if file.kind() != object::ObjectKind::Dynamic {
         return Err(SkipReason::NotALibrary(format!(
             "a {:?} object, not a shared library",
@@ -32,13 +35,10 @@ pub(crate) fn manifest_from_bytes(bytes: &[u8]) -> Result<String, SkipReason> {
     }
     for segment in file.segments() {
         let (offset, size) = segment.file_range();
-        if offset
-            .checked_add(size)
-            .is_none_or(|end| end > bytes.len() as u64)
-        {
+        if offset.checked_add(size).is_none_or(|end| end > has) {
             return Err(SkipReason::Truncated {
                 needs: offset.saturating_add(size),
-                has: bytes.len() as u64,
+                has,
             });
         }
     }
@@ -54,19 +54,18 @@ pub(crate) fn manifest_from_bytes(bytes: &[u8]) -> Result<String, SkipReason> {
         .map_err(|e| SkipReason::BadManifest(e.to_string()))
 }
 
-/// Whether `bytes` start like an object file whose headers describe more bytes than there are:
-/// a partial copy, which `object` would only report as a bad header offset.
-fn truncation(bytes: &[u8]) -> Option<SkipReason> {
-    let needs = match object::FileKind::parse(bytes).ok()? {
+/// Whether `data` (`has` bytes) starts like an object file whose headers describe more bytes
+/// than there are: a partial copy, which `object` would only report as a bad header offset.
+fn truncation<'d, R: ReadRef<'d>>(data: R, has: u64) -> Option<SkipReason> {
+    let needs = match object::FileKind::parse(data).ok()? {
         object::FileKind::Elf32 => {
-            elf_extent(object::elf::FileHeader32::<object::Endianness>::parse(bytes).ok()?)?
+            elf_extent(object::elf::FileHeader32::<object::Endianness>::parse(data).ok()?)?
         }
         object::FileKind::Elf64 => {
-            elf_extent(object::elf::FileHeader64::<object::Endianness>::parse(bytes).ok()?)?
+            elf_extent(object::elf::FileHeader64::<object::Endianness>::parse(data).ok()?)?
         }
         _ => return None,
     };
-    let has = bytes.len() as u64;
     (needs > has).then_some(SkipReason::Truncated { needs, has })
 }
 
@@ -99,7 +98,7 @@ mod tests {
     fn half_an_elf_file_is_truncated_not_garbage() {
         let exe = std::fs::read(std::env::current_exe().unwrap()).unwrap();
         let half = &exe[..exe.len() / 2];
-        match manifest_from_bytes(half) {
+        match manifest_from(half) {
             Err(SkipReason::Truncated { needs, has }) => {
                 assert_eq!(has, half.len() as u64);
                 assert!(needs > has);

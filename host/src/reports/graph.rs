@@ -296,6 +296,7 @@ mod tests {
                 server: std::sync::Arc::new(server),
                 cache,
             },
+            stamp: None,
         };
         let registry = Registry::new(vec![plugin]);
         let dot = render(&registry, Format::Dot);

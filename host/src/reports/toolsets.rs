@@ -46,6 +46,19 @@ pub struct ToolsetsReport {
     /// run, which wait to be started again, which are parked.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub processes: Vec<ProcessStatus>,
+    /// Which generation of the plugin folder this is, when a server answers.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub generation: Option<GenerationInfo>,
+}
+
+/// Which generation of the plugins a running server serves: a new one is made each time the
+/// plugin folder or a watched `mcp.json` changes.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct GenerationInfo {
+    /// 1 at start-up, one more at each change.
+    pub number: u64,
+    /// When it was made (RFC 3339, UTC).
+    pub since: String,
 }
 
 /// One toolset in [`ToolsetsReport`].
@@ -99,6 +112,15 @@ impl ToolsetsReport {
                 .collect(),
             conflicts: registry.conflicts().to_vec(),
             processes: Vec::new(),
+            generation: None,
+        }
+    }
+
+    /// The report, saying which generation it describes.
+    pub fn with_generation(self, generation: GenerationInfo) -> Self {
+        Self {
+            generation: Some(generation),
+            ..self
         }
     }
 }

@@ -25,8 +25,8 @@ use rmcp::{
     model::{
         CompleteRequestParams, CompleteResult, CompletionInfo, GetPromptRequestParams,
         GetPromptResult, ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult,
-        Prompt, PromptArgument, PromptMessage, ReadResourceResult, Resource, ResourceContents,
-        ResourceTemplate, ResourcesCapability, ServerCapabilities,
+        Prompt, PromptArgument, PromptMessage, PromptsCapability, ReadResourceResult, Resource,
+        ResourceContents, ResourceTemplate, ResourcesCapability, ServerCapabilities,
     },
 };
 use serde::Deserialize;
@@ -34,7 +34,7 @@ use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
 use super::{
-    ServeState,
+    generation::Generation,
     subscriptions::{Refused, Session},
 };
 use crate::{
@@ -52,16 +52,30 @@ pub(super) fn declare_capabilities(
     let templates = !registry.served_resource_templates(active).is_empty();
     let prompts = !registry.served_prompts(active).is_empty();
     if templates || !registry.served_resources(active).is_empty() {
-        let mut capability = ResourcesCapability::default();
-        capability.subscribe = Some(true);
-        capabilities.resources = Some(capability);
+        capabilities.resources = Some(resources_capability());
     }
     if prompts {
-        capabilities.prompts = Some(Default::default());
+        capabilities.prompts = Some(prompts_capability());
     }
     if prompts || templates {
         capabilities.completions = Some(Default::default());
     }
+}
+
+/// What the server says of resources: they may be subscribed to, and their list may change
+/// (when the plugins do).
+pub(super) fn resources_capability() -> ResourcesCapability {
+    let mut capability = ResourcesCapability::default();
+    capability.subscribe = Some(true);
+    capability.list_changed = Some(true);
+    capability
+}
+
+/// What the server says of prompts: their list may change (when the plugins do).
+pub(super) fn prompts_capability() -> PromptsCapability {
+    let mut capability = PromptsCapability::default();
+    capability.list_changed = Some(true);
+    capability
 }
 
 /// `resources/list`.
@@ -123,16 +137,16 @@ pub(super) fn list_prompts(registry: &Registry, active: &ActiveSet) -> ListPromp
 
 /// `resources/read`: the plugin serving `uri` reads it.
 pub(super) async fn read_resource(
-    state: &ServeState,
+    generation: &Generation,
     active: &ActiveSet,
     uri: &str,
     cancel: &CancellationToken,
 ) -> Result<ReadResourceResult, ErrorData> {
-    let registry = state.builder.registry();
+    let registry = generation.registry();
     let owner = registry
         .resource_owner(active, uri)
         .ok_or_else(|| not_found(uri))?;
-    let plugin = open(state, owner.plugin()).await?;
+    let plugin = open(generation, owner.plugin()).await?;
     let json = until_cancelled(cancel, plugin.read_resource(uri))
         .await
         .map_err(|e| plugin_error(e, Some(uri)))?;
@@ -174,14 +188,13 @@ pub(super) fn subscribe<P: Clone>(
 
 /// `prompts/get`: checks the arguments, then the plugin serving the prompt answers.
 pub(super) async fn get_prompt(
-    state: &ServeState,
+    generation: &Generation,
     active: &ActiveSet,
     request: GetPromptRequestParams,
     cancel: &CancellationToken,
 ) -> Result<GetPromptResult, ErrorData> {
     let name = request.name.as_str();
-    let prompt = state
-        .builder
+    let prompt = generation
         .registry()
         .served_prompt(active, name)
         .ok_or_else(|| {
@@ -195,7 +208,7 @@ pub(super) async fn get_prompt(
         .decl
         .check_arguments(|a| arguments.contains_key(a))
         .map_err(|missing| ErrorData::invalid_params(missing, None))?;
-    let plugin = open(state, &prompt.plugin).await?;
+    let plugin = open(generation, &prompt.plugin).await?;
     let arguments = Value::Object(arguments).to_string();
     let json = until_cancelled(cancel, plugin.get_prompt(name, arguments))
         .await
@@ -213,7 +226,7 @@ pub(super) async fn get_prompt(
 
 /// `completion/complete`: the plugin of the prompt or template completes the argument.
 pub(super) async fn complete(
-    state: &ServeState,
+    generation: &Generation,
     active: &ActiveSet,
     request: CompleteRequestParams,
     cancel: &CancellationToken,
@@ -221,11 +234,9 @@ pub(super) async fn complete(
     let reference = serde_json::to_value(&request.r#ref)
         .and_then(serde_json::from_value)
         .map_err(|e| ErrorData::invalid_params(format!("invalid reference: {e}"), None))?;
-    let owner =
-        state
-            .builder
-            .registry()
-            .completion_owner(active, &reference, &request.argument.name);
+    let owner = generation
+        .registry()
+        .completion_owner(active, &reference, &request.argument.name);
     let plugin = match owner {
         CompletionOwner::Unknown => {
             return Err(ErrorData::invalid_params(
@@ -236,7 +247,7 @@ pub(super) async fn complete(
         CompletionOwner::Nobody => return Ok(CompleteResult::default()),
         CompletionOwner::Plugin(plugin) => plugin,
     };
-    let loaded = open(state, plugin).await?;
+    let loaded = open(generation, plugin).await?;
     let request = serde_json::to_string(&request).unwrap_or_default();
     let json = until_cancelled(cancel, loaded.complete(request))
         .await
@@ -246,8 +257,8 @@ pub(super) async fn complete(
 }
 
 /// The live plugin `name`, opened on a blocking thread if it is not yet.
-async fn open(state: &ServeState, name: &str) -> Result<Arc<LoadedPlugin>, ErrorData> {
-    let builder = Arc::clone(&state.builder);
+async fn open(generation: &Generation, name: &str) -> Result<Arc<LoadedPlugin>, ErrorData> {
+    let builder = Arc::clone(generation.builder());
     let name = name.to_owned();
     tokio::task::spawn_blocking(move || builder.plugin(&name))
         .await
@@ -362,7 +373,8 @@ mod tests {
         );
         assert_eq!(
             wire(&capabilities),
-            json!({"completions": {}, "prompts": {}, "resources": {"subscribe": true}})
+            json!({"completions": {}, "prompts": {"listChanged": true},
+                   "resources": {"subscribe": true, "listChanged": true}})
         );
     }
 

@@ -10,7 +10,7 @@
 //! arguments, a tool's error and a panic are `isError` results the model can read; an unknown
 //! tool is the JSON-RPC error the specification gives (`-32602`).
 
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use axum::http::{header, request::Parts};
 #[allow(deprecated)] // logging is deprecated by SEP-2577, still in 2025-11-25
@@ -18,8 +18,7 @@ use rmcp::model::SetLevelRequestParams;
 use rmcp::model::{
     CompleteRequestParams, CompleteResult, GetPromptRequestParams, GetPromptResponse,
     ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult, ReadResourceRequestParams,
-    ReadResourceResponse, ResourcesCapability, SubscribeRequestParams, SubscriptionFilter,
-    UnsubscribeRequestParams,
+    ReadResourceResponse, SubscribeRequestParams, SubscriptionFilter, UnsubscribeRequestParams,
 };
 use rmcp::{
     ErrorData, RoleServer, ServerHandler,
@@ -36,7 +35,10 @@ use super::{
     ServeState,
     context::{self, SessionLevel},
     contributions::{self as contributed},
+    generation::Generation,
     jsonrpc,
+    listeners::{Lists, Registration, Selection, Target},
+    selection_headers,
     served::{Resolved, ServedView, TOOLSETS_TOOL},
     subscriptions::{Session, Subscriber},
 };
@@ -53,6 +55,9 @@ pub(crate) struct Handler {
     level: SessionLevel,
     /// The session's entry in the server's subscriptions; dropped with the session.
     subscriptions: Arc<Session<Subscriber>>,
+    /// The session's registration to hear that its lists changed, made at `initialize`;
+    /// dropped with the session.
+    listening: Arc<OnceLock<Registration>>,
 }
 
 impl Handler {
@@ -62,34 +67,58 @@ impl Handler {
             subscriptions: Arc::new(state.subscriptions.session()),
             state,
             level: SessionLevel::default(),
+            listening: Arc::default(),
         }
     }
 
-    /// The request's selection (its URL and selection headers), from manifests alone.
-    fn resolved(&self, context: &RequestContext<RoleServer>) -> Arc<Resolved> {
+    /// The request's selection as a listener keeps it: its URL's query and selection headers.
+    fn selection(context: &RequestContext<RoleServer>) -> Selection {
+        let parts = parts(context);
+        Selection {
+            query: parts
+                .and_then(|p| p.uri.query())
+                .unwrap_or_default()
+                .to_owned(),
+            headers: parts
+                .map(|p| selection_headers(&p.headers))
+                .unwrap_or_default(),
+        }
+    }
+
+    /// The current generation, and the request's selection (its URL and selection headers) in
+    /// it, from manifests alone. The request is served from that generation to its end.
+    fn resolved(&self, context: &RequestContext<RoleServer>) -> (Arc<Generation>, Arc<Resolved>) {
         let parts = parts(context);
         let query = parts.and_then(|p| p.uri.query()).unwrap_or_default();
         let no_headers = axum::http::HeaderMap::new();
-        self.state
-            .resolve(query, parts.map_or(&no_headers, |p| &p.headers))
+        let generation = self.state.generation();
+        let resolved = self.state.resolve(
+            &generation,
+            query,
+            parts.map_or(&no_headers, |p| &p.headers),
+        );
+        (generation, resolved)
     }
 
-    /// The request's selection's active set.
-    fn active(&self, context: &RequestContext<RoleServer>) -> ActiveSet {
-        self.resolved(context).resolution.active.clone()
+    /// The current generation, and the request's selection's active set in it.
+    fn active(&self, context: &RequestContext<RoleServer>) -> (Arc<Generation>, ActiveSet) {
+        let (generation, resolved) = self.resolved(context);
+        (generation, resolved.resolution.active.clone())
     }
 
-    /// The request's selection and its view of its served set (opening plugins on first use).
-    async fn served(
-        &self,
-        context: &RequestContext<RoleServer>,
-    ) -> Result<(Arc<Resolution>, Arc<ServedView>), ErrorData> {
-        let resolved = self.resolved(context);
-        let view = self.state.sets.view(&resolved).await.map_err(|e| {
+    /// The current generation, the request's selection and its view of its served set
+    /// (opening plugins on first use).
+    async fn served(&self, context: &RequestContext<RoleServer>) -> Result<Served, ErrorData> {
+        let (generation, resolved) = self.resolved(context);
+        let view = generation.sets.view(&resolved).await.map_err(|e| {
             tracing::error!("{e}");
             ErrorData::internal_error(e, None)
         })?;
-        Ok((Arc::clone(&resolved.resolution), view))
+        Ok(Served {
+            generation,
+            resolution: Arc::clone(&resolved.resolution),
+            view,
+        })
     }
 
     /// Fills in what `initialize` and `server/discover` say per URL: the instructions of the
@@ -99,13 +128,15 @@ impl Handler {
         context: &RequestContext<RoleServer>,
         info: &mut ServerConfig,
     ) -> Result<(), ErrorData> {
-        let (resolution, served) = self.served(context).await?;
-        info.instructions = served.set().instructions();
-        // What `get_info` says of resources is the whole server's; this URL says its own.
+        let served = self.served(context).await?;
+        info.instructions = served.view.set().instructions();
+        // What `get_info` says of resources and prompts is the whole server's; this URL says
+        // its own.
         info.capabilities.resources = None;
+        info.capabilities.prompts = None;
         contributed::declare_capabilities(
-            self.state.builder.registry(),
-            &resolution.active,
+            served.generation.registry(),
+            &served.resolution.active,
             &mut info.capabilities,
         );
         Ok(())
@@ -115,9 +146,10 @@ impl Handler {
     fn toolsets_result(
         &self,
         context: &RequestContext<RoleServer>,
+        generation: &Generation,
         resolution: &Resolution,
     ) -> CallToolResult {
-        let report = self.state.toolsets_report(resolution);
+        let report = self.state.toolsets_report(generation, resolution);
         let inactive: Vec<&str> = report
             .toolsets
             .iter()
@@ -154,28 +186,22 @@ impl ServerHandler for Handler {
     /// A tool whose argument is mirrored into a header, for rmcp's check of `Mcp-Param-*`
     /// headers against the body; no other tool (rmcp then checks nothing more).
     fn get_tool(&self, name: &str) -> Option<rmcp::model::Tool> {
-        self.state.header_tool(name)
+        self.state.generation().header_tool(name)
     }
 
-    /// The server's description before a URL is known: resource subscriptions when any plugin
-    /// serves a resource, which rmcp reads to accept a `subscriptions/listen` filter.
+    /// The server's description before a URL is known: every list may change (plugins come
+    /// and go) and resources may be subscribed to, which rmcp reads to accept a
+    /// `subscriptions/listen` filter; a URL's `initialize` says what it has.
     fn get_info(&self) -> ServerConfig {
         let mut info = self.state.info.clone();
-        let registry = self.state.builder.registry();
-        if registry
-            .plugins()
-            .iter()
-            .any(|p| !p.manifest.resources.is_empty() || !p.manifest.resource_templates.is_empty())
-        {
-            let mut resources = ResourcesCapability::default();
-            resources.subscribe = Some(true);
-            info.capabilities.resources = Some(resources);
-        }
+        info.capabilities.resources = Some(contributed::resources_capability());
+        info.capabilities.prompts = Some(contributed::prompts_capability());
         info
     }
 
-    /// 2026-07-28's `subscriptions/listen`: resource updates only (lists are not said to
-    /// change). Which of its URIs the request's URL serves is known in [`Self::listen`].
+    /// 2026-07-28's `subscriptions/listen`: resource updates, and the changes of the tools,
+    /// resources and prompts lists. Which of its URIs the request's URL serves is known in
+    /// [`Self::listen`].
     fn accepted_subscription_filter(
         &self,
         requested: &SubscriptionFilter,
@@ -184,18 +210,35 @@ impl ServerHandler for Handler {
         accepted
             .resource_subscriptions
             .clone_from(&requested.resource_subscriptions);
+        accepted.tools_list_changed = requested.tools_list_changed;
+        accepted.resources_list_changed = requested.resources_list_changed;
+        accepted.prompts_list_changed = requested.prompts_list_changed;
         Some(accepted)
     }
 
     /// One `subscriptions/listen` stream: an entry of its own in the server's subscriptions,
     /// holding each accepted URI the request's URL serves (within the per-session bounds; the
-    /// others are logged and never heard of), until the stream ends.
+    /// others are logged and never heard of), and a listener for the lists it accepted, until
+    /// the stream ends.
     async fn listen(&self, context: SubscriptionContext) -> Result<(), ErrorData> {
-        let active = &self.active(context.request_context());
+        let accepted = context.accepted();
+        let wants = Lists {
+            tools: accepted.tools_list_changed == Some(true),
+            resources: accepted.resources_list_changed == Some(true),
+            prompts: accepted.prompts_list_changed == Some(true),
+        };
+        let _listening = (wants != Lists::default()).then(|| {
+            self.state.listeners.register(
+                Self::selection(context.request_context()),
+                Target::Stream(context.sink().clone()),
+                wants,
+            )
+        });
+        let (generation, active) = &self.active(context.request_context());
         let stream = self.state.subscriptions.session();
         for uri in context.accepted().resource_subscriptions.iter().flatten() {
             let subscriber = Subscriber::Stream(context.sink().clone());
-            let registry = self.state.builder.registry();
+            let registry = generation.registry();
             if let Err(error) = contributed::subscribe(registry, active, &stream, uri, subscriber) {
                 tracing::info!(
                     "subscriptions/listen: not subscribed to {uri}: {}",
@@ -215,6 +258,13 @@ impl ServerHandler for Handler {
         context.peer.set_peer_info(request.clone());
         let mut result = self.negotiate_initialize(&request)?;
         self.describe_url(&context, &mut result).await?;
+        if self.state.sessions {
+            let _ = self.listening.set(self.state.listeners.register(
+                Self::selection(&context),
+                Target::Session(context.peer.clone()),
+                Lists::ALL,
+            ));
+        }
         Ok(result)
     }
 
@@ -235,8 +285,8 @@ impl ServerHandler for Handler {
         _request: Option<PaginatedRequestParams>,
         context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
-        let (_, view) = self.served(&context).await?;
-        Ok(ListToolsResult::with_all_items(view.tools()))
+        let served = self.served(&context).await?;
+        Ok(ListToolsResult::with_all_items(served.view.tools()))
     }
 
     async fn call_tool(
@@ -245,23 +295,29 @@ impl ServerHandler for Handler {
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
         let name = request.name.as_ref();
-        let (resolution, view) = self.served(&context).await?;
+        let Served {
+            generation,
+            resolution,
+            view,
+        } = self.served(&context).await?;
         let served = view.set();
         if self.state.toolsets_tool && name == TOOLSETS_TOOL {
             if !resolution.filter.allows(name, true) {
-                return Err(unknown_tool(&self.state, name, &resolution));
+                return Err(unknown_tool(&generation, name, &resolution));
             }
-            return Ok(self.toolsets_result(&context, &resolution).into());
+            return Ok(self
+                .toolsets_result(&context, &generation, &resolution)
+                .into());
         }
         let (Some(tool), Some(validator)) = (served.table().get(name), served.validator(name))
         else {
-            return Err(unknown_tool(&self.state, name, &resolution));
+            return Err(unknown_tool(&generation, name, &resolution));
         };
         if !resolution
             .filter
             .allows(name, tool.decl.annotations.read_only == Some(true))
         {
-            return Err(unknown_tool(&self.state, name, &resolution));
+            return Err(unknown_tool(&generation, name, &resolution));
         }
         let arguments = Value::Object(request.arguments.unwrap_or_default());
         if let Err(problem) = validator.check(&arguments) {
@@ -328,11 +384,8 @@ impl ServerHandler for Handler {
         _request: Option<PaginatedRequestParams>,
         context: RequestContext<RoleServer>,
     ) -> Result<ListResourcesResult, ErrorData> {
-        let active = &self.active(&context);
-        Ok(contributed::list_resources(
-            self.state.builder.registry(),
-            active,
-        ))
+        let (generation, active) = &self.active(&context);
+        Ok(contributed::list_resources(generation.registry(), active))
     }
 
     async fn list_resource_templates(
@@ -340,9 +393,9 @@ impl ServerHandler for Handler {
         _request: Option<PaginatedRequestParams>,
         context: RequestContext<RoleServer>,
     ) -> Result<ListResourceTemplatesResult, ErrorData> {
-        let active = &self.active(&context);
+        let (generation, active) = &self.active(&context);
         Ok(contributed::list_resource_templates(
-            self.state.builder.registry(),
+            generation.registry(),
             active,
         ))
     }
@@ -352,8 +405,8 @@ impl ServerHandler for Handler {
         request: ReadResourceRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<ReadResourceResponse, ErrorData> {
-        let active = &self.active(&context);
-        contributed::read_resource(&self.state, active, &request.uri, &context.ct)
+        let (generation, active) = &self.active(&context);
+        contributed::read_resource(generation, active, &request.uri, &context.ct)
             .await
             .map(Into::into)
     }
@@ -363,9 +416,9 @@ impl ServerHandler for Handler {
         request: SubscribeRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<(), ErrorData> {
-        let active = &self.active(&context);
+        let (generation, active) = &self.active(&context);
         contributed::subscribe(
-            self.state.builder.registry(),
+            generation.registry(),
             active,
             &self.subscriptions,
             &request.uri,
@@ -387,11 +440,8 @@ impl ServerHandler for Handler {
         _request: Option<PaginatedRequestParams>,
         context: RequestContext<RoleServer>,
     ) -> Result<ListPromptsResult, ErrorData> {
-        let active = &self.active(&context);
-        Ok(contributed::list_prompts(
-            self.state.builder.registry(),
-            active,
-        ))
+        let (generation, active) = &self.active(&context);
+        Ok(contributed::list_prompts(generation.registry(), active))
     }
 
     async fn get_prompt(
@@ -399,8 +449,8 @@ impl ServerHandler for Handler {
         request: GetPromptRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<GetPromptResponse, ErrorData> {
-        let active = &self.active(&context);
-        contributed::get_prompt(&self.state, active, request, &context.ct)
+        let (generation, active) = &self.active(&context);
+        contributed::get_prompt(generation, active, request, &context.ct)
             .await
             .map(Into::into)
     }
@@ -410,8 +460,8 @@ impl ServerHandler for Handler {
         request: CompleteRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CompleteResult, ErrorData> {
-        let active = &self.active(&context);
-        contributed::complete(&self.state, active, request, &context.ct).await
+        let (generation, active) = &self.active(&context);
+        contributed::complete(generation, active, request, &context.ct).await
     }
 
     /// rmcp hands over as custom any request whose `params` do not fit its method: a known
@@ -429,6 +479,14 @@ impl ServerHandler for Handler {
         Err(invalid
             .unwrap_or_else(|| ErrorData::new(ErrorCode::METHOD_NOT_FOUND, request.method, None)))
     }
+}
+
+/// What a request is served from: the generation it took, its selection, and its view of its
+/// served set.
+struct Served {
+    generation: Arc<Generation>,
+    resolution: Arc<Resolution>,
+    view: Arc<ServedView>,
 }
 
 /// The HTTP request parts rmcp attached to the request.
@@ -501,13 +559,13 @@ const HOW_TO_RESTART_WITH_OTHER_FILTERS: &str = "The tools are filtered by the s
 /// with the toolset that has it when another URL would serve it. A tool of an active toolset
 /// that is not served was hidden by the request's filter, or left out when its table was built
 /// (an extension of it failed).
-fn unknown_tool(state: &ServeState, name: &str, resolution: &Resolution) -> ErrorData {
-    let registry = state.builder.registry();
+fn unknown_tool(generation: &Generation, name: &str, resolution: &Resolution) -> ErrorData {
+    let registry = generation.registry();
     let declared = registry.tools().iter().find(|t| t.decl.name == name);
     let data = declared.map(|entry| {
         let toolset = &entry.decl.toolset;
         let served = registry.extensions().apply_to(&entry.decl);
-        let failure = state.builder.failure(&entry.plugin);
+        let failure = generation.builder().failure(&entry.plugin);
         let hint = if !resolution.active.contains(toolset) {
             format!("tool `{name}` is in toolset `{toolset}`, which this URL does not serve; add ?toolsets={toolset} to the server URL")
         } else if !resolution

@@ -20,23 +20,30 @@ use serde_json::{Value, json};
 use super::ServeState;
 use crate::reports::{ContributionsReport, ToolsetsReport};
 
-/// `GET /healthz`: the server is up, with a few counts and the state of the processes of
-/// opened bridged servers and isolated plugins (`degraded` while one is parked).
+/// `GET /healthz`: the server is up, with a few counts, the generation it serves and the state
+/// of the processes of opened bridged servers and isolated plugins; status `degraded` (still
+/// HTTP 200: everything else is served) when a plugin failed to open, each named with why, or
+/// while a process is parked.
 pub(crate) async fn healthz(State(state): State<Arc<ServeState>>) -> Json<Value> {
-    let registry = state.builder.registry();
-    let processes = state.builder.processes();
-    let status = if processes.iter().any(|p| p.parked) {
-        "degraded"
-    } else {
-        "ok"
-    };
+    let generation = state.generation();
+    let registry = generation.registry();
+    let builder = generation.builder();
+    let processes = builder.processes();
+    let failed: Vec<Value> = builder
+        .failures()
+        .into_iter()
+        .map(|(plugin, error)| json!({"plugin": plugin, "reason": error.to_string()}))
+        .collect();
+    let degraded = !failed.is_empty() || processes.iter().any(|p| p.parked);
     Json(json!({
-        "status": status,
+        "status": if degraded { "degraded" } else { "ok" },
         "version": env!("CARGO_PKG_VERSION"),
         "plugins": registry.plugins().len(),
-        "opened": state.builder.opened().len(),
+        "opened": builder.opened().len(),
         "toolsets": registry.toolsets().count(),
         "processes": processes,
+        "failed": failed,
+        "generation": generation.info(),
     }))
 }
 
@@ -47,8 +54,9 @@ pub(crate) async fn toolsets(
     RawQuery(query): RawQuery,
     headers: HeaderMap,
 ) -> Json<ToolsetsReport> {
-    let resolved = state.resolve(query.as_deref().unwrap_or(""), &headers);
-    Json(state.toolsets_report(&resolved.resolution))
+    let generation = state.generation();
+    let resolved = state.resolve(&generation, query.as_deref().unwrap_or(""), &headers);
+    Json(state.toolsets_report(&generation, &resolved.resolution))
 }
 
 /// `GET /contributions`: every declared tool with the extensions applied to it, in order, and
@@ -56,7 +64,7 @@ pub(crate) async fn toolsets(
 pub(crate) async fn contributions(
     State(state): State<Arc<ServeState>>,
 ) -> Json<ContributionsReport> {
-    Json(ContributionsReport::new(state.builder.registry()))
+    Json(ContributionsReport::new(state.generation().registry()))
 }
 
 /// Applies [`AccessPolicy`] to a request: `Ok` to go on, else the refusal (logged).

@@ -22,6 +22,11 @@
 //!   what each buffers and subscribes to, and how long a request to the client may wait;
 //!   [`SessionLimits`]).
 //!
+//! Everything built from the plugins (the registry, the opened plugins, tool tables, cached
+//! resolutions) is one [`generation`], swapped whole when the plugins change ([`reload`]): each
+//! request is served from the generation current when it arrives, and the sessions whose lists
+//! changed are told ([`listeners`]).
+//!
 //! At start-up only plugins with an `on_startup` event are opened. On SIGTERM or Ctrl-C the
 //! server drains ([`drain`]): new requests get 503, calls in flight get up to
 //! `--shutdown-grace` to finish and send their answers; then sessions end, connections close,
@@ -31,25 +36,23 @@ mod context;
 mod contributions;
 mod drain;
 mod front;
+mod generation;
 mod handler;
 mod http;
 mod jsonrpc;
 mod listener;
+mod listeners;
 mod ready;
+mod reload;
 mod served;
 mod sessions;
 pub mod stdio;
 mod subscriptions;
 mod validate;
 
-use std::{
-    borrow::Cow,
-    collections::HashMap,
-    net::SocketAddr,
-    sync::{Arc, PoisonError, RwLock},
-    time::Duration,
-};
+use std::{borrow::Cow, collections::HashMap, net::SocketAddr, sync::Arc, time::Duration};
 
+use arc_swap::ArcSwap;
 use axum::{
     Router,
     extract::DefaultBodyLimit,
@@ -68,10 +71,12 @@ pub use ready::Ready;
 pub use sessions::SessionLimits;
 
 use crate::{
-    build::Builder,
+    build::{Builder, ProviderOpener},
     registry::Registry,
-    selection::{self, Headers, Query, ToolFilter},
+    reload::{Source, Triggers},
+    selection::{self, Query, ToolFilter},
 };
+use generation::Generation;
 
 /// How to serve: a plain value, built from the command line by `crate::config` or by hand.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -175,17 +180,16 @@ pub enum ServeError {
     Io(#[from] std::io::Error),
 }
 
-/// Serves `registry`'s plugins as `args` say, until SIGINT or SIGTERM.
-pub async fn run(registry: Arc<Registry>, args: Options) -> Result<(), ServeError> {
+/// Serves `registry`'s plugins as `args` say, until SIGINT or SIGTERM; with a `source`, a new
+/// generation each time its plugins change ([`crate::reload`]).
+pub async fn run(
+    registry: Arc<Registry>,
+    args: Options,
+    source: Option<Source>,
+) -> Result<(), ServeError> {
     let path = check_path(&args.path)?;
-    let builder = start(registry).await?;
     let sessions_cancel = CancellationToken::new();
-    let (state, updates) = ServeState::new(Arc::clone(&builder), &args);
-    let state = Arc::new(state);
-    tokio::spawn(subscriptions::dispatch(
-        Arc::clone(&state.subscriptions),
-        updates,
-    ));
+    let (state, _reloading) = start(registry, &args, source).await?;
     let drain = Arc::new(drain::Drain::default());
     let front = front_door(
         Arc::clone(&state),
@@ -250,22 +254,42 @@ pub async fn run(registry: Arc<Registry>, args: Options) -> Result<(), ServeErro
         tracing::debug!("connections still open after {CLOSE_GRACE:?}; closing them");
         server.abort();
     }
-    stop(builder).await;
+    stop(state.generation().builder()).await;
     Ok(())
 }
 
-/// The builder over `registry`, once the plugins that asked to be opened at start-up are.
-async fn start(registry: Arc<Registry>) -> Result<Arc<Builder>, ServeError> {
-    let builder = Arc::new(Builder::new(registry));
+/// The state serving `registry` as `args` say, once the plugins that asked to be opened at
+/// start-up are, with resource updates dispatched and, with a `source`, reloading going (while
+/// the [`reload::Reloading`] lives).
+async fn start(
+    registry: Arc<Registry>,
+    args: &Options,
+    source: Option<Source>,
+) -> Result<(Arc<ServeState>, Option<reload::Reloading>), ServeError> {
+    let (triggers, receiver) = Triggers::channel();
+    let opener = match source {
+        Some(_) => ProviderOpener::relisting(triggers.clone()),
+        None => ProviderOpener::default(),
+    };
+    let builder = Arc::new(Builder::with_opener(registry, Arc::new(opener)));
     let opening = Arc::clone(&builder);
     tokio::task::spawn_blocking(move || opening.open_startup_plugins())
         .await
         .map_err(|e| ServeError::Io(std::io::Error::other(e)))?;
-    Ok(builder)
+    let (state, updates) = ServeState::new(builder, args);
+    let state = Arc::new(state);
+    tokio::spawn(subscriptions::dispatch(
+        Arc::clone(&state.subscriptions),
+        updates,
+    ));
+    let reloading =
+        source.map(|source| reload::start(Arc::clone(&state), source, triggers, receiver));
+    Ok((state, reloading))
 }
 
 /// Tells every opened plugin the host is stopping.
-async fn stop(builder: Arc<Builder>) {
+async fn stop(builder: &Arc<Builder>) {
+    let builder = Arc::clone(builder);
     let _ = tokio::task::spawn_blocking(move || builder.stop_all()).await;
     tracing::info!("stopped");
 }
@@ -273,8 +297,8 @@ async fn stop(builder: Arc<Builder>) {
 /// What every request handler shares.
 #[derive(Debug)]
 pub(crate) struct ServeState {
-    builder: Arc<Builder>,
-    sets: served::Sets,
+    /// The generation requests are served from; swapped whole when the plugins change.
+    current: ArcSwap<Generation>,
     fallback: Option<Query>,
     /// The operator's tool bounds.
     bounds: ToolFilter,
@@ -288,54 +312,50 @@ pub(crate) struct ServeState {
     subscriptions: Arc<subscriptions::ServerHub>,
     /// Where plugins say a resource changed; [`subscriptions::dispatch`] sends it on.
     updates: subscriptions::Updates,
-    /// The resolution of each URL query and selection headers seen so far (at most
-    /// [`RESOLVED_QUERIES`], keyed by [`cache_key`]): it depends only on them, the registry,
-    /// `fallback` and `bounds`, none of which change while serving.
-    resolved: RwLock<HashMap<String, Arc<served::Resolved>>>,
-    /// The tools with an argument mirrored into a header (`x-mcp-header`, SEP-2243), as served
-    /// (extensions applied), by name: rmcp checks those headers against the body before a
-    /// request reaches a handler, from the tool's input schema.
-    header_tools: HashMap<String, rmcp::model::Tool>,
+    /// The sessions and streams to tell when their lists change.
+    listeners: Arc<listeners::Listeners>,
+    /// Whether sessions are kept (not `--stateless`): only then is a session told anything.
+    sessions: bool,
 }
 
 impl ServeState {
-    /// What `GET /toolsets` and `list_server_toolsets` answer for `resolution`: the
-    /// manifests' view, and the state of opened plugins' processes.
+    /// What `GET /toolsets` and `list_server_toolsets` answer for `resolution` in
+    /// `generation`: the manifests' view, the generation, and the state of opened plugins'
+    /// processes.
     pub(crate) fn toolsets_report(
         &self,
+        generation: &Generation,
         resolution: &crate::selection::Resolution,
     ) -> crate::reports::ToolsetsReport {
         let mut report = crate::reports::ToolsetsReport::new(
-            self.builder.registry(),
+            generation.registry(),
             resolution,
             self.toolsets_tool,
-        );
-        report.processes = self.builder.processes();
+        )
+        .with_generation(generation.info());
+        report.processes = generation.builder().processes();
         report
     }
 
     #[allow(deprecated)] // logging is deprecated by SEP-2577, still in 2025-11-25
-    /// The state, and the receiving end of its [`subscriptions::Updates`] for
-    /// [`subscriptions::dispatch`].
+    /// The state, serving generation 1 over `builder`, and the receiving end of its
+    /// [`subscriptions::Updates`] for [`subscriptions::dispatch`].
     fn new(
         builder: Arc<Builder>,
         args: &Options,
     ) -> (Self, tokio::sync::mpsc::UnboundedReceiver<String>) {
-        let info = ServerConfig::new(
-            ServerCapabilities::builder()
-                .enable_tools()
-                .enable_logging()
-                .build(),
-        )
-        .with_server_info(Implementation::new(
+        let capabilities = ServerCapabilities::builder()
+            .enable_tools()
+            .enable_tool_list_changed()
+            .enable_logging()
+            .build();
+        let info = ServerConfig::new(capabilities).with_server_info(Implementation::new(
             args.name.clone(),
             env!("CARGO_PKG_VERSION"),
         ));
         let (updates, receiver) = subscriptions::Updates::channel();
-        let header_tools = header_tools(builder.registry());
         let state = Self {
-            sets: served::Sets::new(Arc::clone(&builder), args.toolsets_tool),
-            builder,
+            current: ArcSwap::from_pointee(Generation::first(builder, args.toolsets_tool)),
             fallback: args.fallback.clone(),
             bounds: args.tool_bounds.clone(),
             toolsets_tool: args.toolsets_tool,
@@ -347,61 +367,35 @@ impl ServeState {
                 uri_bytes: args.sessions.max_uri_bytes,
             }),
             updates,
-            resolved: RwLock::default(),
-            header_tools,
+            listeners: Arc::default(),
+            sessions: !args.stateless,
         };
         (state, receiver)
     }
 
-    /// A tool with an argument mirrored into a header, by name, as served: from its opened
-    /// plugin (whose generated schemas are known only once it is open), else from the
-    /// manifests (schemas written verbatim).
-    pub(crate) fn header_tool(&self, name: &str) -> Option<rmcp::model::Tool> {
-        let registry = self.builder.registry();
-        let opened = self.builder.opened();
-        let loaded = opened
-            .iter()
-            .flat_map(|plugin| plugin.tools())
-            .find(|tool| tool.decl.name == name);
-        match loaded {
-            Some(tool) => {
-                let decl = registry.extensions().apply_to(&tool.decl);
-                mirrors_a_header(&decl).then(|| served::mcp_tool(&decl))
-            }
-            None => self.header_tools.get(name).cloned(),
-        }
+    /// The current generation: a request takes it once and is served from it to its end.
+    pub(crate) fn generation(&self) -> Arc<Generation> {
+        self.current.load_full()
     }
 
-    /// The resolution of a request's URL query and selection headers, with the `--toolsets`
-    /// fallback and the tool bounds; a request seen before costs one lookup.
-    fn resolve(&self, query: &str, headers: &HeaderMap) -> Arc<served::Resolved> {
-        let values = selection_headers(headers);
-        let key = cache_key(query, &values);
-        if let Some(resolved) = self
-            .resolved
-            .read()
-            .unwrap_or_else(PoisonError::into_inner)
-            .get(key.as_ref())
-        {
-            return Arc::clone(resolved);
-        }
-        let registry = self.builder.registry();
-        let headers = Headers::from_values(values.each_ref().map(Option::as_deref));
-        let resolved = Arc::new(served::Resolved::new(selection::resolve_request(
-            &Query::parse(query),
-            &Query::from_headers(&headers),
-            &registry.declared(),
+    /// Makes `next` the current generation; requests that took the previous one finish on it.
+    pub(crate) fn swap(&self, next: Arc<Generation>) -> Arc<Generation> {
+        self.current.swap(next)
+    }
+
+    /// The resolution of a request's URL query and selection headers in `generation`.
+    fn resolve(
+        &self,
+        generation: &Generation,
+        query: &str,
+        headers: &HeaderMap,
+    ) -> Arc<served::Resolved> {
+        generation.resolve(
+            query,
+            &selection_headers(headers),
             self.fallback.as_ref(),
             &self.bounds,
-        )));
-        let mut cache = self
-            .resolved
-            .write()
-            .unwrap_or_else(PoisonError::into_inner);
-        if cache.len() < RESOLVED_QUERIES {
-            cache.insert(key.into_owned(), Arc::clone(&resolved));
-        }
-        resolved
+        )
     }
 }
 

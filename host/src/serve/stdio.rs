@@ -12,8 +12,8 @@ use std::{fs::File, sync::Arc};
 
 use rmcp::{ServiceExt as _, service::ServerInitializeError};
 
-use super::{Options, ServeError, ServeState, handler::Handler, shutdown_signal, subscriptions};
-use crate::registry::Registry;
+use super::{Options, ServeError, handler::Handler, shutdown_signal};
+use crate::{registry::Registry, reload::Source};
 
 /// Keeps a private duplicate of fd 1 for the protocol and points fd 1 at stderr; returns the
 /// duplicate. Call it before any plugin is opened.
@@ -44,7 +44,8 @@ pub fn protect_stdout() -> std::io::Result<File> {
 }
 
 /// Serves `registry`'s plugins over stdin and `protocol_out` (from [`protect_stdout`]) until
-/// stdin ends or a shutdown signal comes.
+/// stdin ends or a shutdown signal comes; with a `source`, a new generation each time its
+/// plugins change.
 ///
 /// # Errors
 ///
@@ -53,18 +54,13 @@ pub async fn run(
     registry: Arc<Registry>,
     options: Options,
     protocol_out: File,
+    source: Option<Source>,
 ) -> Result<(), ServeError> {
-    let builder = super::start(registry).await?;
-    let (state, updates) = ServeState::new(Arc::clone(&builder), &options);
-    let state = Arc::new(state);
-    tokio::spawn(subscriptions::dispatch(
-        Arc::clone(&state.subscriptions),
-        updates,
-    ));
+    let (state, _reloading) = super::start(registry, &options, source).await?;
     let transport = (tokio::io::stdin(), tokio::fs::File::from_std(protocol_out));
     tracing::info!("serving MCP on stdin and stdout");
     let served = async {
-        let service = match Handler::new(state).serve(transport).await {
+        let service = match Handler::new(Arc::clone(&state)).serve(transport).await {
             Ok(service) => service,
             Err(ServerInitializeError::ConnectionClosed(_)) => {
                 tracing::info!("stdin ended before the client initialized");
@@ -87,6 +83,6 @@ pub async fn run(
             Ok(())
         }
     };
-    super::stop(builder).await;
+    super::stop(state.generation().builder()).await;
     outcome
 }

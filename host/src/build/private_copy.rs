@@ -1,0 +1,131 @@
+//! Private copies of plugin libraries: the host never maps a file someone else can change.
+//!
+//! Before a library is opened, its file is read into memory once, those bytes are checked as
+//! discovery checks a file (a whole library, a manifest this host can load) and against the
+//! manifest discovery read, and written to a fresh folder of the host's own (mode 0700, under
+//! the temporary folder, `TMPDIR`). The library is opened from there, so a copy over the file
+//! in `plugins/` or a truncation of it can no longer crash the host, and a replaced file gets a
+//! path of its own (the C library caches libraries by path). The copy is removed once opened:
+//! its mapping lives on, shown as deleted in `/proc/PID/maps`.
+//!
+//! The folder's name is `reactor-mcp-TAG-RANDOM`, where `TAG` ([`tag`]) is made from the
+//! original file's path, so a test can tell which plugin file a mapped copy came from.
+
+use std::{
+    io::Write as _,
+    path::{Path, PathBuf},
+};
+
+use plugin_manifest::Manifest;
+use sha2::{Digest as _, Sha256};
+
+use super::ActivationError;
+use crate::discovery;
+
+/// The prefix of every private copy's folder name.
+pub const FOLDER_PREFIX: &str = "reactor-mcp-";
+
+/// A library's private copy; removed (with its folder) when dropped.
+#[derive(Debug)]
+pub(crate) struct PrivateCopy {
+    folder: tempfile::TempDir,
+    path: PathBuf,
+}
+
+impl PrivateCopy {
+    /// Copies the library at `original` whose manifest discovery read as `manifest`.
+    pub(crate) fn make(original: &Path, manifest: &Manifest) -> Result<Self, ActivationError> {
+        let failed = |reason: String| ActivationError::Open {
+            plugin: manifest.name.clone(),
+            reason,
+        };
+        let bytes = std::fs::read(original)
+            .map_err(|e| failed(format!("{} cannot be read: {e}", original.display())))?;
+        let found = discovery::manifest_of(&bytes).map_err(|reason| {
+            failed(format!(
+                "{} is no longer a usable plugin ({reason}); it is read again when it changes",
+                original.display()
+            ))
+        })?;
+        if found != *manifest {
+            return Err(ActivationError::Mismatch {
+                plugin: manifest.name.clone(),
+                reason: format!(
+                    "{} changed since discovery read it (its manifest differs); it is read again \
+                     when it changes",
+                    original.display()
+                ),
+            });
+        }
+        let folder = tempfile::Builder::new()
+            .prefix(&format!("{FOLDER_PREFIX}{}-", tag(original)))
+            .tempdir()
+            .map_err(|e| failed(format!("cannot make a private folder for its copy: {e}")))?;
+        let name = original.file_name().unwrap_or(original.as_os_str());
+        let path = folder.path().join(name);
+        write_new(&path, &bytes).map_err(|e| {
+            failed(format!(
+                "cannot write its private copy {}: {e}",
+                path.display()
+            ))
+        })?;
+        Ok(Self { folder, path })
+    }
+
+    /// Where the copy is.
+    pub(crate) fn path(&self) -> &Path {
+        &self.path
+    }
+}
+
+impl Drop for PrivateCopy {
+    fn drop(&mut self) {
+        if let Err(error) = std::fs::remove_file(&self.path) {
+            tracing::debug!("cannot remove {}: {error}", self.path.display());
+        }
+        tracing::trace!(folder = %self.folder.path().display(), "removed a private copy");
+    }
+}
+
+/// Writes `bytes` to a file that must not exist yet, readable by the owner alone. Not synced:
+/// the copy is read back from the page cache at once, and deleted then.
+fn write_new(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    let mut options = std::fs::OpenOptions::new();
+    options.write(true).create_new(true);
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o500);
+    options.open(path)?.write_all(bytes)
+}
+
+/// The tag of a plugin file in its copies' folder names: 12 hex digits of the SHA-256 of its
+/// path, made absolute when it can be.
+pub fn tag(original: &Path) -> String {
+    let path = original
+        .canonicalize()
+        .unwrap_or_else(|_| original.to_owned());
+    let digest = Sha256::digest(path.as_os_str().as_encoded_bytes());
+    digest[..6].iter().map(|b| format!("{b:02x}")).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_file_that_is_not_a_library_is_not_copied() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("libx.so");
+        std::fs::write(&file, b"not a library").unwrap();
+        let manifest = Manifest::from_json(r#"{"abi":"0.1.0","name":"x","version":"1"}"#).unwrap();
+        let error = PrivateCopy::make(&file, &manifest).unwrap_err().to_string();
+        assert!(error.contains("is no longer a usable plugin"), "{error}");
+        assert!(error.contains("libx.so"), "{error}");
+    }
+
+    #[test]
+    fn the_tag_is_the_same_for_the_same_file() {
+        assert_eq!(tag(Path::new("/a/libx.so")), tag(Path::new("/a/libx.so")));
+        assert_ne!(tag(Path::new("/a/libx.so")), tag(Path::new("/b/libx.so")));
+        assert_eq!(tag(Path::new("/a/libx.so")).len(), 12);
+    }
+}

@@ -1,0 +1,381 @@
+//! Reload: noticing that the plugins changed, and saying what changed between two registries.
+//!
+//! Three things make the plugins be discovered again ([`Trigger`]): an event in the plugin
+//! folder or on a watched `mcp.json` ([`watch`], with the `notify` crate; off with
+//! `--no-watch`), `SIGHUP` ([`on_hangup`], for file systems without events), and a bridged
+//! server saying its tools changed (its new list is then in the cache). Triggers are batched
+//! ([`next_batch`]): a scan starts once no trigger came for [`DEBOUNCE`], so a file being
+//! written is not read half-way, and a burst of changes makes one scan. [`Changes`] says which
+//! plugins a new scan added, replaced and removed; `serve` makes it a new generation.
+//!
+//! Nothing here opens a library or knows about MCP.
+
+use std::{
+    collections::BTreeSet,
+    fmt,
+    path::{Path, PathBuf},
+    sync::Arc,
+    time::Duration,
+};
+
+use tokio::sync::mpsc;
+
+use crate::{
+    bridge::config::{FOLDER_FILE, FOLDER_SUFFIX},
+    discovery::{Discovery, DiscoveryError, LIBRARY_EXTENSION},
+    registry::Registry,
+};
+
+/// How long no change may come before the plugins are discovered again.
+pub const DEBOUNCE: Duration = Duration::from_millis(100);
+
+/// Why the plugins may have changed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Trigger {
+    /// A watched file or folder changed.
+    Files,
+    /// `SIGHUP`: discover again by hand.
+    Signal,
+    /// A bridged server said its tools changed; its new list is in the cache.
+    Relisted(String),
+}
+
+/// Where the sending ends of triggers are: cloned into each thing that may trigger a scan.
+#[derive(Debug, Clone)]
+pub struct Triggers(mpsc::UnboundedSender<Trigger>);
+
+impl Triggers {
+    /// A sender and the receiving end [`next_batch`] reads.
+    pub fn channel() -> (Self, mpsc::UnboundedReceiver<Trigger>) {
+        let (sender, receiver) = mpsc::unbounded_channel();
+        (Self(sender), receiver)
+    }
+
+    /// Asks for a scan; returns at once, from any thread. Nothing happens once the server is
+    /// stopping.
+    pub fn send(&self, trigger: Trigger) {
+        let _ = self.0.send(trigger);
+    }
+}
+
+/// The function that discovers the plugins again (the plugin folder and the `mcp.json` files).
+pub type Discover = Arc<dyn Fn() -> Result<Discovery, DiscoveryError> + Send + Sync>;
+
+/// Where a running server's plugins come from, so it can discover them again.
+#[derive(Clone)]
+pub struct Source {
+    /// Discovers them again, without warnings: the caller warns about what is new.
+    pub discover: Discover,
+    /// What the server started with.
+    pub first: Discovery,
+    /// The plugin folder.
+    pub plugin_dir: PathBuf,
+    /// Further `mcp.json` files, watched beside the folder.
+    pub config_files: Vec<PathBuf>,
+    /// Whether files are watched for changes (`--no-watch` turns it off; `SIGHUP` still works).
+    pub watch: bool,
+}
+
+impl fmt::Debug for Source {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Source")
+            .field("plugin_dir", &self.plugin_dir)
+            .field("config_files", &self.config_files)
+            .field("watch", &self.watch)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Watches the plugin folder and `config_files` for changes to libraries and `mcp.json` files,
+/// sending [`Trigger::Files`] for each; watching stops when the watcher is dropped.
+///
+/// # Errors
+///
+/// If a folder cannot be watched.
+pub fn watch(
+    plugin_dir: &Path,
+    config_files: &[PathBuf],
+    triggers: Triggers,
+) -> notify::Result<notify::RecommendedWatcher> {
+    use notify::Watcher as _;
+    let plugin_dir = absolute(plugin_dir);
+    let config_files: Vec<PathBuf> = config_files.iter().map(|f| absolute(f)).collect();
+    let mut folders: BTreeSet<PathBuf> = BTreeSet::from([plugin_dir.clone()]);
+    folders.extend(
+        config_files
+            .iter()
+            .filter_map(|f| f.parent().map(Path::to_owned)),
+    );
+    let relevant = Watched {
+        plugin_dir,
+        config_files,
+    };
+    let mut watcher =
+        notify::recommended_watcher(move |event: notify::Result<notify::Event>| match event {
+            Ok(event) if relevant.concerns(&event) => triggers.send(Trigger::Files),
+            Ok(_) => {}
+            Err(error) => {
+                tracing::warn!("watching the plugins: {error}; scanning them again");
+                triggers.send(Trigger::Files);
+            }
+        })?;
+    for folder in &folders {
+        watcher.watch(folder, notify::RecursiveMode::NonRecursive)?;
+    }
+    Ok(watcher)
+}
+
+/// The files whose changes matter.
+struct Watched {
+    plugin_dir: PathBuf,
+    config_files: Vec<PathBuf>,
+}
+
+impl Watched {
+    /// Whether `event` may change what is discovered: a change (not a mere read) of a library or
+    /// an `mcp.json` file of the plugin folder or of a watched `mcp.json`, or lost events.
+    fn concerns(&self, event: &notify::Event) -> bool {
+        use notify::event::{AccessKind, AccessMode, EventKind};
+        if event.need_rescan() {
+            return true;
+        }
+        let changes = match event.kind {
+            EventKind::Access(AccessKind::Close(AccessMode::Write)) => true,
+            EventKind::Access(_) => false,
+            _ => true,
+        };
+        changes && event.paths.iter().any(|path| self.names(path))
+    }
+
+    /// Whether `path` is a file discovery reads.
+    fn names(&self, path: &Path) -> bool {
+        if self.config_files.iter().any(|f| f == path) {
+            return true;
+        }
+        let in_folder = path.parent() == Some(self.plugin_dir.as_path());
+        let name = path
+            .file_name()
+            .and_then(|n| n.to_str())
+            .unwrap_or_default();
+        in_folder
+            && (path.extension().is_some_and(|e| e == LIBRARY_EXTENSION)
+                || name == FOLDER_FILE
+                || name.ends_with(FOLDER_SUFFIX))
+    }
+}
+
+/// `path` made absolute (the watcher reports absolute paths), symlinks resolved when it exists.
+fn absolute(path: &Path) -> PathBuf {
+    path.canonicalize()
+        .or_else(|_| std::path::absolute(path))
+        .unwrap_or_else(|_| path.to_owned())
+}
+
+/// Sends [`Trigger::Signal`] on each `SIGHUP`, for as long as the process runs.
+pub async fn on_hangup(triggers: Triggers) {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{SignalKind, signal};
+        match signal(SignalKind::hangup()) {
+            Ok(mut hangups) => {
+                while hangups.recv().await.is_some() {
+                    tracing::info!("SIGHUP: scanning the plugins again");
+                    triggers.send(Trigger::Signal);
+                }
+            }
+            Err(error) => tracing::warn!("cannot listen for SIGHUP: {error}"),
+        }
+    }
+    #[cfg(not(unix))]
+    drop(triggers);
+}
+
+/// Waits for a trigger, then until `quiet` passes without one; returns the bridged servers
+/// that said their tools changed meanwhile. `None` once every sender is gone.
+pub async fn next_batch(
+    receiver: &mut mpsc::UnboundedReceiver<Trigger>,
+    quiet: Duration,
+) -> Option<BTreeSet<String>> {
+    let mut relisted = BTreeSet::new();
+    let mut trigger = receiver.recv().await?;
+    loop {
+        if let Trigger::Relisted(server) = trigger {
+            relisted.insert(server);
+        }
+        match tokio::time::timeout(quiet, receiver.recv()).await {
+            Ok(Some(next)) => trigger = next,
+            Ok(None) | Err(_) => return Some(relisted),
+        }
+    }
+}
+
+/// Which plugins differ between two registries, by name.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Changes {
+    /// Plugins only the new registry has.
+    pub added: BTreeSet<String>,
+    /// Plugins from another source, or a changed file (or a bridged server whose tools
+    /// changed): opened anew.
+    pub replaced: BTreeSet<String>,
+    /// Plugins from the same source whose manifest differs (a bridged server's cached tools):
+    /// what was opened still serves.
+    pub redescribed: BTreeSet<String>,
+    /// Plugins only the old registry has.
+    pub removed: BTreeSet<String>,
+}
+
+impl Changes {
+    /// What changed from `old` to `new`; `relisted` bridged servers count as replaced.
+    pub fn between(old: &Registry, new: &Registry, relisted: &BTreeSet<String>) -> Self {
+        let mut changes = Self::default();
+        for plugin in new.plugins() {
+            let name = &plugin.manifest.name;
+            match old.plugin(name) {
+                None => {
+                    changes.added.insert(name.clone());
+                }
+                Some(before) if !before.same_source(plugin) || relisted.contains(name) => {
+                    changes.replaced.insert(name.clone());
+                }
+                Some(before) if before.manifest != plugin.manifest => {
+                    changes.redescribed.insert(name.clone());
+                }
+                Some(_) => {}
+            }
+        }
+        changes.removed = old
+            .plugins()
+            .iter()
+            .map(|p| p.manifest.name.clone())
+            .filter(|name| new.plugin(name).is_none())
+            .collect();
+        changes
+    }
+
+    /// Whether nothing changed.
+    pub fn is_empty(&self) -> bool {
+        self.added.is_empty()
+            && self.replaced.is_empty()
+            && self.redescribed.is_empty()
+            && self.removed.is_empty()
+    }
+
+    /// The plugins whose code may differ: added, replaced and removed ones.
+    pub fn code(&self) -> BTreeSet<String> {
+        let mut names = self.added.clone();
+        names.extend(self.replaced.iter().cloned());
+        names.extend(self.removed.iter().cloned());
+        names
+    }
+}
+
+impl fmt::Display for Changes {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let parts = [
+            ("added", &self.added),
+            ("replaced", &self.replaced),
+            ("described anew", &self.redescribed),
+            ("removed", &self.removed),
+        ];
+        let said: Vec<String> = parts
+            .iter()
+            .filter(|(_, names)| !names.is_empty())
+            .map(|(what, names)| {
+                let names: Vec<&str> = names.iter().map(String::as_str).collect();
+                format!("{what} {}", names.join(", "))
+            })
+            .collect();
+        if said.is_empty() {
+            f.write_str("nothing changed")
+        } else {
+            f.write_str(&said.join("; "))
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use plugin_manifest::Manifest;
+
+    use super::*;
+    use crate::discovery::{DiscoveredPlugin, FileStamp};
+
+    fn plugin(name: &str, version: &str, stamp: Option<FileStamp>) -> DiscoveredPlugin {
+        let json = format!(r#"{{"abi":"0.1.0","name":"{name}","version":"{version}"}}"#);
+        DiscoveredPlugin {
+            stamp,
+            ..DiscoveredPlugin::library(
+                format!("lib{name}.so"),
+                Manifest::from_json(&json).unwrap(),
+            )
+        }
+    }
+
+    #[test]
+    fn changes_name_what_was_added_replaced_and_removed() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("f");
+        std::fs::write(&file, "1").unwrap();
+        let first = FileStamp::of(&std::fs::metadata(&file).unwrap());
+        std::fs::write(&file, "22").unwrap();
+        let second = FileStamp::of(&std::fs::metadata(&file).unwrap());
+        let old = Registry::new(vec![
+            plugin("kept", "1", Some(first)),
+            plugin("copied-over", "1", Some(first)),
+            plugin("rebuilt", "1", Some(first)),
+            plugin("gone", "1", None),
+        ]);
+        let new = Registry::new(vec![
+            plugin("kept", "1", Some(first)),
+            plugin("copied-over", "1", Some(second)),
+            plugin("rebuilt", "2", Some(first)),
+            plugin("new", "1", None),
+        ]);
+        let changes = Changes::between(&old, &new, &BTreeSet::new());
+        let names = |n: &[&str]| n.iter().map(|s| (*s).to_owned()).collect::<BTreeSet<_>>();
+        assert_eq!(changes.added, names(&["new"]));
+        assert_eq!(changes.replaced, names(&["copied-over", "rebuilt"]));
+        assert_eq!(changes.removed, names(&["gone"]));
+        assert!(changes.redescribed.is_empty());
+        assert_eq!(
+            changes.to_string(),
+            "added new; replaced copied-over, rebuilt; removed gone"
+        );
+        assert!(Changes::between(&new, &new, &BTreeSet::new()).is_empty());
+        let relisted = Changes::between(&new, &new, &names(&["kept"]));
+        assert_eq!(relisted.replaced, names(&["kept"]));
+    }
+
+    #[tokio::test]
+    async fn a_burst_of_triggers_is_one_batch() {
+        let (triggers, mut receiver) = Triggers::channel();
+        for _ in 0..100 {
+            triggers.send(Trigger::Files);
+        }
+        triggers.send(Trigger::Relisted("search".to_owned()));
+        let batch = next_batch(&mut receiver, Duration::from_millis(20)).await;
+        assert_eq!(batch, Some(BTreeSet::from(["search".to_owned()])));
+        assert!(receiver.try_recv().is_err(), "every trigger was taken");
+        drop(triggers);
+        assert_eq!(
+            next_batch(&mut receiver, Duration::from_millis(20)).await,
+            None
+        );
+    }
+
+    #[test]
+    fn only_libraries_and_mcp_json_files_concern_the_watcher() {
+        let watched = Watched {
+            plugin_dir: PathBuf::from("/p"),
+            config_files: vec![PathBuf::from("/etc/extra.json")],
+        };
+        let lib = format!("/p/libx.{LIBRARY_EXTENSION}");
+        assert!(watched.names(Path::new(&lib)));
+        assert!(watched.names(Path::new("/p/mcp.json")));
+        assert!(watched.names(Path::new("/p/search.mcp.json")));
+        assert!(watched.names(Path::new("/etc/extra.json")));
+        assert!(!watched.names(Path::new("/p/libx.so.tmp")));
+        assert!(!watched.names(Path::new("/p/sub/mcp.json")));
+        assert!(!watched.names(Path::new("/etc/other.json")));
+    }
+}

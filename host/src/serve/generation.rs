@@ -1,0 +1,143 @@
+//! A generation of the plugins: one registry, the builder opening its plugins, and what is built
+//! and cached from them (tool tables per active set, each URL's resolution, the tools mirroring
+//! an argument into a header).
+//!
+//! The server holds the current generation behind an atomic swap ([`super::ServeState`]): each
+//! request takes the one current when it arrives and keeps it to its end, so a call in flight
+//! finishes on the plugins it started with while the next request sees the new ones. A new
+//! generation starts with empty caches: its tool tables are built lazily, per active set, on
+//! first need, from plugins carried over when unchanged ([`crate::build::Builder::next`]).
+
+use std::{
+    collections::HashMap,
+    sync::{Arc, PoisonError, RwLock},
+    time::SystemTime,
+};
+
+use rmcp::model::Tool;
+
+use super::{
+    RESOLVED_QUERIES, cache_key, header_tools, mirrors_a_header,
+    served::{self, Resolved},
+};
+use crate::{
+    build::Builder,
+    registry::Registry,
+    reports::GenerationInfo,
+    selection::{self, Headers, Query, ToolFilter},
+};
+
+/// One generation: what every request that took it is served from.
+#[derive(Debug)]
+pub(crate) struct Generation {
+    number: u64,
+    since: SystemTime,
+    builder: Arc<Builder>,
+    /// Its tool tables, per active set.
+    pub(crate) sets: served::Sets,
+    /// The resolution of each URL query and selection headers seen so far (at most
+    /// [`RESOLVED_QUERIES`], keyed by [`cache_key`]): it depends only on them, the registry and
+    /// the server's options.
+    resolved: RwLock<HashMap<String, Arc<Resolved>>>,
+    /// The tools with an argument mirrored into a header (`x-mcp-header`, SEP-2243), as
+    /// declared (extensions applied), by name.
+    header_tools: HashMap<String, Tool>,
+}
+
+impl Generation {
+    /// Generation 1, over `builder`.
+    pub(crate) fn first(builder: Arc<Builder>, toolsets_tool: bool) -> Self {
+        Self::numbered(1, builder, toolsets_tool)
+    }
+
+    /// The generation after this one, over `builder`.
+    pub(crate) fn next(&self, builder: Arc<Builder>, toolsets_tool: bool) -> Self {
+        Self::numbered(self.number + 1, builder, toolsets_tool)
+    }
+
+    fn numbered(number: u64, builder: Arc<Builder>, toolsets_tool: bool) -> Self {
+        Self {
+            number,
+            since: SystemTime::now(),
+            header_tools: header_tools(builder.registry()),
+            sets: served::Sets::new(Arc::clone(&builder), toolsets_tool),
+            builder,
+            resolved: RwLock::default(),
+        }
+    }
+
+    /// Its number and when it was made.
+    pub(crate) fn info(&self) -> GenerationInfo {
+        GenerationInfo {
+            number: self.number,
+            since: chrono::DateTime::<chrono::Utc>::from(self.since)
+                .to_rfc3339_opts(chrono::SecondsFormat::Millis, true),
+        }
+    }
+
+    /// The builder opening its plugins.
+    pub(crate) fn builder(&self) -> &Arc<Builder> {
+        &self.builder
+    }
+
+    /// Its registry.
+    pub(crate) fn registry(&self) -> &Arc<Registry> {
+        self.builder.registry()
+    }
+
+    /// The resolution of a request's URL query and selection headers' values
+    /// ([`super::selection_headers`]), with the `--toolsets` fallback and the tool bounds; a
+    /// request seen before costs one lookup.
+    pub(crate) fn resolve(
+        &self,
+        query: &str,
+        values: &[Option<String>; 4],
+        fallback: Option<&Query>,
+        bounds: &ToolFilter,
+    ) -> Arc<Resolved> {
+        let key = cache_key(query, values);
+        if let Some(resolved) = self
+            .resolved
+            .read()
+            .unwrap_or_else(PoisonError::into_inner)
+            .get(key.as_ref())
+        {
+            return Arc::clone(resolved);
+        }
+        let headers = Headers::from_values(values.each_ref().map(Option::as_deref));
+        let resolved = Arc::new(Resolved::new(selection::resolve_request(
+            &Query::parse(query),
+            &Query::from_headers(&headers),
+            &self.registry().declared(),
+            fallback,
+            bounds,
+        )));
+        let mut cache = self
+            .resolved
+            .write()
+            .unwrap_or_else(PoisonError::into_inner);
+        if cache.len() < RESOLVED_QUERIES {
+            cache.insert(key.into_owned(), Arc::clone(&resolved));
+        }
+        resolved
+    }
+
+    /// A tool with an argument mirrored into a header, by name, as served: from its opened
+    /// plugin (whose generated schemas are known only once it is open), else from the
+    /// manifests (schemas written verbatim).
+    pub(crate) fn header_tool(&self, name: &str) -> Option<Tool> {
+        let registry = self.registry();
+        let opened = self.builder.opened();
+        let loaded = opened
+            .iter()
+            .flat_map(|plugin| plugin.tools())
+            .find(|tool| tool.decl.name == name);
+        match loaded {
+            Some(tool) => {
+                let decl = registry.extensions().apply_to(&tool.decl);
+                mirrors_a_header(&decl).then(|| served::mcp_tool(&decl))
+            }
+            None => self.header_tools.get(name).cloned(),
+        }
+    }
+}

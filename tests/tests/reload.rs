@@ -1,0 +1,478 @@
+//! Hot reload end to end: the real host binary serving a plugin folder that changes under it
+//! (added, replaced, removed, bad, half-written files, a burst, an `mcp.json`), with connected
+//! sessions checking the `list_changed` they hear and their next `tools/list`, and a call in
+//! flight across a replace; an isolated plugin restarted on its new library. `--no-watch` and
+//! `SIGHUP`, `/healthz` and the generation number.
+
+use std::time::Duration;
+
+use e2e::{
+    HostProcess, PluginDir, library_bytes, library_file_name,
+    mcp::{Client, call_tool, connect, connect_2026, connect_as, get_json, text, tool_names},
+    patched,
+    procs::children,
+    truncated,
+};
+use rmcp::{
+    ClientHandler, RoleClient,
+    model::{ClientConfig, ServerNotification, SubscriptionFilter},
+    service::{NotificationContext, RunningService},
+};
+use serde_json::{Value, json};
+use tokio::sync::mpsc;
+
+/// How long a change may take to be served or heard of before a test fails.
+const PATIENCE: Duration = Duration::from_secs(10);
+
+/// How long a test waits to be sure something is not heard or seen.
+const QUIET: Duration = Duration::from_millis(700);
+
+const RELOADABLE: &str = "fixture-reload";
+
+/// What `build` of the fixture answers, and what a patched copy answers.
+const BUILD_A: &str = "fixture-reload build A";
+const BUILD_B: &str = "fixture-reload build B";
+
+/// A client that records each `list_changed` it hears: `tools`, `resources` or `prompts`.
+#[derive(Debug, Clone)]
+struct Hearing(mpsc::UnboundedSender<&'static str>);
+
+impl ClientHandler for Hearing {
+    async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {
+        let _ = self.0.send("tools");
+    }
+
+    async fn on_resource_list_changed(&self, _context: NotificationContext<RoleClient>) {
+        let _ = self.0.send("resources");
+    }
+
+    async fn on_prompt_list_changed(&self, _context: NotificationContext<RoleClient>) {
+        let _ = self.0.send("prompts");
+    }
+}
+
+/// A session of `url` and the lists it hears changed.
+async fn session(
+    url: &str,
+) -> (
+    RunningService<RoleClient, Hearing>,
+    mpsc::UnboundedReceiver<&'static str>,
+) {
+    let (sender, heard) = mpsc::unbounded_channel();
+    (connect_as(url, Hearing(sender)).await, heard)
+}
+
+/// The next list heard changed, within [`PATIENCE`].
+async fn next_heard(heard: &mut mpsc::UnboundedReceiver<&'static str>, what: &str) -> &'static str {
+    tokio::time::timeout(PATIENCE, heard.recv())
+        .await
+        .unwrap_or_else(|_| panic!("{what}: no list_changed within {PATIENCE:?}"))
+        .expect("the client is gone")
+}
+
+/// Asserts nothing is heard within [`QUIET`].
+async fn nothing_heard(heard: &mut mpsc::UnboundedReceiver<&'static str>, what: &str) {
+    if let Ok(Some(list)) = tokio::time::timeout(QUIET, heard.recv()).await {
+        panic!("{what}: heard that its {list} changed");
+    }
+}
+
+/// `GET /PATH` of `host` as JSON.
+async fn get(host: &HostProcess, path: &str) -> Value {
+    let (status, body) = get_json(&format!("{}{path}", host.base_url())).await;
+    assert_eq!(status, 200, "GET {path}: {body}");
+    body
+}
+
+/// The generation number `GET /toolsets` gives.
+async fn generation(host: &HostProcess) -> u64 {
+    get(host, "/toolsets")
+        .await
+        .pointer("/generation/number")
+        .and_then(Value::as_u64)
+        .expect("/toolsets says its generation")
+}
+
+/// Waits until `GET /toolsets?QUERY` answers `done`, and returns that answer.
+async fn toolsets_once(host: &HostProcess, query: &str, done: impl Fn(&Value) -> bool) -> Value {
+    let start = std::time::Instant::now();
+    loop {
+        let report = get(host, &format!("/toolsets?{query}")).await;
+        if done(&report) {
+            return report;
+        }
+        assert!(
+            start.elapsed() < PATIENCE,
+            "/toolsets?{query} is still {report}\n--- stderr\n{}",
+            host.stderr_so_far()
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+/// Whether a `/toolsets` report serves `tool`.
+fn serves(report: &Value, tool: &str) -> bool {
+    report["tools"]
+        .as_array()
+        .is_some_and(|tools| tools.iter().any(|t| t == tool))
+}
+
+/// Writes `bytes` as `file_name` in `dir` the safe way: to a hidden temporary name, renamed.
+fn rename_in(dir: &PluginDir, file_name: &str, bytes: &[u8]) {
+    let temporary = dir.file(&format!(".{file_name}.tmp"));
+    std::fs::write(&temporary, bytes).unwrap();
+    std::fs::rename(&temporary, dir.file(file_name)).unwrap();
+}
+
+fn lib(stem: &str) -> String {
+    library_file_name(stem)
+}
+
+/// `kill -SIGNAL pid`.
+fn signal(pid: u32, name: &str) {
+    let status = std::process::Command::new("kill")
+        .arg(format!("-{name}"))
+        .arg(pid.to_string())
+        .status()
+        .expect("kill runs");
+    assert!(status.success());
+}
+
+fn occurrences(haystack: &str, needle: &str) -> usize {
+    haystack.matches(needle).count()
+}
+
+async fn build_of(client: &Client) -> String {
+    text(&call_tool(client.peer(), "build", json!({})).await)
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn an_added_plugin_is_served_to_the_next_request_and_only_the_sessions_it_concerns_hear_of_it()
+ {
+    let dir = PluginDir::with(&[RELOADABLE]);
+    let host = HostProcess::serve(&dir, &[]);
+    let base = host.base_url();
+    assert_eq!(generation(&host).await, 1);
+    let (asking, mut asking_heard) = session(&format!("{base}/mcp?toolsets=benchmarks")).await;
+    let (other, mut other_heard) = session(&format!("{base}/mcp?only=reloadable")).await;
+    assert!(!tool_names(asking.peer()).await.contains(&"echo".to_owned()));
+
+    rename_in(&dir, &lib("benchmarks"), &library_bytes("benchmarks"));
+    assert_eq!(
+        next_heard(&mut asking_heard, "the session asking for it").await,
+        "tools"
+    );
+    assert!(tool_names(asking.peer()).await.contains(&"echo".to_owned()));
+    let echoed = call_tool(asking.peer(), "echo", json!({"text": "new"})).await;
+    assert_eq!(text(&echoed), "new");
+    assert_eq!(generation(&host).await, 2);
+    nothing_heard(&mut other_heard, "a session of another toolset").await;
+    assert_eq!(build_of_peer(&other).await, BUILD_A, "it lost nothing");
+    let report = get(&host, "/toolsets?toolsets=benchmarks").await;
+    assert!(serves(&report, "echo"), "{report}");
+    assert!(
+        host.mapped_plugin_file_names(&dir)
+            .contains(&lib("benchmarks")),
+        "opened from its private copy"
+    );
+}
+
+/// Copies build B over the fixture's file as `cp` does (truncated, then written, the inode
+/// kept), and checks that `client`'s session hears its tools changed and that build B answers.
+async fn replace_with_build_b(
+    dir: &PluginDir,
+    client: &RunningService<RoleClient, Hearing>,
+    heard: &mut mpsc::UnboundedReceiver<&'static str>,
+) {
+    std::fs::write(
+        dir.file(&lib("fixture_reload")),
+        patched(RELOADABLE, BUILD_A, BUILD_B),
+    )
+    .unwrap();
+    assert_eq!(
+        next_heard(heard, "a session of the replaced plugin").await,
+        "tools"
+    );
+    answers_eventually(client.peer(), BUILD_B).await;
+}
+
+/// Waits until `build` answers `expected` through `peer` (a file copied over in place may be
+/// seen half-written first, and left out until it is whole).
+async fn answers_eventually(peer: &rmcp::service::Peer<RoleClient>, expected: &str) {
+    let start = std::time::Instant::now();
+    loop {
+        let answer = peer.call_tool(e2e::mcp::call("build", json!({}))).await;
+        if answer.as_ref().is_ok_and(|r| text(r) == expected) {
+            return;
+        }
+        assert!(start.elapsed() < PATIENCE, "build still answers {answer:?}");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+async fn build_of_peer(client: &RunningService<RoleClient, Hearing>) -> String {
+    text(&call_tool(client.peer(), "build", json!({})).await)
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_replaced_plugin_answers_anew_while_a_call_in_flight_finishes_on_the_old_library() {
+    let dir = PluginDir::with(&[RELOADABLE]);
+    let host = HostProcess::serve(&dir, &[]);
+    let url = format!("{}/mcp", host.base_url());
+    let (client, mut heard) = session(&url).await;
+    assert_eq!(build_of_peer(&client).await, BUILD_A);
+    let peer = client.peer().clone();
+    let in_flight =
+        tokio::spawn(
+            async move { text(&call_tool(&peer, "build_after", json!({"ms": 2000})).await) },
+        );
+    tokio::time::sleep(Duration::from_millis(200)).await;
+
+    replace_with_build_b(&dir, &client, &mut heard).await;
+    assert_eq!(
+        tool_names(client.peer()).await,
+        ["build", "build_after", "list_server_toolsets"]
+    );
+    assert_eq!(
+        in_flight.await.unwrap(),
+        BUILD_A,
+        "the call in flight ends on its library"
+    );
+    let fresh = connect(&url).await;
+    assert_eq!(build_of(&fresh).await, BUILD_B);
+    assert_eq!(
+        host.mapped_plugin_file_names(&dir),
+        [lib("fixture_reload")],
+        "both builds are private copies of the one file"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_removed_plugin_is_gone_for_new_requests_and_its_sessions_hear_of_it() {
+    let dir = PluginDir::with(&[RELOADABLE, "benchmarks"]);
+    let host = HostProcess::serve(&dir, &[]);
+    let (client, mut heard) = session(&format!("{}/mcp?benchmarks", host.base_url())).await;
+    assert_eq!(
+        text(&call_tool(client.peer(), "echo", json!({"text": "a"})).await),
+        "a"
+    );
+
+    std::fs::remove_file(dir.file(&lib("benchmarks"))).unwrap();
+    assert_eq!(
+        next_heard(&mut heard, "a session of the removed plugin").await,
+        "tools"
+    );
+    let names = tool_names(client.peer()).await;
+    assert!(!names.contains(&"echo".to_owned()), "{names:?}");
+    let refused = client
+        .peer()
+        .call_tool(e2e::mcp::call("echo", json!({"text": "b"})))
+        .await
+        .expect_err("echo is gone");
+    assert!(
+        refused.to_string().contains("Unknown tool: echo"),
+        "{refused}"
+    );
+    assert_eq!(build_of_peer(&client).await, BUILD_A, "the rest is served");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_bad_file_is_skipped_with_one_warning_and_the_rest_keeps_serving() {
+    let dir = PluginDir::with(&[RELOADABLE]);
+    let mut host = HostProcess::serve(&dir, &[]);
+    let client = connect(&format!("{}/mcp", host.base_url())).await;
+    let bad = lib("bad");
+    dir.write(&bad, b"not a library at all");
+    let warning = format!("skipping plugin file {}", dir.file(&bad).display());
+    host.wait_for_stderr(&warning, PATIENCE);
+    rename_in(&dir, &lib("benchmarks"), &library_bytes("benchmarks"));
+    toolsets_once(&host, "benchmarks", |r| serves(r, "echo")).await;
+    assert_eq!(occurrences(&host.stderr_so_far(), &warning), 1);
+    assert_eq!(build_of(&client).await, BUILD_A);
+    assert_eq!(get(&host, "/healthz").await["status"], "ok");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_half_written_file_is_never_opened_and_is_served_once_whole() {
+    let dir = PluginDir::with(&[RELOADABLE]);
+    let mut host = HostProcess::serve(&dir, &[]);
+    let file = lib("benchmarks");
+    dir.write(&file, truncated("benchmarks"));
+    host.wait_for_stderr("truncated: its headers need", PATIENCE);
+    let client = connect(&format!("{}/mcp?benchmarks", host.base_url())).await;
+    assert!(!tool_names(client.peer()).await.contains(&"echo".to_owned()));
+
+    dir.write(&file, library_bytes("benchmarks"));
+    toolsets_once(&host, "benchmarks", |r| serves(r, "echo")).await;
+    let client = connect(&format!("{}/mcp?benchmarks", host.base_url())).await;
+    assert_eq!(
+        text(&call_tool(client.peer(), "echo", json!({"text": "whole"})).await),
+        "whole"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_burst_of_a_hundred_files_ends_in_the_right_state() {
+    let dir = PluginDir::with(&[RELOADABLE]);
+    let host = HostProcess::serve(&dir, &[]);
+    let (client, mut heard) = session(&format!("{}/mcp?benchmarks", host.base_url())).await;
+    let plugins = ["benchmarks", "fixture-base", "fixture-library"];
+    let mut names = Vec::new();
+    for i in 0..100 {
+        let name = lib(&format!("burst{i:03}"));
+        match plugins.get(i % 40) {
+            Some(plugin) => dir.write(&name, library_bytes(plugin)),
+            None => dir.write(&name, format!("not a library, number {i}")),
+        };
+        names.push(name);
+    }
+    let report = toolsets_once(&host, "toolsets=benchmarks,base,librarian", |r| {
+        ["echo", "trace", "write_note"].iter().all(|t| serves(r, t))
+    })
+    .await;
+    assert_eq!(
+        report["active"].as_array().map(Vec::len),
+        Some(4),
+        "{report}"
+    );
+    assert_eq!(next_heard(&mut heard, "after the burst").await, "tools");
+    assert_eq!(
+        text(&call_tool(client.peer(), "echo", json!({"text": "x"})).await),
+        "x"
+    );
+    for name in &names {
+        std::fs::remove_file(dir.file(name)).unwrap();
+    }
+    toolsets_once(&host, "benchmarks", |r| !serves(r, "echo")).await;
+    assert_eq!(build_of_peer(&client).await, BUILD_A);
+    let healthz = get(&host, "/healthz").await;
+    assert_eq!(healthz["plugins"], 1, "{healthz}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn with_no_watch_a_change_waits_for_sighup() {
+    let dir = PluginDir::with(&[RELOADABLE]);
+    let host = HostProcess::serve(&dir, &["--no-watch"]);
+    rename_in(&dir, &lib("benchmarks"), &library_bytes("benchmarks"));
+    tokio::time::sleep(QUIET).await;
+    assert!(!serves(&get(&host, "/toolsets?benchmarks").await, "echo"));
+    assert_eq!(generation(&host).await, 1);
+    signal(host.pid(), "HUP");
+    toolsets_once(&host, "benchmarks", |r| serves(r, "echo")).await;
+    assert_eq!(generation(&host).await, 2);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_plugin_that_failed_to_open_degrades_healthz_until_its_file_changes() {
+    let dir = PluginDir::with(&["fixture-base", "fixture-ext-unopenable"]);
+    let host = HostProcess::serve(&dir, &[]);
+    let client = connect(&format!("{}/mcp", host.base_url())).await;
+    assert!(
+        !tool_names(client.peer())
+            .await
+            .contains(&"trace".to_owned())
+    );
+    let healthz = get(&host, "/healthz").await;
+    assert_eq!(healthz["status"], "degraded", "{healthz}");
+    assert_eq!(
+        healthz["failed"][0]["plugin"], "ext-unopenable",
+        "{healthz}"
+    );
+    assert!(
+        healthz["failed"][0]["reason"]
+            .as_str()
+            .is_some_and(|r| r.contains("ext-unopenable")),
+        "{healthz}"
+    );
+    std::fs::remove_file(dir.file(&lib("fixture_ext_unopenable"))).unwrap();
+    toolsets_once(&host, "", |r| r["generation"]["number"] == 2).await;
+    assert!(
+        tool_names(client.peer())
+            .await
+            .contains(&"trace".to_owned())
+    );
+    let healthz = get(&host, "/healthz").await;
+    assert_eq!(healthz["status"], "ok", "{healthz}");
+    assert_eq!(healthz["generation"]["number"], 2, "{healthz}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn an_mcp_json_written_later_adds_its_servers_without_starting_them() {
+    let dir = PluginDir::with(&[RELOADABLE]);
+    let host = HostProcess::serve(&dir, &["--cache-dir", &cache_dir(&dir)]);
+    let servers = json!({"mcpServers": {"search": {"url": "http://127.0.0.1:9/mcp"}}});
+    rename_in(&dir, "mcp.json", servers.to_string().as_bytes());
+    let report = toolsets_once(&host, "", |r| has_toolset(r, "search")).await;
+    assert_eq!(report["generation"]["number"], 2);
+    std::fs::remove_file(dir.file("mcp.json")).unwrap();
+    toolsets_once(&host, "", |r| !has_toolset(r, "search")).await;
+}
+
+fn cache_dir(dir: &PluginDir) -> String {
+    dir.path().join(".cache").display().to_string()
+}
+
+fn has_toolset(report: &Value, name: &str) -> bool {
+    report["toolsets"]
+        .as_array()
+        .is_some_and(|sets| sets.iter().any(|s| s["name"] == name))
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_2026_listen_stream_hears_that_its_tools_changed() {
+    let dir = PluginDir::with(&[RELOADABLE]);
+    let host = HostProcess::serve(&dir, &[]);
+    let client = connect_2026(
+        &format!("{}/mcp?toolsets=benchmarks", host.base_url()),
+        ClientConfig::default(),
+    )
+    .await;
+    let mut filter = SubscriptionFilter::new();
+    filter.tools_list_changed = Some(true);
+    let mut stream = client.listen(filter).await.expect("acknowledged");
+    assert_eq!(stream.acknowledged().tools_list_changed, Some(true));
+    rename_in(&dir, &lib("benchmarks"), &library_bytes("benchmarks"));
+    let heard = tokio::time::timeout(PATIENCE, stream.next())
+        .await
+        .expect("a notification within the patience")
+        .expect("the stream is open")
+        .expect("a notification");
+    assert!(
+        matches!(heard, ServerNotification::ToolListChangedNotification(_)),
+        "{heard:?}"
+    );
+    assert!(tool_names(&client).await.contains(&"echo".to_owned()));
+    stream.cancel().await.expect("the stream ends");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_capabilities_say_lists_change() {
+    let dir = PluginDir::with(&[RELOADABLE]);
+    let host = HostProcess::serve(&dir, &[]);
+    let client = connect(&format!("{}/mcp", host.base_url())).await;
+    let info = client.peer_info().expect("initialized");
+    let capabilities = serde_json::to_value(&info.capabilities).unwrap();
+    assert_eq!(capabilities["tools"]["listChanged"], true, "{capabilities}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_replaced_isolated_plugin_is_restarted_on_the_new_library() {
+    let dir = PluginDir::with(&[RELOADABLE]);
+    let host = HostProcess::serve(&dir, &["--isolate", "reloadable"]);
+    let (client, mut heard) = session(&format!("{}/mcp", host.base_url())).await;
+    assert_eq!(build_of_peer(&client).await, BUILD_A);
+    let first = children(host.pid());
+    assert_eq!(first.len(), 1, "one child serves the isolated plugin");
+
+    replace_with_build_b(&dir, &client, &mut heard).await;
+    let start = std::time::Instant::now();
+    while children(host.pid()).contains(&first[0]) {
+        assert!(start.elapsed() < PATIENCE, "the old child still runs");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert_eq!(
+        children(host.pid()).len(),
+        1,
+        "a new child serves the new library"
+    );
+}
