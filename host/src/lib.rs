@@ -22,10 +22,14 @@
 //!   checked against input schemas before a plugin is called, and `GET /healthz`,
 //!   `GET /toolsets` and `GET /contributions` answer beside `/mcp`.
 //!
+//! [`auth`] says who calls over HTTP (API keys, OAuth access tokens) and bounds each caller to
+//! its toolsets, narrowing its selection as the operator's flags do.
+//!
 //! [`reports`] holds the read-only answers over the registry (`GET /toolsets`,
 //! `GET /contributions`, `reactor-mcp-server list` and `graph`), all from manifests alone;
 //! [`config`] holds the command line.
 
+pub mod auth;
 pub mod bridge;
 pub mod build;
 pub mod config;

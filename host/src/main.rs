@@ -4,7 +4,8 @@ use std::{io::IsTerminal as _, process::ExitCode, sync::Arc};
 
 use clap::Parser;
 use host::{
-    config::{Cli, Command},
+    auth::admin,
+    config::{Cli, Command, KeysCommand},
     isolation,
     registry::Registry,
     reports::{graph, listing::Listing},
@@ -71,6 +72,39 @@ fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Graph { format } => {
             let discovery = common.discover()?;
             let text = graph::render(&Registry::new(discovery.plugins), format);
+            #[allow(clippy::print_stdout)]
+            {
+                print!("{text}");
+            }
+            Ok(())
+        }
+        Command::Keys(KeysCommand::New {
+            name,
+            toolsets,
+            readonly,
+            expires,
+            file,
+        }) => {
+            let new = admin::NewKey {
+                name,
+                toolsets,
+                readonly,
+                expires,
+            };
+            let key = admin::new_key(&file, &new)?;
+            eprintln!(
+                "added the key `{}` to {}; it is shown once, keep it now:",
+                new.name,
+                file.display()
+            );
+            #[allow(clippy::print_stdout)]
+            {
+                println!("{key}");
+            }
+            Ok(())
+        }
+        Command::Keys(KeysCommand::List { file }) => {
+            let text = admin::list(&file)?;
             #[allow(clippy::print_stdout)]
             {
                 print!("{text}");

@@ -175,6 +175,8 @@ pub(crate) struct CallContext {
     capabilities: Arc<Option<ClientCapabilities>>,
     /// The request's session id; `None` outside a session.
     session: Option<Arc<str>>,
+    /// The authenticated caller; `None` without authentication.
+    identity: Option<Arc<crate::auth::Identity>>,
     /// Why requests cannot reach the client, if they cannot.
     no_requests: Option<&'static str>,
     /// The first capability a request of the tool needed and the client had not declared.
@@ -215,7 +217,13 @@ impl CallContext {
                 ..(*resolution).clone()
             });
         }
+        let identity = request
+            .extensions
+            .get::<Parts>()
+            .and_then(|p| p.extensions.get::<crate::auth::Caller>())
+            .and_then(|c| c.0.clone());
         let context = Self {
+            identity,
             events,
             level: level.for_request(request),
             progress_token: request.meta.get_progress_token(),
@@ -360,6 +368,20 @@ impl HostContext for CallContext {
 
     fn session(&self) -> ROption<RString> {
         self.session.as_deref().map(RString::from).into()
+    }
+
+    fn caller_name(&self) -> ROption<RString> {
+        self.identity
+            .as_ref()
+            .map(|c| RString::from(c.name.as_str()))
+            .into()
+    }
+
+    fn caller_scopes(&self) -> RVec<RString> {
+        self.identity
+            .iter()
+            .flat_map(|c| c.scopes.iter().map(|s| RString::from(s.as_str())))
+            .collect()
     }
 }
 
@@ -513,6 +535,7 @@ mod tests {
             }),
             capabilities: Arc::new(serde_json::from_value(capabilities).ok()),
             session: in_session.then(|| Arc::from("session-1")),
+            identity: None,
             no_requests: (!in_session).then_some(NO_SESSION),
             undeclared: Arc::default(),
             updates: Updates::channel().0,
@@ -714,6 +737,7 @@ mod tests {
             }),
             capabilities: Arc::new(None),
             session: None,
+            identity: None,
             no_requests: None,
             undeclared: Arc::default(),
             updates,

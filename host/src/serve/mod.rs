@@ -27,6 +27,7 @@
 //! `--shutdown-grace` to finish and send their answers; then sessions end, connections close,
 //! and every opened plugin is told to stop. This is the only module that knows axum and rmcp.
 
+mod audit;
 mod context;
 mod contributions;
 mod drain;
@@ -68,6 +69,7 @@ pub use ready::Ready;
 pub use sessions::SessionLimits;
 
 use crate::{
+    auth::{AuthOptions, Authenticator, Bound},
     build::Builder,
     registry::Registry,
     selection::{self, Headers, Query, ToolFilter},
@@ -108,6 +110,8 @@ pub struct Options {
     /// caller the parent names, and each result says what the tool answered
     /// ([`crate::isolation::wire`]).
     pub for_parent: bool,
+    /// Who may call (`crate::auth`).
+    pub auth: AuthOptions,
 }
 
 impl Default for Options {
@@ -129,6 +133,7 @@ impl Default for Options {
             connections: ConnectionLimits::default(),
             for_parent: false,
             shutdown_grace: SHUTDOWN_GRACE,
+            auth: AuthOptions::default(),
         }
     }
 }
@@ -162,6 +167,9 @@ pub enum ServeError {
         /// The cause.
         source: std::io::Error,
     },
+    /// The authentication options cannot be used (a keys file that does not read, ...).
+    #[error("{0}")]
+    Auth(String),
     /// The ready file could not be written.
     #[error("cannot write the ready file {}: {source}", path.display())]
     ReadyFile {
@@ -178,8 +186,23 @@ pub enum ServeError {
 /// Serves `registry`'s plugins as `args` say, until SIGINT or SIGTERM.
 pub async fn run(registry: Arc<Registry>, args: Options) -> Result<(), ServeError> {
     let path = check_path(&args.path)?;
+    args.auth
+        .check_bind(&args.host)
+        .map_err(ServeError::Options)?;
+    let auth = Authenticator::new(&args.auth, &path)
+        .map_err(|e| ServeError::Auth(e.to_string()))?
+        .map(Arc::new);
+    if let Some(oauth) = auth.as_ref().and_then(|a| a.oauth()) {
+        tokio::spawn(Arc::clone(oauth.jwks()).prefetch());
+    }
     let builder = start(registry).await?;
     let sessions_cancel = CancellationToken::new();
+    if let Some(store) = auth.as_ref().and_then(|a| a.key_store()) {
+        tokio::spawn(crate::auth::store::KeyStore::watch(
+            Arc::clone(store),
+            sessions_cancel.clone(),
+        ));
+    }
     let (state, updates) = ServeState::new(Arc::clone(&builder), &args);
     let state = Arc::new(state);
     tokio::spawn(subscriptions::dispatch(
@@ -193,6 +216,7 @@ pub async fn run(registry: Arc<Registry>, args: Options) -> Result<(), ServeErro
         &path,
         sessions_cancel.clone(),
         Arc::clone(&drain),
+        auth,
     );
 
     let host = args.host.trim_start_matches('[').trim_end_matches(']');
@@ -299,21 +323,6 @@ pub(crate) struct ServeState {
 }
 
 impl ServeState {
-    /// What `GET /toolsets` and `list_server_toolsets` answer for `resolution`: the
-    /// manifests' view, and the state of opened plugins' processes.
-    pub(crate) fn toolsets_report(
-        &self,
-        resolution: &crate::selection::Resolution,
-    ) -> crate::reports::ToolsetsReport {
-        let mut report = crate::reports::ToolsetsReport::new(
-            self.builder.registry(),
-            resolution,
-            self.toolsets_tool,
-        );
-        report.processes = self.builder.processes();
-        report
-    }
-
     #[allow(deprecated)] // logging is deprecated by SEP-2577, still in 2025-11-25
     /// The state, and the receiving end of its [`subscriptions::Updates`] for
     /// [`subscriptions::dispatch`].
@@ -353,6 +362,37 @@ impl ServeState {
         (state, receiver)
     }
 
+    /// The toolset that declares the tool `name`, if a plugin does.
+    pub(crate) fn toolset_of(&self, name: &str) -> Option<String> {
+        self.builder
+            .registry()
+            .tools()
+            .iter()
+            .find(|entry| entry.decl.name == name)
+            .map(|entry| entry.decl.toolset.clone())
+    }
+
+    /// What `GET /toolsets` and `list_server_toolsets` answer for `resolution`: to a caller,
+    /// only the toolsets it may use are listed.
+    pub(crate) fn toolsets_report(
+        &self,
+        resolution: &selection::Resolution,
+        caller: Option<&crate::auth::Identity>,
+    ) -> crate::reports::ToolsetsReport {
+        let mut report = crate::reports::ToolsetsReport::new(
+            self.builder.registry(),
+            resolution,
+            self.toolsets_tool,
+        );
+        report.processes = self.builder.processes();
+        if let Some(caller) = caller {
+            report
+                .toolsets
+                .retain(|t| caller.bound.allows_toolset(&t.name));
+        }
+        report
+    }
+
     /// A tool with an argument mirrored into a header, by name, as served: from its opened
     /// plugin (whose generated schemas are known only once it is open), else from the
     /// manifests (schemas written verbatim).
@@ -373,10 +413,16 @@ impl ServeState {
     }
 
     /// The resolution of a request's URL query and selection headers, with the `--toolsets`
-    /// fallback and the tool bounds; a request seen before costs one lookup.
-    fn resolve(&self, query: &str, headers: &HeaderMap) -> Arc<served::Resolved> {
+    /// fallback and the tool bounds, narrowed to the caller's `bound`; a request seen before
+    /// costs one lookup.
+    fn resolve(
+        &self,
+        query: &str,
+        headers: &HeaderMap,
+        bound: Option<&Bound>,
+    ) -> Arc<served::Resolved> {
         let values = selection_headers(headers);
-        let key = cache_key(query, &values);
+        let key = cache_key(query, &values, bound);
         if let Some(resolved) = self
             .resolved
             .read()
@@ -387,13 +433,18 @@ impl ServeState {
         }
         let registry = self.builder.registry();
         let headers = Headers::from_values(values.each_ref().map(Option::as_deref));
-        let resolved = Arc::new(served::Resolved::new(selection::resolve_request(
+        let resolution = selection::resolve_request(
             &Query::parse(query),
             &Query::from_headers(&headers),
             &registry.declared(),
             self.fallback.as_ref(),
             &self.bounds,
-        )));
+        );
+        let resolution = match bound {
+            Some(bound) => bound.narrow(resolution),
+            None => resolution,
+        };
+        let resolved = Arc::new(served::Resolved::new(resolution));
         let mut cache = self
             .resolved
             .write()
@@ -432,17 +483,26 @@ fn selection_headers(headers: &HeaderMap) -> [Option<String>; 4] {
     values
 }
 
-/// The resolution cache's key: the query alone when no selection header is present, else the
-/// query and each header's value on lines of their own (`\0` for an absent one). Neither a
-/// query nor a header value can hold a newline or a NUL, so distinct requests never share a key.
-fn cache_key<'a>(query: &'a str, headers: &[Option<String>; 4]) -> Cow<'a, str> {
-    if headers.iter().all(Option::is_none) {
+/// The resolution cache's key: the query alone when no selection header is present and no
+/// caller is bounded, else the query and each header's value on lines of their own (`\0` for an
+/// absent one), then the bound's key on a line of its own. Neither a query nor a header value
+/// can hold a newline or a NUL, so distinct requests never share a key.
+fn cache_key<'a>(
+    query: &'a str,
+    headers: &[Option<String>; 4],
+    bound: Option<&Bound>,
+) -> Cow<'a, str> {
+    if headers.iter().all(Option::is_none) && bound.is_none() {
         return Cow::Borrowed(query);
     }
     let mut key = query.to_owned();
     for value in headers {
         key.push('\n');
         key.push_str(value.as_deref().unwrap_or("\0"));
+    }
+    if let Some(bound) = bound {
+        key.push('\n');
+        key.push_str(&bound.cache_key());
     }
     Cow::Owned(key)
 }
@@ -455,6 +515,7 @@ fn front_door(
     path: &str,
     cancel: CancellationToken,
     drain: Arc<drain::Drain>,
+    auth: Option<Arc<Authenticator>>,
 ) -> front::Front {
     let mut config = StreamableHttpServerConfig::default()
         .with_cancellation_token(cancel.clone())
@@ -483,7 +544,7 @@ fn front_door(
         .route("/toolsets", get(http::toolsets))
         .route("/contributions", get(http::contributions))
         .route_service(path, mcp)
-        .with_state(state)
+        .with_state(Arc::clone(&state))
         .layer(DefaultBodyLimit::max(MAX_REQUEST_BODY_BYTES));
     front::Front {
         router,
@@ -495,6 +556,8 @@ fn front_door(
         drain,
         sessions: (!args.stateless).then_some(sessions),
         mcp_path: path.into(),
+        auth,
+        state: Arc::clone(&state),
         body: jsonrpc::BodyLimits {
             max_bytes: MAX_REQUEST_BODY_BYTES,
             idle: args.connections.idle_timeout,
@@ -535,7 +598,9 @@ fn check_path(path: &str) -> Result<String, ServeError> {
             "--path `{path}` must be a plain URL path starting with `/`"
         )));
     }
-    if ["/healthz", "/toolsets", "/contributions"].contains(&path) {
+    if ["/healthz", "/toolsets", "/contributions"].contains(&path)
+        || path.starts_with("/.well-known/")
+    {
         return Err(ServeError::Options(format!(
             "--path `{path}` is taken by the server's own route"
         )));
@@ -579,18 +644,22 @@ mod tests {
     fn requests_differing_in_a_selection_header_do_not_share_a_cache_key() {
         let mut headers = HeaderMap::new();
         let none = selection_headers(&headers);
-        assert_eq!(cache_key("a", &none), "a");
+        assert_eq!(cache_key("a", &none, None), "a");
         headers.append("X-MCP-Tools", "echo".parse().unwrap());
         headers.append("x-mcp-tools", "add".parse().unwrap());
         let tools = selection_headers(&headers);
         assert_eq!(tools[1].as_deref(), Some("echo,add"));
         let mut empty = HeaderMap::new();
         empty.append("x-mcp-tools", "".parse().unwrap());
+        let bound = Bound::new(&["benchmarks"], false);
         let keys = [
-            cache_key("a", &none),
-            cache_key("a", &tools),
-            cache_key("a", &selection_headers(&empty)),
-            cache_key("b", &tools),
+            cache_key("a", &none, None),
+            cache_key("a", &tools, None),
+            cache_key("a", &selection_headers(&empty), None),
+            cache_key("b", &tools, None),
+            cache_key("a", &none, Some(&bound)),
+            cache_key("a", &tools, Some(&bound)),
+            cache_key("a", &none, Some(&Bound::new(&["*"], false))),
         ];
         for (i, a) in keys.iter().enumerate() {
             for b in &keys[i + 1..] {
