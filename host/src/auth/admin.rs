@@ -109,12 +109,12 @@ pub fn list(path: &Path) -> Result<String, AdminError> {
     let now = now();
     let mut text = String::new();
     for entry in keys.entries() {
-        let toolsets = entry.bound.toolsets.as_ref().map_or_else(
+        let toolsets = entry.bound().toolsets.as_ref().map_or_else(
             || "*".to_owned(),
             |t| t.iter().cloned().collect::<Vec<_>>().join(","),
         );
-        text.push_str(&format!("{}\ttoolsets={toolsets}", entry.name));
-        if entry.bound.readonly {
+        text.push_str(&format!("{}\ttoolsets={toolsets}", entry.name()));
+        if entry.bound().readonly {
             text.push_str("\treadonly");
         }
         match &entry.expires {
@@ -224,8 +224,8 @@ mod tests {
             assert!(!text.contains(&alice), "the key itself is never written");
             let (keys, problems) = KeySet::read(&path).unwrap();
             assert!(problems.is_empty(), "{problems:?}");
-            assert!(matches!(keys.find(&alice, 0), Lookup::Valid(e) if e.name == "alice"));
-            assert!(matches!(keys.find(&bob, 0), Lookup::Valid(e) if e.bound.readonly));
+            assert!(matches!(keys.find(&alice, 0), Lookup::Valid(e) if e.name() == "alice"));
+            assert!(matches!(keys.find(&bob, 0), Lookup::Valid(e) if e.bound().readonly));
             let listed = list(&path).unwrap();
             assert_eq!(
                 listed,

@@ -49,6 +49,14 @@ impl Jwks {
         }
     }
 
+    /// The keys of `issuer` given here, as a test or a benchmark holds them: they are fetched
+    /// only for a key id they lack.
+    pub fn with_keys(issuer: &str, keys: JwkSet) -> Self {
+        let jwks = Self::new(issuer);
+        *jwks.keys.write().unwrap_or_else(PoisonError::into_inner) = Arc::new(keys);
+        jwks
+    }
+
     /// The key with id `kid` (the only key when the token names none), fetching the keys again
     /// when it is not known and the last fetch is older than [`REFETCH_AFTER`].
     pub async fn key(&self, kid: Option<&str>) -> Result<Jwk, String> {

@@ -14,7 +14,7 @@
 //! naming the file, the entry and the field; the others are kept. Re-reading the file when it
 //! changes is [`super::store`]'s job.
 
-use std::path::Path;
+use std::{path::Path, sync::Arc};
 
 use serde::Deserialize;
 use serde_json::Value;
@@ -50,12 +50,10 @@ pub enum KeysError {
 /// One key of the file, checked.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct KeyEntry {
-    /// The tenant.
-    pub name: String,
+    /// Who a request with the key is: its name (the tenant) and bound, made once.
+    identity: Arc<Identity>,
     /// The key's SHA-256, lower-case hex.
     sha256: String,
-    /// What the key may be served.
-    pub bound: Bound,
     /// When it expires, in seconds since the epoch, and as written.
     pub expires: Option<(i64, String)>,
 }
@@ -67,13 +65,18 @@ impl KeyEntry {
     }
 
     /// The identity a request with this key has.
-    pub fn identity(&self) -> Identity {
-        Identity {
-            name: self.name.clone(),
-            scopes: Vec::new(),
-            proof: Proof::Key,
-            bound: self.bound.clone(),
-        }
+    pub fn identity(&self) -> Arc<Identity> {
+        Arc::clone(&self.identity)
+    }
+
+    /// The key's name (its tenant).
+    pub fn name(&self) -> &str {
+        &self.identity.name
+    }
+
+    /// What the key may be served.
+    pub fn bound(&self) -> &Bound {
+        &self.identity.bound
     }
 }
 
@@ -230,8 +233,12 @@ fn check(value: Value) -> Result<KeyEntry, String> {
         })
         .transpose()?;
     Ok(KeyEntry {
-        bound: Bound::new(&written.toolsets, written.readonly),
-        name: written.name,
+        identity: Arc::new(Identity {
+            bound: Bound::new(&written.toolsets, written.readonly),
+            name: written.name,
+            scopes: Vec::new(),
+            proof: Proof::Key,
+        }),
         sha256,
         expires,
     })
@@ -280,10 +287,10 @@ mod tests {
         let Lookup::Valid(entry) = set.find(ALICE, 0) else {
             panic!("not found")
         };
-        assert_eq!(entry.name, "alice");
-        assert!(entry.bound.readonly);
-        assert!(entry.bound.allows_toolset("benchmarks"));
-        assert!(!entry.bound.allows_toolset("sandboxes"));
+        assert_eq!(entry.name(), "alice");
+        assert!(entry.bound().readonly);
+        assert!(entry.bound().allows_toolset("benchmarks"));
+        assert!(!entry.bound().allows_toolset("sandboxes"));
         assert_eq!(set.find("another", 0), Lookup::Unknown);
         assert_eq!(set.find("", 0), Lookup::Unknown);
     }
@@ -307,7 +314,7 @@ mod tests {
         let Lookup::Valid(entry) = set.find("b", 0) else {
             panic!("not found")
         };
-        assert!(entry.bound.allows_toolset("anything"));
+        assert!(entry.bound().allows_toolset("anything"));
     }
 
     #[test]

@@ -145,12 +145,12 @@ impl Authenticator {
         let token = bearer(headers).map_err(challenge)?;
         if let Some(store) = &self.keys {
             match store.keys().find(token, keys::now()) {
-                Lookup::Valid(entry) => return Ok(Arc::new(entry.identity())),
+                Lookup::Valid(entry) => return Ok(entry.identity()),
                 Lookup::Expired(entry) => {
                     let (_, when) = entry.expires.clone().unwrap_or_default();
                     return Err(challenge(Rejection::Invalid(format!(
                         "the API key `{}` expired at {when}",
-                        entry.name
+                        entry.name()
                     ))));
                 }
                 Lookup::Unknown => {}

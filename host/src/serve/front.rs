@@ -92,7 +92,9 @@ impl Front {
         {
             return Ok(refusal);
         }
-        request.extensions_mut().insert(Caller(caller.clone()));
+        if caller.is_some() {
+            request.extensions_mut().insert(Caller(caller.clone()));
+        }
         if request.method() != Method::POST {
             return self.router.oneshot(request).await;
         }
