@@ -382,6 +382,29 @@ async fn plugins_see_the_caller_and_each_call_is_audited() {
     assert!(!line.contains(&keys[0]), "never a key: {line}");
 }
 
+#[tokio::test(flavor = "multi_thread")]
+async fn a_stateless_server_checks_every_request() {
+    let dir = PluginDir::with(&["benchmarks"]);
+    let file = dir.path().join("keys.toml");
+    let key = new_key(&dir, &file, "alice", &["--toolsets", "benchmarks"]);
+    let host = HostProcess::serve(
+        &dir,
+        &["--stateless", "--auth-keys", file.to_str().unwrap()],
+    );
+    let url = format!("{}/mcp?only=benchmarks", host.base_url());
+    let client = connect_with_token(&url, &key).await;
+    assert_eq!(
+        text(&call_tool(&client, "echo", json!({"text": "hi"})).await),
+        "hi"
+    );
+    let list = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"});
+    assert_eq!(send(&url, None, None, Some(list.clone())).await.status, 401);
+    assert_refused(
+        &send(&url, Some("rmk_0"), None, Some(list)).await,
+        "not a known API key",
+    );
+}
+
 /// A host trusting `issuer`, with `args`; the host and its MCP URL.
 fn serve_oauth(
     crates: &[&str],
