@@ -527,6 +527,26 @@ async fn an_unknown_key_id_is_refused_until_the_issuer_publishes_it() {
 }
 
 #[tokio::test(flavor = "multi_thread")]
+async fn an_issuer_that_cannot_be_reached_is_named_and_the_host_keeps_serving() {
+    let dir = PluginDir::with(&["benchmarks"]);
+    let gone = "http://127.0.0.1:9";
+    let host = HostProcess::serve(
+        &dir,
+        &["--oauth-issuer", gone, "--oauth-audience", AUDIENCE],
+    );
+    let url = format!("{}/mcp", host.base_url());
+    let key = SigningKey::es256("k");
+    let claims = json!({"iss": gone, "aud": AUDIENCE, "sub": "a", "exp": now() + 60});
+    let answer = send(&url, Some(&key.sign(&claims)), None, Some(initialize())).await;
+    assert_refused(
+        &answer,
+        "cannot read the metadata of the issuer http://127.0.0.1:9",
+    );
+    let health = send(&format!("{}/healthz", host.base_url()), None, None, None).await;
+    assert_eq!(health.status, 200);
+}
+
+#[tokio::test(flavor = "multi_thread")]
 async fn scopes_bound_toolsets_and_a_missing_one_gets_the_step_up_challenge() {
     let key = SigningKey::es256("k");
     let issuer = Issuer::start(&[&key]).await;

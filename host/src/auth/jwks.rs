@@ -30,8 +30,16 @@ pub struct Jwks {
     issuer: String,
     http: reqwest::Client,
     keys: RwLock<Arc<JwkSet>>,
-    /// When keys were last fetched (or tried); held across a fetch so only one runs.
-    fetched: tokio::sync::Mutex<Option<Instant>>,
+    /// When keys were last fetched (or tried), and why that failed if it did; held across a
+    /// fetch so only one runs.
+    fetched: tokio::sync::Mutex<Fetched>,
+}
+
+/// The last fetch of the keys.
+#[derive(Debug, Default)]
+struct Fetched {
+    at: Option<Instant>,
+    error: Option<String>,
 }
 
 impl Jwks {
@@ -45,7 +53,7 @@ impl Jwks {
             issuer: issuer.to_owned(),
             http,
             keys: RwLock::new(Arc::new(JwkSet { keys: Vec::new() })),
-            fetched: tokio::sync::Mutex::new(None),
+            fetched: tokio::sync::Mutex::default(),
         }
     }
 
@@ -67,9 +75,9 @@ impl Jwks {
         if let Some(key) = self.find(kid) {
             return Ok(key);
         }
-        if fetched.is_none_or(|at| at.elapsed() >= REFETCH_AFTER) {
-            *fetched = Some(Instant::now());
-            match self.fetch().await {
+        if fetched.at.is_none_or(|at| at.elapsed() >= REFETCH_AFTER) {
+            fetched.at = Some(Instant::now());
+            fetched.error = match self.fetch().await {
                 Ok(set) => {
                     tracing::info!(
                         "fetched {} signing key(s) of the issuer {}",
@@ -77,12 +85,16 @@ impl Jwks {
                         self.issuer
                     );
                     *self.keys.write().unwrap_or_else(PoisonError::into_inner) = Arc::new(set);
+                    None
                 }
                 Err(error) => {
                     tracing::warn!("{error}");
-                    return Err(error);
+                    Some(error)
                 }
-            }
+            };
+        }
+        if let Some(error) = &fetched.error {
+            return Err(error.clone());
         }
         self.find(kid).ok_or_else(|| match kid {
             Some(kid) => format!("the issuer's keys have no key with id `{kid}`"),
@@ -93,8 +105,9 @@ impl Jwks {
     }
 
     /// Fetches the keys now (at start-up, so the first request does not wait); a failure is
-    /// logged, and the first token tries again.
+    /// logged, and a token tries again once [`REFETCH_AFTER`] has passed.
     pub async fn prefetch(self: Arc<Self>) {
+        // No key has an empty id: this fetches, and finds nothing.
         let _ = self.key(Some("")).await;
     }
 
