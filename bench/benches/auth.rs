@@ -1,8 +1,9 @@
 //! Criterion benchmark of what authentication adds to each request (BENCHMARKS.md, "Who may
 //! call: the cost of API keys and access tokens"): reading `Authorization: Bearer` and finding
 //! an API key among 1, 100 and 1,000 (a SHA-256 and a constant-time compare with every entry),
-//! and checking an access token (ES256 and EdDSA: the signature, `exp`, `nbf`, `iss`, `aud`)
-//! against keys already fetched. The group is `auth`.
+//! checking an access token (ES256 and EdDSA: the signature, `exp`, `nbf`, `iss`, `aud`)
+//! against keys already fetched, and identifying a token checked before (remembered until it
+//! expires). The group is `auth`.
 
 use std::{fmt::Write as _, time::Duration};
 
@@ -11,7 +12,13 @@ use aws_lc_rs::{
     signature::{ECDSA_P256_SHA256_FIXED_SIGNING, EcdsaKeyPair, Ed25519KeyPair, KeyPair as _},
 };
 use criterion::{Criterion, criterion_group, criterion_main};
-use host::auth::{AuthOptions, Authenticator, jwks::Jwks, jwt, keys::KeySet};
+use host::auth::{
+    AuthOptions, Authenticator,
+    jwks::Jwks,
+    jwt,
+    keys::KeySet,
+    oauth::{OAuth, OAuthOptions},
+};
 use jsonwebtoken::{
     Algorithm, EncodingKey, Header,
     jwk::{Jwk, JwkSet},
@@ -130,7 +137,12 @@ fn auth(c: &mut Criterion) {
 
     for alg in [Algorithm::ES256, Algorithm::EdDSA] {
         let (token, jwk) = token(alg);
-        let jwks = Jwks::with_keys(ISSUER, JwkSet { keys: vec![jwk] });
+        let jwks = Jwks::with_keys(
+            ISSUER,
+            JwkSet {
+                keys: vec![jwk.clone()],
+            },
+        );
         runtime
             .block_on(jwt::check(&token, &jwks, ISSUER, AUDIENCE))
             .expect("the token checks");
@@ -140,6 +152,18 @@ fn auth(c: &mut Criterion) {
                     .block_on(jwt::check(&token, &jwks, ISSUER, AUDIENCE))
                     .unwrap()
             });
+        });
+        let oauth = OAuth::with_jwks(
+            Jwks::with_keys(ISSUER, JwkSet { keys: vec![jwk] }),
+            OAuthOptions {
+                issuer: ISSUER.to_owned(),
+                audience: None,
+                scopes: Vec::new(),
+            },
+        );
+        runtime.block_on(oauth.identify(&token, AUDIENCE)).unwrap();
+        group.bench_function(format!("identify a repeated {alg:?} access token"), |b| {
+            b.iter(|| runtime.block_on(oauth.identify(&token, AUDIENCE)).unwrap());
         });
     }
     group.finish();

@@ -28,6 +28,19 @@ pub struct Claims {
     /// The scopes as a list (some issuers).
     #[serde(default)]
     pub scp: Option<Vec<String>>,
+    /// When the token expires, in seconds since the epoch (whole seconds).
+    #[serde(default, deserialize_with = "whole_seconds")]
+    pub exp: Option<i64>,
+}
+
+/// A NumericDate (RFC 7519), which may have a fraction, as whole seconds.
+fn whole_seconds<'de, D: serde::Deserializer<'de>>(
+    deserializer: D,
+) -> Result<Option<i64>, D::Error> {
+    let date = Option::<f64>::deserialize(deserializer)?;
+    // Saturating: a date beyond i64 is as good as never.
+    #[allow(clippy::cast_possible_truncation)]
+    Ok(date.map(|d| d.floor() as i64))
 }
 
 impl Claims {

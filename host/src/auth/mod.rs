@@ -160,7 +160,6 @@ impl Authenticator {
             (Some(oauth), Some(resource)) if token.contains('.') || self.keys.is_none() => oauth
                 .identify(token, resource)
                 .await
-                .map(Arc::new)
                 .map_err(|reason| challenge(Rejection::Invalid(reason))),
             _ => Err(challenge(Rejection::Invalid(
                 "the bearer token is not a known API key".to_owned(),

@@ -6,7 +6,10 @@
 //! the toolsets of its scopes. Without a mapping a token reaches every toolset the operator
 //! serves.
 
-use std::{collections::BTreeSet, sync::Arc};
+use std::{
+    collections::{BTreeSet, HashMap},
+    sync::{Arc, Mutex, PoisonError},
+};
 
 use serde_json::{Value, json};
 
@@ -40,19 +43,34 @@ pub fn parse_scope(entry: &str) -> Result<(String, String), String> {
     }
 }
 
+/// A token checked before: the resource it was checked for, the caller it gives, its `exp`.
+type Checked = (String, Arc<Identity>, i64);
+
+/// How many checked tokens are remembered; beyond it they are all forgotten at once.
+const REMEMBERED: usize = 1024;
+
 /// Accepts access tokens of one issuer.
 #[derive(Debug)]
 pub struct OAuth {
     options: OAuthOptions,
     jwks: Arc<Jwks>,
+    /// Tokens already checked, with the caller each gives and its `exp`: a client sends the same
+    /// token with every request, and its signature need not be checked again while it is valid.
+    checked: Mutex<HashMap<String, Checked>>,
 }
 
 impl OAuth {
     /// A resource server trusting `options.issuer`; nothing is fetched yet.
     pub fn new(options: OAuthOptions) -> Self {
+        Self::with_jwks(Jwks::new(&options.issuer), options)
+    }
+
+    /// A resource server trusting `options.issuer` with these keys (a test's, a benchmark's).
+    pub fn with_jwks(jwks: Jwks, options: OAuthOptions) -> Self {
         Self {
-            jwks: Arc::new(Jwks::new(&options.issuer)),
+            jwks: Arc::new(jwks),
             options,
+            checked: Mutex::default(),
         }
     }
 
@@ -66,16 +84,38 @@ impl OAuth {
         self.options.audience.as_deref().unwrap_or(default_resource)
     }
 
-    /// The caller a token gives, checked against `resource`; or why it is refused.
-    pub async fn identify(&self, token: &str, resource: &str) -> Result<Identity, String> {
+    /// The caller a token gives, checked against `resource`; or why it is refused. A token
+    /// checked before for the same resource and not expired since is not checked again.
+    pub async fn identify(&self, token: &str, resource: &str) -> Result<Arc<Identity>, String> {
+        if let Some((checked_for, identity, exp)) = self.remembered().get(token)
+            && checked_for == resource
+            && super::keys::now() < *exp
+        {
+            return Ok(Arc::clone(identity));
+        }
         let claims = jwt::check(token, &self.jwks, &self.options.issuer, resource).await?;
         let scopes = claims.scopes();
-        Ok(Identity {
+        let identity = Arc::new(Identity {
             name: claims.name(),
             bound: self.bound(&scopes),
             scopes,
             proof: Proof::OAuth,
-        })
+        });
+        if let Some(exp) = claims.exp {
+            let mut remembered = self.remembered();
+            if remembered.len() >= REMEMBERED {
+                remembered.clear();
+            }
+            remembered.insert(
+                token.to_owned(),
+                (resource.to_owned(), Arc::clone(&identity), exp),
+            );
+        }
+        Ok(identity)
+    }
+
+    fn remembered(&self) -> std::sync::MutexGuard<'_, HashMap<String, Checked>> {
+        self.checked.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
     /// What these scopes reach: every toolset without a mapping, else those of the scopes.
