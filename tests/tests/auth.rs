@@ -362,24 +362,48 @@ async fn a_session_id_presented_by_another_caller_is_not_found() {
     assert_eq!(own.status, 200, "{own:?}");
 }
 
+/// A host serving `fixture-context` to the key `alice` with `args`; the host and alice's client.
+async fn context_as_alice(args: &[&str]) -> (PluginDir, HostProcess, String, e2e::mcp::Client) {
+    let dir = PluginDir::with(&["fixture-context"]);
+    let file = dir.path().join("keys.toml");
+    let key = new_key(&dir, &file, "alice", &["--toolsets", "context"]);
+    let mut all = vec!["--auth-keys", file.to_str().unwrap()];
+    all.extend_from_slice(args);
+    let host = HostProcess::serve(&dir, &all);
+    let url = format!("{}/mcp?toolsets=context", host.base_url());
+    let client = connect_with_token(&url, &key).await;
+    (dir, host, key, client)
+}
+
+/// What the fixture's `caller` tool answers `client`.
+async fn caller_seen_by(client: &e2e::mcp::Client) -> Value {
+    let seen = call_tool(client, "caller", json!({})).await;
+    seen.structured_content
+        .clone()
+        .unwrap_or_else(|| serde_json::from_str(&text(&seen)).unwrap())
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn plugins_see_the_caller_and_each_call_is_audited() {
-    let (_dir, mut host, url, _, keys) = serve_with_keys(
-        &["fixture-context"],
-        &[("alice", &["--toolsets", "context"])],
+    let (_dir, mut host, key, client) = context_as_alice(&[]).await;
+    assert_eq!(
+        caller_seen_by(&client).await,
+        json!({"name": "alice", "scopes": []})
     );
-    let client = connect_with_token(&format!("{url}?toolsets=context"), &keys[0]).await;
-    let seen = call_tool(&client, "caller", json!({})).await;
-    let seen = seen
-        .structured_content
-        .clone()
-        .unwrap_or_else(|| serde_json::from_str(&text(&seen)).unwrap());
-    assert_eq!(seen, json!({"name": "alice", "scopes": []}));
     let line = host.wait_for_stderr("tool call", PATIENCE);
     for part in ["audit", "alice", "caller", "context", "ok", "duration_ms"] {
         assert!(line.contains(part), "{part}: {line}");
     }
-    assert!(!line.contains(&keys[0]), "never a key: {line}");
+    assert!(!line.contains(&key), "never a key: {line}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn an_isolated_plugin_sees_the_caller_too() {
+    let (_dir, _host, _key, client) = context_as_alice(&["--isolate", "context"]).await;
+    assert_eq!(
+        caller_seen_by(&client).await,
+        json!({"name": "alice", "scopes": []})
+    );
 }
 
 #[tokio::test(flavor = "multi_thread")]

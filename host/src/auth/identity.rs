@@ -12,6 +12,8 @@ pub enum Proof {
     Key,
     /// An OAuth access token (a JWT the issuer signed).
     OAuth,
+    /// The parent of an isolated plugin said so, having checked the credential itself.
+    Relayed,
 }
 
 /// The caller of a request: its name (the key's tenant, or the token's subject), its scopes
@@ -35,6 +37,7 @@ impl Identity {
         match self.proof {
             Proof::Key => format!("key:{}", self.name),
             Proof::OAuth => format!("oauth:{}", self.name),
+            Proof::Relayed => format!("relayed:{}", self.name),
         }
     }
 }

@@ -209,7 +209,20 @@ impl CallContext {
         let mut resolution = Arc::clone(resolution);
         let mut capabilities = request.client_capabilities();
         let mut session = session;
+        let mut identity = request
+            .extensions
+            .get::<Parts>()
+            .and_then(|p| p.extensions.get::<crate::auth::Caller>())
+            .and_then(|c| c.0.clone());
         if let Some(caller) = caller {
+            identity = caller.identity.map(|relayed| {
+                Arc::new(crate::auth::Identity {
+                    name: relayed.name,
+                    scopes: relayed.scopes,
+                    proof: crate::auth::Proof::Relayed,
+                    bound: crate::auth::Bound::default(),
+                })
+            });
             session = caller.session.map(Arc::from);
             capabilities = caller.capabilities;
             resolution = Arc::new(Resolution {
@@ -217,11 +230,6 @@ impl CallContext {
                 ..(*resolution).clone()
             });
         }
-        let identity = request
-            .extensions
-            .get::<Parts>()
-            .and_then(|p| p.extensions.get::<crate::auth::Caller>())
-            .and_then(|c| c.0.clone());
         let context = Self {
             identity,
             events,
