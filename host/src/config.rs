@@ -211,6 +211,37 @@ pub enum Command {
         #[arg(long, default_value = "dot", value_name = "FORMAT")]
         format: crate::reports::graph::Format,
     },
+    /// Make and list API keys (the file `--auth-keys` reads).
+    #[command(subcommand)]
+    Keys(KeysCommand),
+}
+
+/// `keys new` and `keys list`.
+#[derive(Debug, Subcommand)]
+pub enum KeysCommand {
+    /// Make a key: print it once, append its SHA-256 and bounds to the keys file.
+    New {
+        /// The key's name (the tenant), as logs, sessions and plugins see it.
+        name: String,
+        /// The toolsets the key may use at most (`*` for every one).
+        #[arg(long, value_delimiter = ',', required = true, value_name = "TOOLSET")]
+        toolsets: Vec<String>,
+        /// Only tools annotated read-only.
+        #[arg(long)]
+        readonly: bool,
+        /// When the key expires (RFC 3339, `2027-01-31T00:00:00Z`, or a date).
+        #[arg(long, value_name = "TIME")]
+        expires: Option<String>,
+        /// The keys file (TOML, or JSON when named `*.json`); created if missing.
+        #[arg(long, env = "REACTOR_MCP_AUTH_KEYS", value_name = "FILE")]
+        file: PathBuf,
+    },
+    /// List the keys of the file: names, bounds and expiry, never keys.
+    List {
+        /// The keys file.
+        #[arg(long, env = "REACTOR_MCP_AUTH_KEYS", value_name = "FILE")]
+        file: PathBuf,
+    },
 }
 
 /// The options of `serve`.
@@ -260,6 +291,63 @@ pub struct ServeArgs {
     /// The bounds on connections, and the shutdown grace.
     #[command(flatten)]
     pub connections: ConnectionArgs,
+    /// Who may call.
+    #[command(flatten)]
+    pub auth: AuthArgs,
+}
+
+/// How callers authenticate over HTTP (see `crate::auth`).
+#[derive(Debug, Clone, Args)]
+pub struct AuthArgs {
+    /// The API keys file (TOML or JSON: name, sha256 of the key, toolsets, readonly, expires);
+    /// re-read when it changes. Requests then need `Authorization: Bearer KEY`.
+    #[arg(long, env = "REACTOR_MCP_AUTH_KEYS", value_name = "FILE")]
+    pub auth_keys: Option<PathBuf>,
+    /// Serve a non-loopback address without authentication.
+    #[arg(long, env = "REACTOR_MCP_ALLOW_UNAUTHENTICATED", value_parser = BoolishValueParser::new())]
+    pub allow_unauthenticated: bool,
+    /// Accept OAuth access tokens (JWTs) from this authorization server, whose metadata names
+    /// its signing keys; clients find it in /.well-known/oauth-protected-resource.
+    #[arg(long, env = "REACTOR_MCP_OAUTH_ISSUER", value_name = "URL")]
+    pub oauth_issuer: Option<String>,
+    /// The resource tokens must name in `aud` (default: the MCP endpoint's URL as the client
+    /// reaches it).
+    #[arg(
+        long,
+        env = "REACTOR_MCP_OAUTH_AUDIENCE",
+        value_name = "URL",
+        requires = "oauth_issuer"
+    )]
+    pub oauth_audience: Option<String>,
+    /// Which toolsets each scope opens, `scope=toolset` (repeatable or comma-separated; `*` for
+    /// every toolset). Without it a token reaches every toolset.
+    #[arg(
+        long,
+        env = "REACTOR_MCP_OAUTH_SCOPES",
+        value_delimiter = ',',
+        value_name = "SCOPE=TOOLSET",
+        value_parser = crate::auth::oauth::parse_scope,
+        requires = "oauth_issuer"
+    )]
+    pub oauth_scopes: Vec<(String, String)>,
+}
+
+impl AuthArgs {
+    /// The authentication options these flags give.
+    pub fn options(&self) -> crate::auth::AuthOptions {
+        crate::auth::AuthOptions {
+            keys_file: self.auth_keys.clone(),
+            allow_unauthenticated: self.allow_unauthenticated,
+            oauth: self
+                .oauth_issuer
+                .as_ref()
+                .map(|issuer| crate::auth::oauth::OAuthOptions {
+                    issuer: issuer.trim().to_owned(),
+                    audience: self.oauth_audience.clone(),
+                    scopes: self.oauth_scopes.clone(),
+                }),
+        }
+    }
 }
 
 /// The bounds on connections (see `crate::serve::ConnectionLimits`) and the shutdown grace.
@@ -525,6 +613,7 @@ impl ServeArgs {
             connections: self.connections.limits(),
             shutdown_grace: Duration::from_secs(self.connections.shutdown_grace),
             for_parent: false,
+            auth: self.auth.options(),
         }
     }
 }

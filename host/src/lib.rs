@@ -25,12 +25,14 @@
 //! [`reload`] notices that the plugin folder or a watched `mcp.json` changed (and `SIGHUP`), and
 //! says which plugins a new scan added, replaced and removed; `serve` then makes a new
 //! generation of the registry and swaps it in atomically, and tells the sessions whose lists
-//! changed.
+//! changed. [`auth`] says who calls over HTTP (API keys, OAuth access tokens) and bounds each
+//! caller to its toolsets, narrowing its selection as the operator's flags do.
 //!
 //! [`reports`] holds the read-only answers over the registry (`GET /toolsets`,
 //! `GET /contributions`, `reactor-mcp-server list` and `graph`), all from manifests alone;
 //! [`config`] holds the command line.
 
+pub mod auth;
 pub mod bridge;
 pub mod build;
 pub mod config;

@@ -4,7 +4,8 @@ use std::{io::IsTerminal as _, process::ExitCode, sync::Arc};
 
 use clap::Parser;
 use host::{
-    config::{Cli, Command},
+    auth::admin,
+    config::{Cli, Command, KeysCommand},
     isolation,
     registry::Registry,
     reports::{graph, listing::Listing},
@@ -13,7 +14,12 @@ use host::{
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    init_tracing(&cli.common.log_level);
+    let authenticates = match &cli.command {
+        None => cli.serve.auth.options().is_on(),
+        Some(Command::Serve(args)) => args.auth.options().is_on(),
+        Some(_) => false,
+    };
+    init_tracing(&cli.common.log_level, authenticates);
     match run(cli) {
         Ok(()) => ExitCode::SUCCESS,
         Err(error) => {
@@ -23,10 +29,12 @@ fn main() -> ExitCode {
     }
 }
 
-/// Logs to stderr, with colours only when stderr is a terminal.
-fn init_tracing(level: &str) {
-    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default_directives(level)));
+/// Logs to stderr, with colours only when stderr is a terminal; the audit lines only when
+/// callers authenticate.
+fn init_tracing(level: &str, authenticates: bool) {
+    let filter = tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| {
+        tracing_subscriber::EnvFilter::new(default_directives(level, authenticates))
+    });
     tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_writer(std::io::stderr)
@@ -38,13 +46,19 @@ fn init_tracing(level: &str) {
 /// service lifecycle lines (`Service initialized as server`, `input stream terminated`,
 /// `serve finished`: one set per session, and per request when stateless) and its `serve_inner`
 /// span are left out: formatting them costs a sixth of the throughput of stateless calls (see
-/// BENCHMARKS.md). `debug` and `trace` keep them.
-fn default_directives(level: &str) -> String {
-    if level.trim().eq_ignore_ascii_case("info") {
+/// BENCHMARKS.md). `debug` and `trace` keep them. The audit line of each tool call (target
+/// `audit`) is kept only when callers authenticate (`authenticates`): without identities it
+/// would say nothing the server does not, at a cost on every call.
+fn default_directives(level: &str, authenticates: bool) -> String {
+    let mut directives = if level.trim().eq_ignore_ascii_case("info") {
         format!("{level},rmcp::service=warn")
     } else {
         level.to_owned()
+    };
+    if !authenticates {
+        directives.push_str(",audit=warn");
     }
+    directives
 }
 
 fn run(cli: Cli) -> anyhow::Result<()> {
@@ -71,6 +85,39 @@ fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Graph { format } => {
             let discovery = common.discover()?;
             let text = graph::render(&Registry::new(discovery.plugins), format);
+            #[allow(clippy::print_stdout)]
+            {
+                print!("{text}");
+            }
+            Ok(())
+        }
+        Command::Keys(KeysCommand::New {
+            name,
+            toolsets,
+            readonly,
+            expires,
+            file,
+        }) => {
+            let new = admin::NewKey {
+                name,
+                toolsets,
+                readonly,
+                expires,
+            };
+            let key = admin::new_key(&file, &new)?;
+            eprintln!(
+                "added the key `{}` to {}; it is shown once, keep it now:",
+                new.name,
+                file.display()
+            );
+            #[allow(clippy::print_stdout)]
+            {
+                println!("{key}");
+            }
+            Ok(())
+        }
+        Command::Keys(KeysCommand::List { file }) => {
+            let text = admin::list(&file)?;
             #[allow(clippy::print_stdout)]
             {
                 print!("{text}");

@@ -1,6 +1,6 @@
 //! The request context a tool may take: log to the client, report progress, notice
 //! cancellation, ask the client for a completion (sampling) or for input (elicitation), and read
-//! the request's active toolsets and session.
+//! the request's active toolsets, session and caller.
 //!
 //! A `#[tool]` method gets it by declaring a parameter of type [`Context`] (or `&Context`); it is
 //! not one of the tool's arguments. Code without such a parameter (a [`crate::Tool`] built at run
@@ -23,8 +23,18 @@ use plugin_abi::{HostContextBox, detached_host};
 
 use crate::error::ToolError;
 
+/// Who calls a tool, when the server authenticates its callers ([`Context::caller`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Caller {
+    /// The API key's name (its tenant) or the OAuth token's subject.
+    pub name: String,
+    /// The OAuth token's scopes; none for an API key.
+    pub scopes: Vec<String>,
+}
+
 /// What a tool can do with the request it serves: log, report progress, notice cancellation,
-/// ask the client, read the active toolsets and the session.
+/// ask the client, read the active toolsets, the session and the caller.
 ///
 /// A `#[tool]` method takes it by declaring a parameter of type `Context` (or `&Context`); that
 /// parameter is not one of the tool's arguments. It works the same in `fn` and `async fn` tools
@@ -240,6 +250,40 @@ impl Context {
         self.host.session().into_option().map(RString::into_string)
     }
 
+    /// Who calls, when the server authenticates its callers (API keys, OAuth access tokens):
+    /// their name and scopes. `None` without authentication (a loopback server, stdio), in a
+    /// [`Context::detached`] one, or on a host older than this method. A plugin can decide per
+    /// user with it; the host has already bounded the caller to its toolsets.
+    ///
+    /// ```
+    /// use plugin_api::{Context, plugin};
+    ///
+    /// #[derive(Debug, Default)]
+    /// pub struct Greeter;
+    ///
+    /// #[plugin(name = "greeter")]
+    /// impl Greeter {
+    ///     /// Greet the caller by name.
+    ///     #[tool]
+    ///     fn hello(&self, ctx: &Context) -> String {
+    ///         match ctx.caller() {
+    ///             Some(caller) => format!("hello, {}", caller.name),
+    ///             None => "hello, whoever you are".to_owned(),
+    ///         }
+    ///     }
+    /// }
+    /// ```
+    pub fn caller(&self) -> Option<Caller> {
+        let name = self.host.caller_name().into_option()?.into_string();
+        let scopes = self
+            .host
+            .caller_scopes()
+            .into_iter()
+            .map(String::from)
+            .collect();
+        Some(Caller { name, scopes })
+    }
+
     /// The capabilities the client declared (`sampling`, `elicitation`, `roots`, ...), as a
     /// JSON object; `{}` when unknown.
     pub fn client_capabilities(&self) -> Value {
@@ -342,6 +386,7 @@ mod tests {
         assert!(ctx.active_toolsets().is_empty());
         assert_eq!(ctx.client_capabilities(), serde_json::json!({}));
         assert_eq!(ctx.session_id(), None);
+        assert_eq!(ctx.caller(), None);
     }
 
     #[test]

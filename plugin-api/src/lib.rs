@@ -15,7 +15,7 @@ mod tool;
 
 // Each re-export below is part of the semver promise of this crate.
 #[doc(inline)]
-pub use context::{Context, LogLevel};
+pub use context::{Caller, Context, LogLevel};
 #[doc(inline)]
 pub use error::ToolError;
 #[doc(inline)]

@@ -293,6 +293,37 @@ impl PluginTest {
         self
     }
 
+    /// Makes every call come from the authenticated caller `name` with these OAuth `scopes`
+    /// (`ctx.caller()`); by default calls come from no one, as on a server without
+    /// authentication.
+    ///
+    /// ```
+    /// use plugin_api::{Context, json, plugin, testing::PluginTest};
+    ///
+    /// #[derive(Debug, Default)]
+    /// pub struct Greeter;
+    ///
+    /// #[plugin(name = "greeter")]
+    /// impl Greeter {
+    ///     /// Greet the caller.
+    ///     #[tool]
+    ///     fn hello(ctx: &Context) -> String {
+    ///         ctx.caller().map_or("hello".to_owned(), |c| format!("hello, {}", c.name))
+    ///     }
+    /// }
+    ///
+    /// let test = PluginTest::new::<Greeter>().with_caller("alice", ["tools:read"]);
+    /// assert_eq!(test.call("hello", json!({})).text(), "hello, alice");
+    /// ```
+    pub fn with_caller<S: Into<String>>(
+        mut self,
+        name: impl Into<String>,
+        scopes: impl IntoIterator<Item = S>,
+    ) -> Self {
+        self.client.caller = Some((name.into(), scopes.into_iter().map(Into::into).collect()));
+        self
+    }
+
     /// The tools served, as a client lists them (name, description, input schema, ...): the
     /// plugin's in order, dynamic ones included, then those added with
     /// [`PluginTest::with_tool`].
@@ -606,7 +637,7 @@ pub struct ClientRequest {
     pub params: Value,
 }
 
-/// The test's client: its answers, capabilities, active toolsets and session.
+/// The test's client: its answers, capabilities, active toolsets, session and caller.
 #[derive(Debug, Clone, Default)]
 struct Client {
     /// What the client answers each method with; a later answer for a method wins.
@@ -614,6 +645,8 @@ struct Client {
     capabilities: Option<Value>,
     toolsets: Option<Vec<String>>,
     session: Option<String>,
+    /// The caller's name and scopes.
+    caller: Option<(String, Vec<String>)>,
 }
 
 impl Client {
@@ -734,6 +767,22 @@ impl HostContext for Recorder {
 
     fn session(&self) -> ROption<RString> {
         self.client.session.as_deref().map(RString::from).into()
+    }
+
+    fn caller_name(&self) -> ROption<RString> {
+        self.client
+            .caller
+            .as_ref()
+            .map(|(name, _)| RString::from(name.as_str()))
+            .into()
+    }
+
+    fn caller_scopes(&self) -> RVec<RString> {
+        self.client
+            .caller
+            .iter()
+            .flat_map(|(_, scopes)| scopes.iter().map(|s| RString::from(s.as_str())))
+            .collect()
     }
 }
 

@@ -6,7 +6,9 @@ use rmcp::{
     ClientHandler, ClientLifecycleMode, ClientServiceExt, RoleClient, ServiceExt,
     model::{CallToolRequestParams, CallToolResult, ClientConfig, ContentBlock, ProtocolVersion},
     service::{Peer, RunningService},
-    transport::StreamableHttpClientTransport,
+    transport::{
+        StreamableHttpClientTransport, streamable_http_client::StreamableHttpClientTransportConfig,
+    },
 };
 use serde_json::{Value, json};
 
@@ -34,6 +36,20 @@ pub async fn connect_as<H: ClientHandler>(url: &str, handler: H) -> RunningServi
         .serve(StreamableHttpClientTransport::from_uri(url))
         .await
         .unwrap_or_else(|e| panic!("cannot connect to {url}: {e}"))
+}
+
+/// An initialised MCP client of `url` over streamable HTTP sending `Authorization: Bearer
+/// TOKEN` with every request.
+///
+/// # Panics
+///
+/// If the client cannot connect or initialise.
+pub async fn connect_with_token(url: &str, token: &str) -> Client {
+    let config = StreamableHttpClientTransportConfig::with_uri(url).auth_header(token);
+    ClientConfig::default()
+        .serve(StreamableHttpClientTransport::from_config(config))
+        .await
+        .unwrap_or_else(|e| panic!("cannot connect to {url} with a token: {e}"))
 }
 
 /// A client of `url` speaking protocol 2026-07-28: no `initialize` and no session, every request

@@ -5,6 +5,7 @@
 
 mod abuse;
 mod activation;
+mod auth;
 mod bridge;
 mod context;
 mod discovery;

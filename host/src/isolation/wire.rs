@@ -1,8 +1,8 @@
 //! What crosses an isolated plugin's pipe besides MCP itself: who calls, and what the tool
 //! answered.
 //!
-//! The parent puts the calling request's session, active toolsets and client capabilities
-//! under [`CALLER_META`] in each call's `_meta` ([`caller_meta`]); the child gives its plugin a
+//! The parent puts the calling request's session, active toolsets, client capabilities and
+//! authenticated caller (name and scopes) under [`CALLER_META`] in each call's `_meta` ([`caller_meta`]); the child gives its plugin a
 //! `Context` that answers with them ([`Caller`]), so a plugin keyed by session, or asking
 //! which toolsets are active, sees the real caller rather than the parent.
 //!
@@ -31,6 +31,18 @@ pub struct Caller {
     pub active: Vec<String>,
     /// The capabilities its client declared.
     pub capabilities: Option<ClientCapabilities>,
+    /// Who the parent authenticated (`crate::auth`), if it authenticates.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub identity: Option<Authenticated>,
+}
+
+/// An authenticated caller as a child sees it: its name and scopes.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Authenticated {
+    /// The key's name or the token's subject.
+    pub name: String,
+    /// The token's scopes.
+    pub scopes: Vec<String>,
 }
 
 /// Who calls, as `context` says, for [`CALLER_META`].
@@ -43,6 +55,17 @@ pub fn caller_meta(context: &HostContextBox) -> Value {
             .map(Into::into)
             .collect(),
         capabilities: serde_json::from_str(&context.client_capabilities()).ok(),
+        identity: context
+            .caller_name()
+            .into_option()
+            .map(|name| Authenticated {
+                name: name.into(),
+                scopes: context
+                    .caller_scopes()
+                    .into_iter()
+                    .map(Into::into)
+                    .collect(),
+            }),
     };
     serde_json::to_value(caller).unwrap_or_default()
 }

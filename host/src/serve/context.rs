@@ -177,6 +177,8 @@ pub(crate) struct CallContext {
     capabilities: Arc<Option<ClientCapabilities>>,
     /// The request's session id; `None` outside a session.
     session: Option<Arc<str>>,
+    /// The authenticated caller; `None` without authentication.
+    identity: Option<Arc<crate::auth::Identity>>,
     /// Why requests cannot reach the client, if they cannot.
     no_requests: Option<&'static str>,
     /// The first capability a request of the tool needed and the client had not declared.
@@ -213,7 +215,20 @@ impl CallContext {
         let mut capabilities = request.client_capabilities();
         let mut session = session;
         let tells_parent = caller.is_some();
+        let mut identity = request
+            .extensions
+            .get::<Parts>()
+            .and_then(|p| p.extensions.get::<crate::auth::Caller>())
+            .and_then(|c| c.0.clone());
         if let Some(caller) = caller {
+            identity = caller.identity.map(|relayed| {
+                Arc::new(crate::auth::Identity {
+                    name: relayed.name,
+                    scopes: relayed.scopes,
+                    proof: crate::auth::Proof::Relayed,
+                    bound: crate::auth::Bound::default(),
+                })
+            });
             session = caller.session.map(Arc::from);
             capabilities = caller.capabilities;
             resolution = Arc::new(Resolution {
@@ -222,6 +237,7 @@ impl CallContext {
             });
         }
         let context = Self {
+            identity,
             events,
             level: level.for_request(request),
             progress_token: request.meta.get_progress_token(),
@@ -370,6 +386,20 @@ impl HostContext for CallContext {
 
     fn session(&self) -> ROption<RString> {
         self.session.as_deref().map(RString::from).into()
+    }
+
+    fn caller_name(&self) -> ROption<RString> {
+        self.identity
+            .as_ref()
+            .map(|c| RString::from(c.name.as_str()))
+            .into()
+    }
+
+    fn caller_scopes(&self) -> RVec<RString> {
+        self.identity
+            .iter()
+            .flat_map(|c| c.scopes.iter().map(|s| RString::from(s.as_str())))
+            .collect()
     }
 }
 
@@ -527,6 +557,7 @@ mod tests {
             }),
             capabilities: Arc::new(serde_json::from_value(capabilities).ok()),
             session: in_session.then(|| Arc::from("session-1")),
+            identity: None,
             no_requests: (!in_session).then_some(NO_SESSION),
             undeclared: Arc::default(),
             updates: Updates::channel().0,
@@ -729,6 +760,7 @@ mod tests {
             }),
             capabilities: Arc::new(None),
             session: None,
+            identity: None,
             no_requests: None,
             undeclared: Arc::default(),
             updates,

@@ -4,7 +4,11 @@
 //! 1. the Host/Origin guard ([`super::http::guard`]);
 //! 2. the drain ([`super::drain`]: while draining, 503; a POST is counted until its answer is
 //!    sent);
-//! 3. for a POST to the MCP endpoint, the session cap ([`super::sessions::refuse_when_full`],
+//! 3. the caller's credentials, when authentication is on ([`crate::auth`]: every route but
+//!    `/healthz` needs them; a missing or bad one gets 401), handed down as a
+//!    [`Caller`] in the request's extensions; a session belongs to the caller that opened it,
+//!    and another caller naming its id is told it does not exist (404);
+//! 4. for a POST to the MCP endpoint, the session cap ([`super::sessions::refuse_when_full`],
 //!    sessions on) and the body check ([`super::jsonrpc`]: read once, bounded in size and stall
 //!    time; a body that is not a JSON-RPC message gets the error that says why).
 
@@ -14,13 +18,16 @@ use axum::{
     Router,
     body::Body,
     extract::Request,
-    http::Method,
+    http::{Method, StatusCode},
     response::{IntoResponse as _, Response},
 };
 use hyper::body::Incoming;
 use tower::ServiceExt as _;
 
+use crate::auth::{Authenticator, Caller, Identity, oauth};
+
 use super::{
+    ServeState,
     drain::{self, Drain},
     http::{self, AccessPolicy},
     jsonrpc::{self, BodyLimits},
@@ -40,6 +47,10 @@ pub(crate) struct Front {
     pub(crate) sessions: Option<Arc<Sessions>>,
     /// The MCP endpoint's path.
     pub(crate) mcp_path: Arc<str>,
+    /// Who may call, when authentication is on.
+    pub(crate) auth: Option<Arc<Authenticator>>,
+    /// What the handlers share (the registry, for the toolset of a called tool).
+    pub(crate) state: Arc<ServeState>,
     /// The bounds on an MCP request's body.
     pub(crate) body: BodyLimits,
 }
@@ -54,7 +65,7 @@ impl Front {
         if let Err(refusal) = http::guard(&self.policy, &request) {
             return Ok(refusal.into_response());
         }
-        let request = if self.drain.is_draining() {
+        let mut request = if self.drain.is_draining() {
             match drain::admit_while_draining(request).await {
                 Ok(request) => request,
                 Err(refusal) => return Ok(refusal),
@@ -62,20 +73,52 @@ impl Front {
         } else {
             request
         };
+        if let Some(oauth) = self.auth.as_ref().filter(|a| a.oauth().is_some())
+            && request.uri().path().starts_with(oauth::WELL_KNOWN)
+        {
+            return Ok(resource_metadata(oauth, &request));
+        }
+        let caller = match &self.auth {
+            Some(auth) if needs_credentials(request.uri().path()) => {
+                match auth.authenticate(request.headers()).await {
+                    Ok(identity) => Some(identity),
+                    Err(challenge) => return Ok(challenge.into_response()),
+                }
+            }
+            _ => None,
+        };
+        if let (Some(identity), Some(sessions)) = (&caller, &self.sessions)
+            && let Some(refusal) = foreign_session(sessions, &request, identity)
+        {
+            return Ok(refusal);
+        }
+        if caller.is_some() {
+            request.extensions_mut().insert(Caller(caller.clone()));
+        }
         if request.method() != Method::POST {
             return self.router.oneshot(request).await;
         }
+        let opens_session = !request.headers().contains_key(SESSION_ID);
         let in_flight = self.drain.enter();
         let response = if request.uri().path() == &*self.mcp_path {
             let (router, body) = (self.router, self.body);
-            let checked = |request: Request| {
-                jsonrpc::check_body(body, request, |request: Request| async move {
-                    router
-                        .oneshot(request)
-                        .await
-                        .unwrap_or_else(|never| match never {})
-                })
-            };
+            let (auth, state, identity) = (self.auth, self.state, caller.clone());
+            let checked =
+                |request: Request| {
+                    jsonrpc::check_body(body, request, |request: Request| async move {
+                        let request =
+                            match step_up(auth.as_deref(), &state, identity.as_deref(), request)
+                                .await
+                            {
+                                Ok(request) => request,
+                                Err(challenge) => return challenge,
+                            };
+                        router
+                            .oneshot(request)
+                            .await
+                            .unwrap_or_else(|never| match never {})
+                    })
+                };
             match &self.sessions {
                 Some(sessions) => sessions::refuse_when_full(sessions, request, checked).await,
                 None => checked(request).await,
@@ -83,6 +126,83 @@ impl Front {
         } else {
             self.router.oneshot(request).await?
         };
+        if let (Some(identity), Some(sessions), true) = (&caller, &self.sessions, opens_session)
+            && let Some(id) = response.headers().get(SESSION_ID)
+        {
+            sessions.bind(id.as_bytes(), identity.owner());
+        }
         Ok(drain::hold(response, in_flight))
     }
+}
+
+/// `GET /.well-known/oauth-protected-resource[/PATH]`: the protected resource metadata
+/// (RFC 9728), open to all.
+fn resource_metadata(auth: &Authenticator, request: &Request) -> Response {
+    let Some(oauth) = auth.oauth() else {
+        return StatusCode::NOT_FOUND.into_response();
+    };
+    let resource = auth.resource(request.headers());
+    axum::Json(oauth.metadata(&resource)).into_response()
+}
+
+/// A `tools/call` by an OAuth caller of a tool in a toolset its scopes do not open, when a
+/// scope would: the 403 `insufficient_scope` challenge naming it, so the client can ask for it.
+/// Anything else goes on as it came.
+async fn step_up(
+    auth: Option<&Authenticator>,
+    state: &ServeState,
+    caller: Option<&Identity>,
+    request: Request,
+) -> Result<Request, Response> {
+    let (Some(auth), Some(caller)) = (auth, caller) else {
+        return Ok(request);
+    };
+    if auth.oauth().is_none() || caller.proof != crate::auth::Proof::OAuth {
+        return Ok(request);
+    }
+    let (parts, body) = request.into_parts();
+    // The body was read whole by the body check: this takes it back without waiting.
+    let bytes = axum::body::to_bytes(body, usize::MAX)
+        .await
+        .unwrap_or_default();
+    let toolset = serde_json::from_slice::<serde_json::Value>(&bytes)
+        .ok()
+        .filter(|message| message["method"] == "tools/call")
+        .and_then(|message| message["params"]["name"].as_str().map(str::to_owned))
+        .and_then(|tool| state.toolset_of(&tool));
+    if let Some(challenge) = toolset.and_then(|t| auth.step_up(&parts.headers, caller, &t)) {
+        tracing::info!(
+            caller = caller.name,
+            "asked for a scope the token lacks: {}",
+            challenge.header()
+        );
+        return Err(challenge.into_response());
+    }
+    Ok(Request::from_parts(parts, Body::from(bytes)))
+}
+
+/// The header naming a request's session.
+const SESSION_ID: &str = "mcp-session-id";
+
+/// Whether a request to `path` needs credentials: all but the probe and the OAuth metadata.
+fn needs_credentials(path: &str) -> bool {
+    path != "/healthz" && !path.starts_with("/.well-known/")
+}
+
+/// The 404 rmcp gives an unknown session, for a request naming a session another caller opened:
+/// to this caller, it does not exist.
+fn foreign_session(
+    sessions: &Sessions,
+    request: &Request,
+    identity: &Identity,
+) -> Option<Response> {
+    let id = request.headers().get(SESSION_ID)?;
+    if sessions.is_owned_by(id.as_bytes(), &identity.owner()) {
+        return None;
+    }
+    tracing::warn!(
+        caller = identity.name,
+        "refused a request naming a session another caller opened"
+    );
+    Some((StatusCode::NOT_FOUND, "Not Found: Session not found").into_response())
 }

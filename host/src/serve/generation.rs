@@ -21,6 +21,7 @@ use super::{
     served::{self, Resolved},
 };
 use crate::{
+    auth::Bound,
     build::Builder,
     registry::Registry,
     reports::GenerationInfo,
@@ -86,16 +87,17 @@ impl Generation {
     }
 
     /// The resolution of a request's URL query and selection headers' values
-    /// ([`super::selection_headers`]), with the `--toolsets` fallback and the tool bounds; a
-    /// request seen before costs one lookup.
+    /// ([`super::selection_headers`]), with the `--toolsets` fallback and the tool bounds,
+    /// narrowed to the caller's `bound`; a request seen before costs one lookup.
     pub(crate) fn resolve(
         &self,
         query: &str,
         values: &[Option<String>; 4],
         fallback: Option<&Query>,
         bounds: &ToolFilter,
+        bound: Option<&Bound>,
     ) -> Arc<Resolved> {
-        let key = cache_key(query, values);
+        let key = cache_key(query, values, bound);
         if let Some(resolved) = self
             .resolved
             .read()
@@ -105,13 +107,18 @@ impl Generation {
             return Arc::clone(resolved);
         }
         let headers = Headers::from_values(values.each_ref().map(Option::as_deref));
-        let resolved = Arc::new(Resolved::new(selection::resolve_request(
+        let resolution = selection::resolve_request(
             &Query::parse(query),
             &Query::from_headers(&headers),
             &self.registry().declared(),
             fallback,
             bounds,
-        )));
+        );
+        let resolution = match bound {
+            Some(bound) => bound.narrow(resolution),
+            None => resolution,
+        };
+        let resolved = Arc::new(Resolved::new(resolution));
         let mut cache = self
             .resolved
             .write()

@@ -23,16 +23,16 @@ use rmcp::model::{
 use rmcp::{
     ErrorData, RoleServer, ServerHandler,
     model::{
-        CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, CustomRequest,
-        CustomResult, DiscoverResult, ErrorCode, InitializeRequestParams, InitializeResult,
-        ListToolsResult, PaginatedRequestParams, ResultType, ServerConfig,
+        CacheScope, CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock,
+        CustomRequest, CustomResult, DiscoverResult, ErrorCode, InitializeRequestParams,
+        InitializeResult, ListToolsResult, PaginatedRequestParams, ResultType, ServerConfig,
     },
     service::{RequestContext, SubscriptionContext},
 };
 use serde_json::{Value, json};
 
 use super::{
-    ServeState,
+    ServeState, audit,
     context::{self, SessionLevel},
     contributions::{self as contributed},
     generation::Generation,
@@ -43,6 +43,7 @@ use super::{
     subscriptions::{Session, Subscriber},
 };
 use crate::{
+    auth::{Caller, Identity},
     build::{CallError, CallOutput},
     selection::{ActiveSet, Resolution},
 };
@@ -82,20 +83,23 @@ impl Handler {
             headers: parts
                 .map(|p| selection_headers(&p.headers))
                 .unwrap_or_default(),
+            bound: caller(context).map(|c| c.bound.clone()),
         }
     }
 
-    /// The current generation, and the request's selection (its URL and selection headers) in
-    /// it, from manifests alone. The request is served from that generation to its end.
+    /// The current generation, and the request's selection (its URL and selection headers,
+    /// within its caller's bound) in it, from manifests alone. The request is served from that generation to its end.
     fn resolved(&self, context: &RequestContext<RoleServer>) -> (Arc<Generation>, Arc<Resolved>) {
         let parts = parts(context);
         let query = parts.and_then(|p| p.uri.query()).unwrap_or_default();
         let no_headers = axum::http::HeaderMap::new();
+        let caller = caller(context);
         let generation = self.state.generation();
         let resolved = self.state.resolve(
             &generation,
             query,
             parts.map_or(&no_headers, |p| &p.headers),
+            caller.as_ref().map(|c| &c.bound),
         );
         (generation, resolved)
     }
@@ -149,7 +153,9 @@ impl Handler {
         generation: &Generation,
         resolution: &Resolution,
     ) -> CallToolResult {
-        let report = self.state.toolsets_report(generation, resolution);
+        let report = self
+            .state
+            .toolsets_report(generation, resolution, caller(context).as_deref());
         let inactive: Vec<&str> = report
             .toolsets
             .iter()
@@ -179,6 +185,88 @@ impl Handler {
             );
         }
         CallToolResult::structured(value)
+    }
+    /// A `tools/call`: `plugin` is set to the plugin that served it, once one does.
+    async fn call(
+        &self,
+        request: CallToolRequestParams,
+        context: &RequestContext<RoleServer>,
+        plugin: &mut Option<String>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        let name = request.name.as_ref();
+        let Served {
+            generation,
+            resolution,
+            view,
+        } = self.served(context).await?;
+        let served = view.set();
+        if self.state.toolsets_tool && name == TOOLSETS_TOOL {
+            if !resolution.filter.allows(name, true) {
+                return Err(unknown_tool(&generation, name, &resolution));
+            }
+            return Ok(self
+                .toolsets_result(context, &generation, &resolution)
+                .into());
+        }
+        let (Some(tool), Some(validator)) = (served.table().get(name), served.validator(name))
+        else {
+            return Err(unknown_tool(&generation, name, &resolution));
+        };
+        if !resolution
+            .filter
+            .allows(name, tool.decl.annotations.read_only == Some(true))
+        {
+            return Err(unknown_tool(&generation, name, &resolution));
+        }
+        let arguments = Value::Object(request.arguments.unwrap_or_default());
+        if let Err(problem) = validator.check(&arguments) {
+            return Ok(
+                error_result(format!("invalid arguments for tool `{name}`: {problem}")).into(),
+            );
+        }
+        let arguments = arguments.to_string();
+        let finished = context::run(
+            context,
+            &self.level,
+            &resolution,
+            &self.state.updates,
+            self.state.limits.client_request_timeout,
+            self.state
+                .for_parent
+                .then(|| crate::isolation::wire::caller_of(&context.meta))
+                .flatten(),
+            |host| tool.call_with(arguments, host),
+        )
+        .await;
+        *plugin = Some(tool.plugin.clone());
+        let Some(finished) = finished else {
+            tracing::info!(
+                tool = name,
+                "call cancelled (by the client, or its session ended): stopped waiting for the plugin"
+            );
+            let cancelled = CallError::Cancelled(format!("tool {name} was cancelled"));
+            return Ok(call_result(name, Err(cancelled)).into());
+        };
+        // 2026-07-28: a call that failed for want of a capability the client did not declare is
+        // the protocol's error, which names the capability.
+        if let (Err(_), Some(capability)) = (&finished.outcome, finished.undeclared)
+            && context::speaks_2026(context)
+        {
+            return Err(missing_capability(capability));
+        }
+        let output = self
+            .state
+            .for_parent
+            .then(|| crate::isolation::wire::output_meta(&finished.outcome))
+            .flatten();
+        let mut result = call_result(name, finished.outcome);
+        if let Some(output) = output {
+            result
+                .meta
+                .get_or_insert_default()
+                .insert(crate::isolation::wire::OUTPUT_META.to_owned(), output);
+        }
+        Ok(result.into())
     }
 }
 
@@ -286,7 +374,13 @@ impl ServerHandler for Handler {
         context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
         let served = self.served(&context).await?;
-        Ok(ListToolsResult::with_all_items(served.view.tools()))
+        let listed = ListToolsResult::with_all_items(served.view.tools());
+        // A list filtered by who asks must not be shared with other callers (2026-07-28).
+        Ok(if caller(&context).is_some() {
+            listed.with_cache_scope(CacheScope::Private)
+        } else {
+            listed
+        })
     }
 
     async fn call_tool(
@@ -294,79 +388,18 @@ impl ServerHandler for Handler {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
-        let name = request.name.as_ref();
-        let Served {
-            generation,
-            resolution,
-            view,
-        } = self.served(&context).await?;
-        let served = view.set();
-        if self.state.toolsets_tool && name == TOOLSETS_TOOL {
-            if !resolution.filter.allows(name, true) {
-                return Err(unknown_tool(&generation, name, &resolution));
-            }
-            return Ok(self
-                .toolsets_result(&context, &generation, &resolution)
-                .into());
-        }
-        let (Some(tool), Some(validator)) = (served.table().get(name), served.validator(name))
-        else {
-            return Err(unknown_tool(&generation, name, &resolution));
-        };
-        if !resolution
-            .filter
-            .allows(name, tool.decl.annotations.read_only == Some(true))
-        {
-            return Err(unknown_tool(&generation, name, &resolution));
-        }
-        let arguments = Value::Object(request.arguments.unwrap_or_default());
-        if let Err(problem) = validator.check(&arguments) {
-            return Ok(
-                error_result(format!("invalid arguments for tool `{name}`: {problem}")).into(),
-            );
-        }
-        let arguments = arguments.to_string();
-        let finished = context::run(
-            &context,
-            &self.level,
-            &resolution,
-            &self.state.updates,
-            self.state.limits.client_request_timeout,
-            self.state
-                .for_parent
-                .then(|| crate::isolation::wire::caller_of(&context.meta))
-                .flatten(),
-            |host| tool.call_with(arguments, host),
-        )
-        .await;
-        let Some(finished) = finished else {
-            tracing::info!(
-                tool = name,
-                "call cancelled (by the client, or its session ended): stopped waiting for the plugin"
-            );
-            let cancelled = CallError::Cancelled(format!("tool {name} was cancelled"));
-            return Ok(call_result(name, Err(cancelled)).into());
-        };
-        // 2026-07-28: a call that failed for want of a capability the client did not declare is
-        // the protocol's error, which names the capability.
-        if let (Err(_), Some(capability)) = (&finished.outcome, finished.undeclared)
-            && context::speaks_2026(&context)
-        {
-            return Err(missing_capability(capability));
-        }
-        let output = self
-            .state
-            .for_parent
-            .then(|| crate::isolation::wire::output_meta(&finished.outcome))
-            .flatten();
-        let mut result = call_result(name, finished.outcome);
-        if let Some(output) = output {
-            result
-                .meta
-                .get_or_insert_default()
-                .insert(crate::isolation::wire::OUTPUT_META.to_owned(), output);
-        }
-        Ok(result.into())
+        let started = std::time::Instant::now();
+        let name = request.name.to_string();
+        let mut plugin = None;
+        let answer = self.call(request, &context, &mut plugin).await;
+        audit::tool_call(
+            caller(&context).as_deref(),
+            &name,
+            plugin.as_deref(),
+            &answer,
+            started.elapsed(),
+        );
+        answer
     }
 
     #[allow(deprecated)] // logging is deprecated by SEP-2577, still in 2025-11-25
@@ -479,6 +512,11 @@ impl ServerHandler for Handler {
         Err(invalid
             .unwrap_or_else(|| ErrorData::new(ErrorCode::METHOD_NOT_FOUND, request.method, None)))
     }
+}
+
+/// The request's caller, when authentication is on.
+fn caller(context: &RequestContext<RoleServer>) -> Option<Arc<Identity>> {
+    parts(context)?.extensions.get::<Caller>()?.0.clone()
 }
 
 /// What a request is served from: the generation it took, its selection, and its view of its

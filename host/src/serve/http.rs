@@ -10,7 +10,7 @@
 use std::{net::IpAddr, sync::Arc};
 
 use axum::{
-    Json,
+    Extension, Json,
     extract::{RawQuery, Request, State},
     http::{HeaderMap, StatusCode, Uri, header, uri::Authority},
     response::{IntoResponse, Response},
@@ -18,7 +18,10 @@ use axum::{
 use serde_json::{Value, json};
 
 use super::ServeState;
-use crate::reports::{ContributionsReport, ToolsetsReport};
+use crate::{
+    auth::Caller,
+    reports::{ContributionsReport, ToolsetsReport},
+};
 
 /// `GET /healthz`: the server is up, with a few counts, the generation it serves and the state
 /// of the processes of opened bridged servers and isolated plugins; status `degraded` (still
@@ -49,14 +52,22 @@ pub(crate) async fn healthz(State(state): State<Arc<ServeState>>) -> Json<Value>
 
 /// `GET /toolsets[?query]`: what the URL with this query, and a request with these selection
 /// headers, would be served, from manifests alone. Opens nothing, changes nothing.
+/// To a caller, only what it may use.
 pub(crate) async fn toolsets(
     State(state): State<Arc<ServeState>>,
     RawQuery(query): RawQuery,
+    caller: Option<Extension<Caller>>,
     headers: HeaderMap,
 ) -> Json<ToolsetsReport> {
+    let caller = caller.and_then(|Extension(Caller(identity))| identity);
     let generation = state.generation();
-    let resolved = state.resolve(&generation, query.as_deref().unwrap_or(""), &headers);
-    Json(state.toolsets_report(&generation, &resolved.resolution))
+    let resolved = state.resolve(
+        &generation,
+        query.as_deref().unwrap_or(""),
+        &headers,
+        caller.as_ref().map(|c| &c.bound),
+    );
+    Json(state.toolsets_report(&generation, &resolved.resolution, caller.as_deref()))
 }
 
 /// `GET /contributions`: every declared tool with the extensions applied to it, in order, and

@@ -35,13 +35,16 @@ use crate::{
     selection::{Query, Resolution, ToolFilter},
 };
 
-/// A session's selection: its URL's query and selection headers' values.
+/// A session's selection: its URL's query and selection headers' values, within its caller's
+/// bound.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
 pub(crate) struct Selection {
     /// The URL's query.
     pub(crate) query: String,
     /// The selection headers' values ([`super::selection_headers`]).
     pub(crate) headers: [Option<String>; 4],
+    /// The caller's bound, when authentication is on.
+    pub(crate) bound: Option<crate::auth::Bound>,
 }
 
 /// Which lists: as a session wants to hear of them, or as they changed.
@@ -193,8 +196,13 @@ impl Listeners {
             let lists = *differs.entry(&listener.selection).or_insert_with(|| {
                 let resolve = |generation: &Generation| {
                     let selection = &listener.selection;
-                    let resolved =
-                        generation.resolve(&selection.query, &selection.headers, fallback, bounds);
+                    let resolved = generation.resolve(
+                        &selection.query,
+                        &selection.headers,
+                        fallback,
+                        bounds,
+                        selection.bound.as_ref(),
+                    );
                     Served::of(generation.registry(), &resolved.resolution)
                 };
                 resolve(old).differs(&resolve(new), changed)

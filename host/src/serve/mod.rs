@@ -32,6 +32,7 @@
 //! `--shutdown-grace` to finish and send their answers; then sessions end, connections close,
 //! and every opened plugin is told to stop. This is the only module that knows axum and rmcp.
 
+mod audit;
 mod context;
 mod contributions;
 mod drain;
@@ -71,6 +72,7 @@ pub use ready::Ready;
 pub use sessions::SessionLimits;
 
 use crate::{
+    auth::{AuthOptions, Authenticator, Bound},
     build::{Builder, ProviderOpener},
     registry::Registry,
     reload::{Source, Triggers},
@@ -113,6 +115,8 @@ pub struct Options {
     /// caller the parent names, and each result says what the tool answered
     /// ([`crate::isolation::wire`]).
     pub for_parent: bool,
+    /// Who may call (`crate::auth`).
+    pub auth: AuthOptions,
 }
 
 impl Default for Options {
@@ -134,6 +138,7 @@ impl Default for Options {
             connections: ConnectionLimits::default(),
             for_parent: false,
             shutdown_grace: SHUTDOWN_GRACE,
+            auth: AuthOptions::default(),
         }
     }
 }
@@ -167,6 +172,9 @@ pub enum ServeError {
         /// The cause.
         source: std::io::Error,
     },
+    /// The authentication options cannot be used (a keys file that does not read, ...).
+    #[error("{0}")]
+    Auth(String),
     /// The ready file could not be written.
     #[error("cannot write the ready file {}: {source}", path.display())]
     ReadyFile {
@@ -188,8 +196,23 @@ pub async fn run(
     source: Option<Source>,
 ) -> Result<(), ServeError> {
     let path = check_path(&args.path)?;
+    args.auth
+        .check_bind(&args.host)
+        .map_err(ServeError::Options)?;
+    let auth = Authenticator::new(&args.auth, &path)
+        .map_err(|e| ServeError::Auth(e.to_string()))?
+        .map(Arc::new);
+    if let Some(oauth) = auth.as_ref().and_then(|a| a.oauth()) {
+        tokio::spawn(Arc::clone(oauth.jwks()).prefetch());
+    }
     let sessions_cancel = CancellationToken::new();
     let (state, _reloading) = start(registry, &args, source).await?;
+    if let Some(store) = auth.as_ref().and_then(|a| a.key_store()) {
+        tokio::spawn(crate::auth::store::KeyStore::watch(
+            Arc::clone(store),
+            sessions_cancel.clone(),
+        ));
+    }
     let drain = Arc::new(drain::Drain::default());
     let front = front_door(
         Arc::clone(&state),
@@ -197,6 +220,7 @@ pub async fn run(
         &path,
         sessions_cancel.clone(),
         Arc::clone(&drain),
+        auth,
     );
 
     let host = args.host.trim_start_matches('[').trim_end_matches(']');
@@ -321,11 +345,12 @@ pub(crate) struct ServeState {
 impl ServeState {
     /// What `GET /toolsets` and `list_server_toolsets` answer for `resolution` in
     /// `generation`: the manifests' view, the generation, and the state of opened plugins'
-    /// processes.
+    /// processes; to a caller, only the toolsets it may use are listed.
     pub(crate) fn toolsets_report(
         &self,
         generation: &Generation,
         resolution: &crate::selection::Resolution,
+        caller: Option<&crate::auth::Identity>,
     ) -> crate::reports::ToolsetsReport {
         let mut report = crate::reports::ToolsetsReport::new(
             generation.registry(),
@@ -334,6 +359,11 @@ impl ServeState {
         )
         .with_generation(generation.info());
         report.processes = generation.builder().processes();
+        if let Some(caller) = caller {
+            report
+                .toolsets
+                .retain(|t| caller.bound.allows_toolset(&t.name));
+        }
         report
     }
 
@@ -383,18 +413,31 @@ impl ServeState {
         self.current.swap(next)
     }
 
-    /// The resolution of a request's URL query and selection headers in `generation`.
+    /// The toolset that declares the tool `name` in the current generation, if a plugin does.
+    pub(crate) fn toolset_of(&self, name: &str) -> Option<String> {
+        self.generation()
+            .registry()
+            .tools()
+            .iter()
+            .find(|entry| entry.decl.name == name)
+            .map(|entry| entry.decl.toolset.clone())
+    }
+
+    /// The resolution of a request's URL query and selection headers in `generation`, narrowed
+    /// to the caller's `bound`.
     fn resolve(
         &self,
         generation: &Generation,
         query: &str,
         headers: &HeaderMap,
+        bound: Option<&Bound>,
     ) -> Arc<served::Resolved> {
         generation.resolve(
             query,
             &selection_headers(headers),
             self.fallback.as_ref(),
             &self.bounds,
+            bound,
         )
     }
 }
@@ -426,17 +469,26 @@ fn selection_headers(headers: &HeaderMap) -> [Option<String>; 4] {
     values
 }
 
-/// The resolution cache's key: the query alone when no selection header is present, else the
-/// query and each header's value on lines of their own (`\0` for an absent one). Neither a
-/// query nor a header value can hold a newline or a NUL, so distinct requests never share a key.
-fn cache_key<'a>(query: &'a str, headers: &[Option<String>; 4]) -> Cow<'a, str> {
-    if headers.iter().all(Option::is_none) {
+/// The resolution cache's key: the query alone when no selection header is present and no
+/// caller is bounded, else the query and each header's value on lines of their own (`\0` for an
+/// absent one), then the bound's key on a line of its own. Neither a query nor a header value
+/// can hold a newline or a NUL, so distinct requests never share a key.
+fn cache_key<'a>(
+    query: &'a str,
+    headers: &[Option<String>; 4],
+    bound: Option<&Bound>,
+) -> Cow<'a, str> {
+    if headers.iter().all(Option::is_none) && bound.is_none() {
         return Cow::Borrowed(query);
     }
     let mut key = query.to_owned();
     for value in headers {
         key.push('\n');
         key.push_str(value.as_deref().unwrap_or("\0"));
+    }
+    if let Some(bound) = bound {
+        key.push('\n');
+        key.push_str(&bound.cache_key());
     }
     Cow::Owned(key)
 }
@@ -449,6 +501,7 @@ fn front_door(
     path: &str,
     cancel: CancellationToken,
     drain: Arc<drain::Drain>,
+    auth: Option<Arc<Authenticator>>,
 ) -> front::Front {
     let mut config = StreamableHttpServerConfig::default()
         .with_cancellation_token(cancel.clone())
@@ -477,7 +530,7 @@ fn front_door(
         .route("/toolsets", get(http::toolsets))
         .route("/contributions", get(http::contributions))
         .route_service(path, mcp)
-        .with_state(state)
+        .with_state(Arc::clone(&state))
         .layer(DefaultBodyLimit::max(MAX_REQUEST_BODY_BYTES));
     front::Front {
         router,
@@ -489,6 +542,8 @@ fn front_door(
         drain,
         sessions: (!args.stateless).then_some(sessions),
         mcp_path: path.into(),
+        auth,
+        state: Arc::clone(&state),
         body: jsonrpc::BodyLimits {
             max_bytes: MAX_REQUEST_BODY_BYTES,
             idle: args.connections.idle_timeout,
@@ -529,7 +584,9 @@ fn check_path(path: &str) -> Result<String, ServeError> {
             "--path `{path}` must be a plain URL path starting with `/`"
         )));
     }
-    if ["/healthz", "/toolsets", "/contributions"].contains(&path) {
+    if ["/healthz", "/toolsets", "/contributions"].contains(&path)
+        || path.starts_with("/.well-known/")
+    {
         return Err(ServeError::Options(format!(
             "--path `{path}` is taken by the server's own route"
         )));
@@ -573,18 +630,22 @@ mod tests {
     fn requests_differing_in_a_selection_header_do_not_share_a_cache_key() {
         let mut headers = HeaderMap::new();
         let none = selection_headers(&headers);
-        assert_eq!(cache_key("a", &none), "a");
+        assert_eq!(cache_key("a", &none, None), "a");
         headers.append("X-MCP-Tools", "echo".parse().unwrap());
         headers.append("x-mcp-tools", "add".parse().unwrap());
         let tools = selection_headers(&headers);
         assert_eq!(tools[1].as_deref(), Some("echo,add"));
         let mut empty = HeaderMap::new();
         empty.append("x-mcp-tools", "".parse().unwrap());
+        let bound = Bound::new(&["benchmarks"], false);
         let keys = [
-            cache_key("a", &none),
-            cache_key("a", &tools),
-            cache_key("a", &selection_headers(&empty)),
-            cache_key("b", &tools),
+            cache_key("a", &none, None),
+            cache_key("a", &tools, None),
+            cache_key("a", &selection_headers(&empty), None),
+            cache_key("b", &tools, None),
+            cache_key("a", &none, Some(&bound)),
+            cache_key("a", &tools, Some(&bound)),
+            cache_key("a", &none, Some(&Bound::new(&["*"], false))),
         ];
         for (i, a) in keys.iter().enumerate() {
             for b in &keys[i + 1..] {

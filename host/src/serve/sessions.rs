@@ -115,11 +115,13 @@ pub(crate) enum SessionsError {
     Local(#[from] LocalSessionManagerError),
 }
 
-/// How one session is used: its open streams, and since when it has had none.
+/// How one session is used: its open streams, since when it has had none, and who opened it.
 #[derive(Debug)]
 struct Usage {
     streams: usize,
     idle_since: Instant,
+    /// The caller that opened it (`crate::auth::Identity::owner`), when authentication is on.
+    owner: Option<String>,
 }
 
 /// Every open session's [`Usage`], shared with the guards of their streams.
@@ -215,6 +217,29 @@ impl Sessions {
         self.admitted.load(Ordering::Acquire)
     }
 
+    /// Binds the session `id` to the caller `owner` that opened it.
+    pub(crate) fn bind(&self, id: &[u8], owner: String) {
+        let Ok(id) = std::str::from_utf8(id) else {
+            return;
+        };
+        if let Some(usage) = self.usages.lock().get_mut(id) {
+            usage.owner = Some(owner);
+        }
+    }
+
+    /// Whether the session `id` may be used by the caller `owner`: it is that caller's, or has
+    /// no owner, or does not exist (rmcp then answers 404 itself).
+    pub(crate) fn is_owned_by(&self, id: &[u8], owner: &str) -> bool {
+        let Ok(id) = std::str::from_utf8(id) else {
+            return true;
+        };
+        self.usages
+            .lock()
+            .get(id)
+            .and_then(|usage| usage.owner.as_deref())
+            .is_none_or(|opener| opener == owner)
+    }
+
     /// Whether a new session would be refused.
     fn is_full(&self) -> bool {
         self.count() >= self.max
@@ -308,6 +333,7 @@ impl SessionManager for Sessions {
                     Usage {
                         streams: 0,
                         idle_since: Instant::now(),
+                        owner: None,
                     },
                 );
                 Ok((id, transport))
@@ -488,6 +514,7 @@ mod tests {
                 Usage {
                     streams: 0,
                     idle_since: start,
+                    owner: None,
                 },
             );
         }

@@ -208,6 +208,19 @@ pub trait HostContext: Clone + Send + Sync {
     fn session(&self) -> ROption<RString> {
         ROption::RNone
     }
+
+    /// The name of the authenticated caller (an API key's name, an OAuth token's subject), or
+    /// none when the server does not authenticate (loopback, stdio). Appended after `session`:
+    /// on a host without it, the default answers none.
+    fn caller_name(&self) -> ROption<RString> {
+        ROption::RNone
+    }
+
+    /// The authenticated caller's OAuth scopes (none for an API key, or without
+    /// authentication). Appended after `caller_name`: on a host without it, none.
+    fn caller_scopes(&self) -> RVec<RString> {
+        RVec::new()
+    }
 }
 
 /// A host context behind the ABI; cloning shares it.

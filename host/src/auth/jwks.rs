@@ -1,0 +1,233 @@
+//! The issuer's signing keys: its metadata (RFC 8414, else OpenID Connect discovery) names its
+//! JWKS, fetched once and kept. A token naming a key id the set lacks (the issuer rotated its
+//! keys) fetches both again, at most once per [`REFETCH_AFTER`], so a flood of tokens with
+//! made-up key ids cannot make the server hammer the issuer.
+
+use std::{
+    sync::{Arc, PoisonError, RwLock},
+    time::{Duration, Instant},
+};
+
+use jsonwebtoken::jwk::{AlgorithmParameters, Jwk, JwkSet};
+use serde::Deserialize;
+
+/// The least time between two fetches of the issuer's keys.
+pub const REFETCH_AFTER: Duration = Duration::from_secs(5);
+
+/// How long one fetch may take.
+const FETCH_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// The part of the issuer's metadata read here.
+#[derive(Debug, Deserialize)]
+struct IssuerMetadata {
+    issuer: String,
+    jwks_uri: String,
+}
+
+/// The signing keys of one issuer, fetched on demand and kept.
+#[derive(Debug)]
+pub struct Jwks {
+    issuer: String,
+    http: reqwest::Client,
+    keys: RwLock<Arc<JwkSet>>,
+    /// When keys were last fetched (or tried), and why that failed if it did; held across a
+    /// fetch so only one runs.
+    fetched: tokio::sync::Mutex<Fetched>,
+}
+
+/// The last fetch of the keys.
+#[derive(Debug, Default)]
+struct Fetched {
+    at: Option<Instant>,
+    error: Option<String>,
+}
+
+impl Jwks {
+    /// The keys of `issuer`, none fetched yet.
+    pub fn new(issuer: &str) -> Self {
+        let http = reqwest::Client::builder()
+            .timeout(FETCH_TIMEOUT)
+            .build()
+            .unwrap_or_default();
+        Self {
+            issuer: issuer.to_owned(),
+            http,
+            keys: RwLock::new(Arc::new(JwkSet { keys: Vec::new() })),
+            fetched: tokio::sync::Mutex::default(),
+        }
+    }
+
+    /// The keys of `issuer` given here, as a test or a benchmark holds them: they are fetched
+    /// only for a key id they lack.
+    pub fn with_keys(issuer: &str, keys: JwkSet) -> Self {
+        let jwks = Self::new(issuer);
+        *jwks.keys.write().unwrap_or_else(PoisonError::into_inner) = Arc::new(keys);
+        jwks
+    }
+
+    /// The key with id `kid` (the only key when the token names none), fetching the keys again
+    /// when it is not known and the last fetch is older than [`REFETCH_AFTER`].
+    pub async fn key(&self, kid: Option<&str>) -> Result<Jwk, String> {
+        if let Some(key) = self.find(kid) {
+            return Ok(key);
+        }
+        let mut fetched = self.fetched.lock().await;
+        if let Some(key) = self.find(kid) {
+            return Ok(key);
+        }
+        if fetched.at.is_none_or(|at| at.elapsed() >= REFETCH_AFTER) {
+            fetched.at = Some(Instant::now());
+            fetched.error = match self.fetch().await {
+                Ok(set) => {
+                    tracing::info!(
+                        "fetched {} signing key(s) of the issuer {}",
+                        set.keys.len(),
+                        self.issuer
+                    );
+                    *self.keys.write().unwrap_or_else(PoisonError::into_inner) = Arc::new(set);
+                    None
+                }
+                Err(error) => {
+                    tracing::warn!("{error}");
+                    Some(error)
+                }
+            };
+        }
+        if let Some(error) = &fetched.error {
+            return Err(error.clone());
+        }
+        self.find(kid).ok_or_else(|| match kid {
+            Some(kid) => format!("the issuer's keys have no key with id `{kid}`"),
+            None => {
+                "the token names no key id (kid) and the issuer has more than one key".to_owned()
+            }
+        })
+    }
+
+    /// Fetches the keys now (at start-up, so the first request does not wait); a failure is
+    /// logged, and a token tries again once [`REFETCH_AFTER`] has passed.
+    pub async fn prefetch(self: Arc<Self>) {
+        // No key has an empty id: this fetches, and finds nothing.
+        let _ = self.key(Some("")).await;
+    }
+
+    /// The key with id `kid`, or the only one when `kid` is `None`, among the keys held.
+    fn find(&self, kid: Option<&str>) -> Option<Jwk> {
+        let keys = self.keys.read().unwrap_or_else(PoisonError::into_inner);
+        let usable = keys.keys.iter().filter(|k| is_public_key(k));
+        match kid {
+            Some(kid) => usable
+                .clone()
+                .find(|k| k.common.key_id.as_deref() == Some(kid))
+                .cloned(),
+            None => {
+                let mut all = usable;
+                let first = all.next()?;
+                all.next().is_none().then(|| first.clone())
+            }
+        }
+    }
+
+    /// The issuer's metadata, then its JWKS.
+    async fn fetch(&self) -> Result<JwkSet, String> {
+        let mut last_error = String::new();
+        for url in metadata_urls(&self.issuer) {
+            match self.get_json::<IssuerMetadata>(&url).await {
+                Ok(metadata)
+                    if metadata.issuer.trim_end_matches('/')
+                        == self.issuer.trim_end_matches('/') =>
+                {
+                    return self
+                        .get_json::<JwkSet>(&metadata.jwks_uri)
+                        .await
+                        .map_err(|e| {
+                            format!(
+                                "cannot fetch the signing keys of the issuer {}: {e}",
+                                self.issuer
+                            )
+                        });
+                }
+                Ok(metadata) => {
+                    last_error = format!(
+                        "{url} names the issuer `{}`, not `{}`",
+                        metadata.issuer, self.issuer
+                    );
+                }
+                Err(error) => last_error = error,
+            }
+        }
+        Err(format!(
+            "cannot read the metadata of the issuer {}: {last_error}",
+            self.issuer
+        ))
+    }
+
+    /// `GET url` as JSON of type `T`.
+    async fn get_json<T: serde::de::DeserializeOwned>(&self, url: &str) -> Result<T, String> {
+        let response = self
+            .http
+            .get(url)
+            .header("accept", "application/json")
+            .send()
+            .await
+            .map_err(|e| format!("GET {url}: {e}"))?;
+        let status = response.status();
+        if !status.is_success() {
+            return Err(format!("GET {url}: {status}"));
+        }
+        response
+            .json::<T>()
+            .await
+            .map_err(|e| format!("GET {url}: the answer does not read: {e}"))
+    }
+}
+
+/// Whether a key can verify a token: an RSA, EC or OKP public key (never a shared secret).
+fn is_public_key(key: &Jwk) -> bool {
+    matches!(
+        key.algorithm,
+        AlgorithmParameters::RSA(_)
+            | AlgorithmParameters::EllipticCurve(_)
+            | AlgorithmParameters::OctetKeyPair(_)
+    )
+}
+
+/// Where the issuer's metadata may be: RFC 8414's well-known URL (its path after the
+/// well-known part), then OpenID Connect's (appended to the issuer).
+fn metadata_urls(issuer: &str) -> Vec<String> {
+    let issuer = issuer.trim_end_matches('/');
+    let (origin, path) = match issuer.find("://").map(|at| at + 3) {
+        Some(start) => match issuer[start..].find('/') {
+            Some(slash) => issuer.split_at(start + slash),
+            None => (issuer, ""),
+        },
+        None => (issuer, ""),
+    };
+    vec![
+        format!("{origin}/.well-known/oauth-authorization-server{path}"),
+        format!("{issuer}/.well-known/openid-configuration"),
+    ]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn metadata_urls_follow_rfc_8414_then_openid() {
+        assert_eq!(
+            metadata_urls("https://auth.example/"),
+            [
+                "https://auth.example/.well-known/oauth-authorization-server",
+                "https://auth.example/.well-known/openid-configuration"
+            ]
+        );
+        assert_eq!(
+            metadata_urls("https://auth.example/tenant/1"),
+            [
+                "https://auth.example/.well-known/oauth-authorization-server/tenant/1",
+                "https://auth.example/tenant/1/.well-known/openid-configuration"
+            ]
+        );
+    }
+}

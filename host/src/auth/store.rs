@@ -1,0 +1,159 @@
+//! The keys file as the server holds it: read at start-up, and read again when it changes.
+//!
+//! [`KeyStore::watch`] looks at the file's modification time and length every
+//! [`POLL`]; when either changed it reads the file again and swaps the new keys in. A file that
+//! no longer reads (gone, or not TOML/JSON) keeps the keys in force, with an error in the log
+//! naming the file and the reason; bad entries are skipped with a warning each.
+
+use std::{
+    path::{Path, PathBuf},
+    sync::{Arc, PoisonError, RwLock},
+    time::{Duration, SystemTime},
+};
+
+use tokio_util::sync::CancellationToken;
+
+use super::keys::{KeySet, KeysError};
+
+/// How often the file is looked at.
+pub const POLL: Duration = Duration::from_millis(500);
+
+/// What identifies one version of the file: its modification time and length.
+type Stamp = Option<(SystemTime, u64)>;
+
+/// The keys of a file, kept current.
+#[derive(Debug)]
+pub struct KeyStore {
+    path: PathBuf,
+    keys: RwLock<Arc<KeySet>>,
+    stamp: RwLock<Stamp>,
+}
+
+impl KeyStore {
+    /// Reads `path`: an error when it cannot be read at all; bad entries are logged.
+    pub fn open(path: &Path) -> Result<Self, KeysError> {
+        let stamp = stamp(path);
+        let keys = read_logging(path)?;
+        tracing::info!(
+            "{} API key(s) from {}",
+            keys.entries().len(),
+            path.display()
+        );
+        Ok(Self {
+            path: path.to_owned(),
+            keys: RwLock::new(Arc::new(keys)),
+            stamp: RwLock::new(stamp),
+        })
+    }
+
+    /// The keys in force.
+    pub fn keys(&self) -> Arc<KeySet> {
+        Arc::clone(&self.keys.read().unwrap_or_else(PoisonError::into_inner))
+    }
+
+    /// Reads the file again if it changed since last read; whether the keys changed.
+    pub fn refresh(&self) -> bool {
+        let now = stamp(&self.path);
+        if *self.stamp.read().unwrap_or_else(PoisonError::into_inner) == now {
+            return false;
+        }
+        *self.stamp.write().unwrap_or_else(PoisonError::into_inner) = now;
+        match read_logging(&self.path) {
+            Ok(keys) => {
+                tracing::info!(
+                    "the keys file {} changed: {} API key(s)",
+                    self.path.display(),
+                    keys.entries().len()
+                );
+                *self.keys.write().unwrap_or_else(PoisonError::into_inner) = Arc::new(keys);
+                true
+            }
+            Err(error) => {
+                tracing::error!("{error}; the keys read before stay in force");
+                false
+            }
+        }
+    }
+
+    /// Refreshes the store every [`POLL`] until `cancel`.
+    pub async fn watch(store: Arc<Self>, cancel: CancellationToken) {
+        let mut ticks = tokio::time::interval(POLL);
+        ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        loop {
+            tokio::select! {
+                () = cancel.cancelled() => return,
+                _ = ticks.tick() => {}
+            }
+            let refreshing = Arc::clone(&store);
+            let _ = tokio::task::spawn_blocking(move || refreshing.refresh()).await;
+        }
+    }
+}
+
+/// Reads `path`, logging each skipped entry.
+fn read_logging(path: &Path) -> Result<KeySet, KeysError> {
+    let (keys, problems) = KeySet::read(path)?;
+    for problem in problems {
+        tracing::warn!("{problem}");
+    }
+    Ok(keys)
+}
+
+/// The file's modification time and length, `None` when it cannot be read.
+fn stamp(path: &Path) -> Stamp {
+    let meta = std::fs::metadata(path).ok()?;
+    Some((meta.modified().ok()?, meta.len()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{auth::keys::Lookup, bridge::names::sha256_hex};
+
+    fn entry(name: &str, key: &str) -> String {
+        format!(
+            "[[keys]]\nname = \"{name}\"\nsha256 = \"{}\"\ntoolsets = [\"*\"]\n",
+            sha256_hex(key)
+        )
+    }
+
+    #[test]
+    fn a_changed_file_is_read_again_and_a_broken_one_keeps_the_keys() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("keys.toml");
+        std::fs::write(&path, entry("alice", "a")).unwrap();
+        let store = KeyStore::open(&path).unwrap();
+        assert!(matches!(store.keys().find("a", 0), Lookup::Valid(_)));
+        assert!(!store.refresh(), "unchanged");
+
+        std::fs::write(
+            &path,
+            format!("{}{}", entry("alice", "a"), entry("bob", "b")),
+        )
+        .unwrap();
+        assert!(store.refresh());
+        assert!(matches!(store.keys().find("b", 0), Lookup::Valid(_)));
+
+        std::fs::write(&path, "[[keys]").unwrap();
+        assert!(!store.refresh());
+        assert!(
+            matches!(store.keys().find("b", 0), Lookup::Valid(_)),
+            "kept"
+        );
+
+        std::fs::write(&path, entry("carol", "c")).unwrap();
+        assert!(store.refresh());
+        assert_eq!(store.keys().find("a", 0), Lookup::Unknown, "removed");
+    }
+
+    #[test]
+    fn a_missing_file_is_an_error_naming_it() {
+        let error = KeyStore::open(Path::new("/nonexistent/keys.toml")).unwrap_err();
+        assert!(
+            error
+                .to_string()
+                .starts_with("cannot read the keys file /nonexistent/keys.toml"),
+            "{error}"
+        );
+    }
+}
