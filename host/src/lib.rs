@@ -28,6 +28,11 @@
 //! changed. [`auth`] says who calls over HTTP (API keys, OAuth access tokens) and bounds each
 //! caller to its toolsets, narrowing its selection as the operator's flags do.
 //!
+//! Besides libraries, two providers give the registry manifests and the build stage live
+//! plugins: [`bridge`] serves MCP servers an `mcp.json` declares, started on first need, and
+//! [`isolation`] serves a library from a child process of the host's own binary
+//! (`--isolate`), through the bridge's client.
+//!
 //! [`reports`] holds the read-only answers over the registry (`GET /toolsets`,
 //! `GET /contributions`, `reactor-mcp-server list` and `graph`), all from manifests alone;
 //! [`config`] holds the command line.
