@@ -15,7 +15,9 @@
 //! 3. **Serve.** The host on a free loopback port, discovering only that plugin
 //!    (`--plugin-dir plugins --extension conformance`), started through the `harness` crate,
 //!    which waits for its ready file; its log in `target/conformance/host.log`. The harness
-//!    kills it on every way out of this command.
+//!    kills it on every way out of this command. With `--isolate`, the plugin runs in a child
+//!    process (`--isolate conformance`), judged against the same baselines: isolation must not
+//!    change what a client sees.
 //! 4. **Run**, for each run in turn against the same host:
 //!    `conformance server --url http://localhost:PORT/mcp?only=conformance --suite all`: every
 //!    server scenario, the *active* ones (the suite's default selection) and the *pending*
@@ -115,6 +117,9 @@ pub(crate) struct Args {
     /// Show the suite's own output instead of writing it to target/conformance/suite.log.
     #[arg(long)]
     pub(crate) verbose: bool,
+    /// Serve the plugin isolated (`--isolate conformance`), against the same baselines.
+    #[arg(long)]
+    pub(crate) isolate: bool,
 }
 
 pub(crate) fn run(args: &Args) -> Result<()> {
@@ -148,9 +153,10 @@ pub(crate) fn run(args: &Args) -> Result<()> {
     })?;
     run_command(cargo().args(["build", "-p", "host", "--bin", "reactor-mcp-server"]))?;
 
-    eprintln!("\n==> serving the conformance plugin");
+    let how = if args.isolate { " isolated" } else { "" };
+    eprintln!("\n==> serving the conformance plugin{how}");
     fs::create_dir_all(&work).with_context(|| format!("creating {}", work.display()))?;
-    let (host, ready) = serve_host(&root, &work.join("host.log"))?;
+    let (host, ready) = serve_host(&root, &work.join("host.log"), args.isolate)?;
     let url = format!(
         "http://localhost:{}/mcp?only={TOOLSET}",
         ready.address.port()
@@ -352,9 +358,14 @@ impl Drop for KillOnDrop {
     }
 }
 
-/// Starts the debug host on a free port serving the conformance plugin, its output in `log`,
-/// and waits until it listens. The process is killed when dropped.
-fn serve_host(root: &Path, log: &Path) -> Result<(harness::Process, harness::Ready)> {
+/// Starts the debug host on a free port serving the conformance plugin (in a child process
+/// when `isolate`), its output in `log`, and waits until it listens. The process is killed
+/// when dropped.
+fn serve_host(
+    root: &Path,
+    log: &Path,
+    isolate: bool,
+) -> Result<(harness::Process, harness::Ready)> {
     let binary = target_dir()
         .join("debug")
         .join(format!("reactor-mcp-server{}", env::consts::EXE_SUFFIX));
@@ -363,6 +374,11 @@ fn serve_host(root: &Path, log: &Path) -> Result<(harness::Process, harness::Rea
         .arg("--plugin-dir")
         .arg(root.join("plugins"))
         .args(["--extension", TOOLSET])
+        .args(if isolate {
+            &["--isolate", TOOLSET][..]
+        } else {
+            &[]
+        })
         .current_dir(root)
         .log_to(log);
     eprintln!("$ {}", display(&host.command()));

@@ -6,8 +6,8 @@
 //! the tests get in their environment), then every test of the workspace. The tests run under
 //! `cargo nextest` when it is installed (faster, one process per test), plus
 //! `cargo test --doc` since nextest skips doctests; with plain `cargo test` otherwise. Last,
-//! the MCP conformance suite (`cargo xtask conformance`, every run), unless `--skip-conformance`, and the
-//! official Python SDK and MCP Inspector against `reactor-mcp-server stdio`
+//! the MCP conformance suite (`cargo xtask conformance`, every run, with the plugin in process
+//! and then isolated), unless `--skip-conformance`, and the official Python SDK and MCP Inspector against `reactor-mcp-server stdio`
 //! (`cargo xtask clients`), unless `--skip-clients`.
 
 use std::process::{Command, Stdio};
@@ -75,14 +75,17 @@ pub(crate) fn run(args: &Args) -> Result<()> {
         })?;
     }
     if !args.skip_conformance {
-        step("conformance", "see the scenario results above", || {
-            conformance::run(&conformance::Args {
-                runs: Vec::new(),
-                scenarios: Vec::new(),
-                suite: "all".to_owned(),
-                verbose: false,
-            })
-        })?;
+        for (name, isolate) in [("conformance", false), ("conformance, isolated", true)] {
+            step(name, "see the scenario results above", || {
+                conformance::run(&conformance::Args {
+                    runs: Vec::new(),
+                    scenarios: Vec::new(),
+                    suite: "all".to_owned(),
+                    verbose: false,
+                    isolate,
+                })
+            })?;
+        }
     }
     if !args.skip_clients {
         step("stdio clients", "see the client's output above", || {
