@@ -287,6 +287,37 @@ async fn a_key_is_bounded_to_its_toolsets_and_the_url_narrows_inside() {
 }
 
 #[tokio::test(flavor = "multi_thread")]
+async fn a_caller_learns_nothing_of_processes_outside_its_bound() {
+    let dir = PluginDir::with(&["benchmarks", "sandboxes"]);
+    let file = dir.path().join("keys.toml");
+    let alice = new_key(&dir, &file, "alice", &["--toolsets", "benchmarks"]);
+    let admin = new_key(&dir, &file, "admin", &["--toolsets", "*"]);
+    let host = HostProcess::serve(
+        &dir,
+        &[
+            "--auth-keys",
+            file.to_str().unwrap(),
+            "--isolate",
+            "sandboxes",
+        ],
+    );
+    let url = format!("{}/mcp", host.base_url());
+    let opener = connect_with_token(&format!("{url}?toolsets=sandboxes"), &admin).await;
+    call_tool(&opener, "list_sandboxes", json!({})).await;
+    let report = |token: String| {
+        let url = format!("{}/toolsets", host.base_url());
+        async move {
+            let answer = send(&url, Some(&token), None, None).await;
+            serde_json::from_str::<Value>(&answer.body).unwrap()
+        }
+    };
+    let seen = report(admin.clone()).await;
+    assert_eq!(seen["processes"][0]["plugin"], "sandboxes", "{seen}");
+    let hidden = report(alice.clone()).await;
+    assert_eq!(hidden.get("processes"), None, "{hidden}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
 async fn an_expired_key_is_told_it_expired() {
     let (_dir, _host, url, _, keys) = serve_with_keys(
         &["benchmarks"],

@@ -360,9 +360,24 @@ impl ServeState {
         .with_generation(generation.info());
         report.processes = generation.builder().processes();
         if let Some(caller) = caller {
+            // A caller learns of no plugin outside its bound: rows, processes and conflicts
+            // are those of plugins with a toolset it may use.
+            let registry = generation.registry();
+            let visible = |plugin: &str| {
+                registry.plugin(plugin).is_some_and(|p| {
+                    p.manifest
+                        .toolsets
+                        .iter()
+                        .any(|t| caller.bound.allows_toolset(&t.name))
+                })
+            };
             report
                 .toolsets
                 .retain(|t| caller.bound.allows_toolset(&t.name));
+            report.processes.retain(|p| visible(&p.plugin));
+            report
+                .conflicts
+                .retain(|c| visible(&c.kept) && visible(&c.shadowed));
         }
         report
     }
