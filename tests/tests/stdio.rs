@@ -148,6 +148,11 @@ fn stdio_serves_the_selection_and_what_plugins_print_goes_to_the_log() {
     );
     let hidden = host.request(4, "tools/call", json!({"name": "echo", "arguments": {}}));
     assert_eq!(hidden["error"]["code"], -32602, "{hidden}");
+    assert_eq!(
+        hidden["error"]["data"]["hint"],
+        "tool `echo` is in toolset `benchmarks`, which this server does not serve; start it with --toolsets toolsets=benchmarks",
+        "no URL to change over stdio"
+    );
 
     let toolsets = host.request(
         5,

@@ -202,7 +202,7 @@ impl Handler {
         let served = view.set();
         if self.state.toolsets_tool && name == TOOLSETS_TOOL {
             if !resolution.filter.allows(name, true) {
-                return Err(unknown_tool(&generation, name, &resolution));
+                return Err(unknown_tool(&generation, name, &resolution, context));
             }
             return Ok(self
                 .toolsets_result(context, &generation, &resolution)
@@ -210,13 +210,13 @@ impl Handler {
         }
         let (Some(tool), Some(validator)) = (served.table().get(name), served.validator(name))
         else {
-            return Err(unknown_tool(&generation, name, &resolution));
+            return Err(unknown_tool(&generation, name, &resolution, context));
         };
         if !resolution
             .filter
             .allows(name, tool.decl.annotations.read_only == Some(true))
         {
-            return Err(unknown_tool(&generation, name, &resolution));
+            return Err(unknown_tool(&generation, name, &resolution, context));
         }
         let arguments = Value::Object(request.arguments.unwrap_or_default());
         if let Err(problem) = validator.check(&arguments) {
@@ -594,10 +594,15 @@ const HOW_TO_RESTART_WITH_OTHER_FILTERS: &str = "The tools are filtered by the s
      others to change them.";
 
 /// The JSON-RPC error for a tool the request is not served: invalid params, `Unknown tool: X`,
-/// with the toolset that has it when another URL would serve it. A tool of an active toolset
-/// that is not served was hidden by the request's filter, or left out when its table was built
-/// (an extension of it failed).
-fn unknown_tool(generation: &Generation, name: &str, resolution: &Resolution) -> ErrorData {
+/// with the toolset that has it when another URL (over stdio, other flags) would serve it. A
+/// tool of an active toolset that is not served was hidden by the request's filter, or left
+/// out when its table was built (an extension of it failed).
+fn unknown_tool(
+    generation: &Generation,
+    name: &str,
+    resolution: &Resolution,
+    context: &RequestContext<RoleServer>,
+) -> ErrorData {
     let registry = generation.registry();
     let declared = registry.tools().iter().find(|t| t.decl.name == name);
     let data = declared.map(|entry| {
@@ -605,7 +610,11 @@ fn unknown_tool(generation: &Generation, name: &str, resolution: &Resolution) ->
         let served = registry.extensions().apply_to(&entry.decl);
         let failure = generation.builder().failure(&entry.plugin);
         let hint = if !resolution.active.contains(toolset) {
-            format!("tool `{name}` is in toolset `{toolset}`, which this URL does not serve; add ?toolsets={toolset} to the server URL")
+            if parts(context).is_some() {
+                format!("tool `{name}` is in toolset `{toolset}`, which this URL does not serve; add ?toolsets={toolset} to the server URL")
+            } else {
+                format!("tool `{name}` is in toolset `{toolset}`, which this server does not serve; start it with --toolsets toolsets={toolset}")
+            }
         } else if !resolution
             .filter
             .allows(name, served.annotations.read_only == Some(true))
