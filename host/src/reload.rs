@@ -5,7 +5,8 @@
 //! `--no-watch`), `SIGHUP` ([`on_hangup`], for file systems without events), and a bridged
 //! server saying its tools changed (its new list is then in the cache). Triggers are batched
 //! ([`next_batch`]): a scan starts once no trigger came for [`DEBOUNCE`], so a file being
-//! written is not read half-way, and a burst of changes makes one scan. [`Changes`] says which
+//! written is not read half-way, and a burst of changes makes one scan; changes that never
+//! stop (a file rewritten faster than the debounce) still get a scan every [`MAX_BATCH`]. [`Changes`] says which
 //! plugins a new scan added, replaced and removed; `serve` makes it a new generation.
 //!
 //! Nothing here opens a library or knows about MCP.
@@ -28,6 +29,9 @@ use crate::{
 
 /// How long no change may come before the plugins are discovered again.
 pub const DEBOUNCE: Duration = Duration::from_millis(100);
+
+/// The longest a batch of changes waits for a quiet period: a scan then starts anyway.
+pub const MAX_BATCH: Duration = Duration::from_secs(1);
 
 /// Why the plugins may have changed.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -190,19 +194,23 @@ pub async fn on_hangup(triggers: Triggers) {
     drop(triggers);
 }
 
-/// Waits for a trigger, then until `quiet` passes without one; returns the bridged servers
-/// that said their tools changed meanwhile. `None` once every sender is gone.
+/// Waits for a trigger, then until `quiet` passes without one, or `longest` since the first;
+/// returns the bridged servers that said their tools changed meanwhile. `None` once every
+/// sender is gone.
 pub async fn next_batch(
     receiver: &mut mpsc::UnboundedReceiver<Trigger>,
     quiet: Duration,
+    longest: Duration,
 ) -> Option<BTreeSet<String>> {
     let mut relisted = BTreeSet::new();
     let mut trigger = receiver.recv().await?;
+    let deadline = tokio::time::Instant::now() + longest;
     loop {
         if let Trigger::Relisted(server) = trigger {
             relisted.insert(server);
         }
-        match tokio::time::timeout(quiet, receiver.recv()).await {
+        let wait = quiet.min(deadline.saturating_duration_since(tokio::time::Instant::now()));
+        match tokio::time::timeout(wait, receiver.recv()).await {
             Ok(Some(next)) => trigger = next,
             Ok(None) | Err(_) => return Some(relisted),
         }
@@ -353,14 +361,30 @@ mod tests {
             triggers.send(Trigger::Files);
         }
         triggers.send(Trigger::Relisted("search".to_owned()));
-        let batch = next_batch(&mut receiver, Duration::from_millis(20)).await;
+        let batch = next_batch(&mut receiver, Duration::from_millis(20), MAX_BATCH).await;
         assert_eq!(batch, Some(BTreeSet::from(["search".to_owned()])));
         assert!(receiver.try_recv().is_err(), "every trigger was taken");
         drop(triggers);
         assert_eq!(
-            next_batch(&mut receiver, Duration::from_millis(20)).await,
+            next_batch(&mut receiver, Duration::from_millis(20), MAX_BATCH).await,
             None
         );
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn triggers_that_never_stop_still_end_a_batch() {
+        let (triggers, mut receiver) = Triggers::channel();
+        let feeding = tokio::spawn(async move {
+            loop {
+                triggers.send(Trigger::Files);
+                tokio::time::sleep(Duration::from_millis(10)).await;
+            }
+        });
+        let started = tokio::time::Instant::now();
+        let batch = next_batch(&mut receiver, Duration::from_millis(20), MAX_BATCH).await;
+        assert_eq!(batch, Some(BTreeSet::new()));
+        assert!(started.elapsed() <= MAX_BATCH + Duration::from_millis(20));
+        feeding.abort();
     }
 
     #[test]

@@ -170,6 +170,12 @@ impl HostProcess {
         maps::mapped_plugin_libraries(self.pid(), dir.path())
     }
 
+    /// The private copies of `dir`'s files it has mapped, as mapped; and whether it maps a file
+    /// of `dir` itself ([`maps::mapped_private_copies`]).
+    pub fn mapped_private_copies(&self, dir: &PluginDir) -> (Vec<PathBuf>, bool) {
+        maps::mapped_private_copies(self.pid(), dir.path())
+    }
+
     /// The file names of [`mapped_plugin_libraries`](Self::mapped_plugin_libraries), sorted.
     pub fn mapped_plugin_file_names(&self, dir: &PluginDir) -> Vec<String> {
         self.mapped_plugin_libraries(dir)

@@ -38,6 +38,21 @@ pub fn mapped_plugin_libraries(pid: u32, dir: &Path) -> Vec<PathBuf> {
     files
 }
 
+/// The private copies of files of `dir` mapped into process `pid`, as mapped (not as their
+/// originals), sorted, each once; with whether any file of `dir` itself is mapped.
+pub fn mapped_private_copies(pid: u32, dir: &Path) -> (Vec<PathBuf>, bool) {
+    let dir = dir.canonicalize().unwrap_or_else(|_| dir.to_owned());
+    let mapped = mapped_files(pid);
+    let direct = mapped
+        .iter()
+        .any(|file| file.parent() == Some(dir.as_path()));
+    let copies = mapped
+        .into_iter()
+        .filter(|file| file.parent() != Some(dir.as_path()) && original(file, &dir).is_some())
+        .collect();
+    (copies, direct)
+}
+
 /// The file of `dir` that `mapped` is, or is a private copy of.
 fn original(mapped: &Path, dir: &Path) -> Option<PathBuf> {
     let parent = mapped.parent()?;

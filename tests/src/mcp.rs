@@ -330,3 +330,22 @@ impl<T: Clone> Recorded<T> {
         self.items().clear();
     }
 }
+
+/// The `notifications/progress` among `messages`, checked to be `total` reports under `token`,
+/// numbered 1 to `total` in order.
+///
+/// # Panics
+///
+/// If they are not.
+pub fn assert_progress_in_order(messages: &[Value], token: &str, total: usize) {
+    let reports: Vec<&Value> = messages
+        .iter()
+        .filter(|m| m["method"] == "notifications/progress")
+        .collect();
+    assert_eq!(reports.len(), total, "{messages:?}");
+    for (i, report) in reports.iter().enumerate() {
+        assert_eq!(report["params"]["progressToken"], token);
+        assert_eq!(report["params"]["progress"].as_f64(), Some((i + 1) as f64));
+        assert_eq!(report["params"]["total"].as_f64(), Some(total as f64));
+    }
+}

@@ -332,7 +332,7 @@ async fn an_expired_key_is_told_it_expired() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn the_keys_file_is_read_again_when_it_changes() {
-    let (dir, _host, url, file, keys) =
+    let (dir, mut host, url, file, keys) =
         serve_with_keys(&["benchmarks"], &[("alice", &["--toolsets", "*"])]);
     let bob = new_key(&dir, &file, "bob", &["--toolsets", "benchmarks"]);
     eventually("bob's new key is accepted", || async {
@@ -349,6 +349,7 @@ async fn the_keys_file_is_read_again_when_it_changes() {
         .collect::<Vec<_>>()
         .join("[[keys]]");
     std::fs::write(&file, "this is not TOML [").unwrap();
+    host.wait_for_stderr("the keys read before stay in force", PATIENCE);
     assert_eq!(
         send(&url, Some(&keys[0]), None, Some(initialize()))
             .await

@@ -73,6 +73,15 @@ fn tiny(mode: &str, extra: Value) -> Value {
     entry
 }
 
+/// The tiny server's entry misbehaving once (`crash-once`, `fail-once`), remembering that it
+/// did in a file in `marker`.
+fn tiny_once(mode: &str, marker: &tempfile::TempDir) -> Value {
+    tiny(
+        mode,
+        json!({"env": {"TINY_MODE": mode, "TINY_MARKER": marker.path().join("done")}}),
+    )
+}
+
 /// A plugin folder whose `mcp.json` declares `servers`, and a cache folder.
 fn with_servers(servers: Value) -> (PluginDir, tempfile::TempDir) {
     let dir = PluginDir::new();
@@ -389,12 +398,7 @@ async fn a_server_that_does_not_start_is_named_and_the_others_are_served() {
 #[tokio::test(flavor = "multi_thread")]
 async fn a_child_that_exits_is_restarted_on_the_next_call() {
     let marker = tempfile::tempdir().unwrap();
-    let (dir, cache) = with_servers(json!({
-        "tiny": tiny("crash-once", json!({"env": {
-            "TINY_MODE": "crash-once",
-            "TINY_MARKER": marker.path().join("crashed"),
-        }})),
-    }));
+    let (dir, cache) = with_servers(json!({"tiny": tiny_once("crash-once", &marker)}));
     let host = serve(&dir, &cache);
     let client = connect(&format!("{}/mcp?toolsets=tiny", host.base_url())).await;
     let crashed = call_tool(client.peer(), "tiny__echo", json!({"text": "a"})).await;
@@ -556,16 +560,7 @@ async fn the_servers_progress_reaches_the_request_that_called() {
             }),
         )
         .await;
-    let reports: Vec<&Value> = messages
-        .iter()
-        .filter(|m| m["method"] == "notifications/progress")
-        .collect();
-    assert_eq!(reports.len(), 3, "{messages:?}");
-    for (i, report) in reports.iter().enumerate() {
-        assert_eq!(report["params"]["progressToken"], "mine");
-        assert_eq!(report["params"]["progress"].as_f64(), Some((i + 1) as f64));
-        assert_eq!(report["params"]["total"].as_f64(), Some(3.0));
-    }
+    e2e::mcp::assert_progress_in_order(&messages, "mine", 3);
     let result = &messages.last().unwrap()["result"];
     assert!(
         result["content"][0]["text"]
@@ -901,12 +896,7 @@ async fn several_servers_in_one_url_start_at_once() {
 #[tokio::test(flavor = "multi_thread")]
 async fn a_server_that_failed_to_start_is_tried_again_after_a_backoff() {
     let marker = tempfile::tempdir().unwrap();
-    let (dir, cache) = with_servers(json!({
-        "tiny": tiny("fail-once", json!({"env": {
-            "TINY_MODE": "fail-once",
-            "TINY_MARKER": marker.path().join("failed"),
-        }})),
-    }));
+    let (dir, cache) = with_servers(json!({"tiny": tiny_once("fail-once", &marker)}));
     let host = serve(&dir, &cache);
     let client = connect(&format!("{}/mcp?toolsets=tiny", host.base_url())).await;
     let names = tool_names(client.peer()).await;

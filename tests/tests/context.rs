@@ -375,16 +375,7 @@ async fn progress_arrives_in_order_only_for_a_progress_token_and_before_the_resu
             json!({"name": "steps", "arguments": {"n": 100}, "_meta": {"progressToken": "p-1"}}),
         )
         .await;
-    let reports: Vec<&Value> = with
-        .iter()
-        .filter(|m| m["method"] == "notifications/progress")
-        .collect();
-    assert_eq!(reports.len(), 100, "{with:?}");
-    for (i, report) in reports.iter().enumerate() {
-        assert_eq!(report["params"]["progressToken"], "p-1");
-        assert_eq!(report["params"]["progress"].as_f64(), Some((i + 1) as f64));
-        assert_eq!(report["params"]["total"].as_f64(), Some(100.0));
-    }
+    e2e::mcp::assert_progress_in_order(&with, "p-1", 100);
     assert_eq!(
         with.last().unwrap()["id"],
         3,

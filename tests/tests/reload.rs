@@ -170,10 +170,16 @@ async fn an_added_plugin_is_served_to_the_next_request_and_only_the_sessions_it_
     assert_eq!(build_of_peer(&other).await, BUILD_A, "it lost nothing");
     let report = get(&host, "/toolsets?toolsets=benchmarks").await;
     assert!(serves(&report, "echo"), "{report}");
+    let (copies, direct) = host.mapped_private_copies(&dir);
     assert!(
-        host.mapped_plugin_file_names(&dir)
-            .contains(&lib("benchmarks")),
-        "opened from its private copy"
+        !direct,
+        "no file of the plugin folder is mapped: {copies:?}"
+    );
+    assert!(
+        copies
+            .iter()
+            .any(|c| c.file_name() == Some(lib("benchmarks").as_ref())),
+        "opened from its private copy: {copies:?}"
     );
 }
 
@@ -243,8 +249,14 @@ async fn a_replaced_plugin_answers_anew_while_a_call_in_flight_finishes_on_the_o
     assert_eq!(
         host.mapped_plugin_file_names(&dir),
         [lib("fixture_reload")],
-        "both builds are private copies of the one file"
+        "both builds are copies of the one file"
     );
+    let (copies, direct) = host.mapped_private_copies(&dir);
+    assert!(
+        !direct,
+        "no file of the plugin folder is mapped: {copies:?}"
+    );
+    assert_eq!(copies.len(), 2, "one private copy per build: {copies:?}");
 }
 
 #[tokio::test(flavor = "multi_thread")]

@@ -12,7 +12,7 @@ use std::{io::Write as _, path::Path};
 use serde_json::{Value, json};
 
 use super::keys::{KeySet, KeysError, is_json, now, parse_time};
-use crate::bridge::names::sha256_hex;
+use crate::bridge::names::{hex, sha256_hex};
 
 /// Why a key could not be made.
 #[derive(Debug, thiserror::Error)]
@@ -134,10 +134,7 @@ pub fn list(path: &Path) -> Result<String, AdminError> {
 fn random_key() -> Result<String, String> {
     let mut bytes = [0u8; 32];
     getrandom::fill(&mut bytes).map_err(|e| format!("cannot get random bytes: {e}"))?;
-    Ok(format!(
-        "rmk_{}",
-        bytes.iter().map(|b| format!("{b:02x}")).collect::<String>()
-    ))
+    Ok(format!("rmk_{}", hex(&bytes)))
 }
 
 /// `text` (a JSON keys file, perhaps empty) with `entry` appended to its `keys`.

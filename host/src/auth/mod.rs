@@ -25,7 +25,7 @@ pub mod keys;
 pub mod oauth;
 pub mod store;
 
-use std::{net::IpAddr, path::PathBuf, sync::Arc};
+use std::{path::PathBuf, sync::Arc};
 
 use axum::http::{HeaderMap, header};
 
@@ -78,8 +78,7 @@ impl AuthOptions {
 /// Whether `host` (a name or an address, IPv6 bracketed or not) is loopback.
 fn is_loopback(host: &str) -> bool {
     let host = host.trim().trim_start_matches('[').trim_end_matches(']');
-    host.eq_ignore_ascii_case("localhost")
-        || host.parse::<IpAddr>().is_ok_and(|ip| ip.is_loopback())
+    crate::serve::http::is_loopback(&host.to_ascii_lowercase())
 }
 
 /// Checks the credentials of requests.

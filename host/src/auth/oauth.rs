@@ -60,6 +60,12 @@ pub struct OAuth {
 }
 
 impl OAuth {
+    /// Whether scopes are mapped to toolsets (`--oauth-scopes`): only then can a caller be
+    /// asked to step up.
+    pub fn maps_scopes(&self) -> bool {
+        !self.options.scopes.is_empty()
+    }
+
     /// A resource server trusting `options.issuer`; nothing is fetched yet.
     pub fn new(options: OAuthOptions) -> Self {
         Self::with_jwks(Jwks::new(&options.issuer), options)

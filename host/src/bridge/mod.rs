@@ -38,6 +38,14 @@ use config::ServerConfig;
 
 use crate::discovery::{DiscoveredPlugin, Discovery, Provider, SkipReason, Skipped};
 
+/// Locks `mutex`, taking over a lock a panicking thread left (what the bridge guards stays
+/// consistent across a panic: a map of calls, a process's status, a list of lines).
+pub(super) fn lock<T>(mutex: &std::sync::Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    mutex
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
 /// Adds the servers of `config` to `discovery` after its libraries, each with its cached
 /// tools, and its skipped files and entries to the skipped ones (warned about by
 /// [`crate::discovery::warn_skipped`]). A server whose name a plugin

@@ -17,12 +17,13 @@
 //! does not. Without a cached list there is nothing to serve, and the failure is the
 //! activation's.
 
-use std::sync::{Arc, Mutex, PoisonError, Weak};
+use std::sync::{Arc, Mutex, Weak};
 
 use super::{
     cache::{Listing, ToolCache},
     config::ServerEntry,
     instance::instance,
+    lock,
     upstream::Upstream,
 };
 use crate::{
@@ -119,7 +120,7 @@ impl Upstreams {
         server: &ServerEntry,
         make: impl FnOnce() -> Arc<Upstream>,
     ) -> Arc<Upstream> {
-        let mut live = self.live.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut live = lock(&self.live);
         live.retain(|upstream| upstream.strong_count() > 0);
         if let Some(upstream) = live
             .iter()

@@ -8,10 +8,11 @@
 use std::{
     collections::VecDeque,
     process::{ExitStatus, Stdio},
-    sync::{Arc, Mutex, PoisonError},
+    sync::{Arc, Mutex},
     time::{Duration, Instant},
 };
 
+use super::lock;
 use tokio::{
     io::AsyncBufReadExt as _,
     process::{ChildStdin, ChildStdout, Command},
@@ -170,10 +171,6 @@ pub(super) fn describe(status: ExitStatus) -> String {
         Some(code) => format!("exited with code {code}"),
         None => format!("ended ({status})"),
     }
-}
-
-fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    mutex.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
 /// Logs each stderr line of `server`'s child and keeps the last ones in `kept`.

@@ -18,10 +18,11 @@
 // of 2025-11-25, which clients speak.
 #![allow(deprecated)]
 
+use super::lock;
 use std::{
     collections::HashMap,
     sync::{
-        Arc, Mutex, PoisonError,
+        Arc, Mutex,
         atomic::{AtomicU64, Ordering},
     },
 };
@@ -83,12 +84,7 @@ pub(super) struct Listening {
 impl Listening {
     /// Says the call was sent under `token`: its progress reports are those under it.
     pub(super) fn sent_as(&self, token: ProgressToken) {
-        if let Some(call) = self
-            .calls
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .get_mut(&self.key)
-        {
+        if let Some(call) = lock(&self.calls).get_mut(&self.key) {
             call.token = Some(token);
         }
     }
@@ -101,10 +97,7 @@ impl Listening {
 
 impl Drop for Listening {
     fn drop(&mut self) {
-        self.calls
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .remove(&self.key);
+        lock(&self.calls).remove(&self.key);
     }
 }
 
@@ -126,10 +119,7 @@ impl Relay {
 
     /// How many calls are in flight.
     pub(super) fn in_flight(&self) -> usize {
-        self.calls
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .len()
+        lock(&self.calls).len()
     }
 
     /// Counts a call of `context` as in flight until the guard is dropped; from before it is
@@ -137,17 +127,14 @@ impl Relay {
     pub(super) fn listen(&self, context: HostContextBox) -> Listening {
         let key = self.next.fetch_add(1, Ordering::Relaxed);
         let progressed = Arc::new(Notify::new());
-        self.calls
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .insert(
-                key,
-                Call {
-                    context,
-                    token: None,
-                    progressed: Arc::clone(&progressed),
-                },
-            );
+        lock(&self.calls).insert(
+            key,
+            Call {
+                context,
+                token: None,
+                progressed: Arc::clone(&progressed),
+            },
+        );
         Listening {
             key,
             calls: Arc::clone(&self.calls),
@@ -157,7 +144,7 @@ impl Relay {
 
     /// The context of the call that made the report under `token`, which is told it came.
     fn progressed(&self, token: &ProgressToken) -> Option<HostContextBox> {
-        let calls = self.calls.lock().unwrap_or_else(PoisonError::into_inner);
+        let calls = lock(&self.calls);
         let call = calls.values().find(|c| c.token.as_ref() == Some(token))?;
         call.progressed.notify_one();
         Some(call.context.clone())
@@ -166,7 +153,7 @@ impl Relay {
     /// A context of the calling session, when the calls in flight leave no doubt which it is;
     /// otherwise why not.
     fn caller(&self) -> Result<HostContextBox, String> {
-        let calls = self.calls.lock().unwrap_or_else(PoisonError::into_inner);
+        let calls = lock(&self.calls);
         let mut contexts = calls.values().map(|c| &c.context);
         let Some(first) = contexts.next() else {
             return Err(format!(
@@ -219,10 +206,7 @@ impl Relay {
     /// Tells the host's subscribers that `uri` changed, through the context of a call in flight
     /// (the host's updates are shared by every session); with none, the change stays in the log.
     fn deliver_resource_updated(&self, uri: &str) {
-        let context = self
-            .calls
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
+        let context = lock(&self.calls)
             .values()
             .next()
             .map(|call| call.context.clone());

@@ -12,7 +12,7 @@
 //! it ([`Relay`]).
 
 use std::{
-    sync::{Arc, Mutex, PoisonError},
+    sync::{Arc, Mutex},
     time::{Duration, Instant},
 };
 
@@ -35,6 +35,7 @@ use rmcp::{
 use super::{
     cache::Listing,
     config::{ServerEntry, Transport},
+    lock,
     process::{ChildProcess, StderrLines, describe},
     relay::{Relay, Tagged},
     restarts::Restarts,
@@ -582,10 +583,6 @@ where
             }
         }
     }
-}
-
-fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    mutex.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
 #[cfg(test)]

@@ -28,7 +28,8 @@ pub const FOLDER_PREFIX: &str = "reactor-mcp-";
 /// A library's private copy; removed (with its folder) when dropped.
 #[derive(Debug)]
 pub(crate) struct PrivateCopy {
-    folder: tempfile::TempDir,
+    /// Deleted with the copy in it when dropped.
+    _folder: tempfile::TempDir,
     path: PathBuf,
 }
 
@@ -69,21 +70,15 @@ impl PrivateCopy {
                 path.display()
             ))
         })?;
-        Ok(Self { folder, path })
+        Ok(Self {
+            _folder: folder,
+            path,
+        })
     }
 
     /// Where the copy is.
     pub(crate) fn path(&self) -> &Path {
         &self.path
-    }
-}
-
-impl Drop for PrivateCopy {
-    fn drop(&mut self) {
-        if let Err(error) = std::fs::remove_file(&self.path) {
-            tracing::debug!("cannot remove {}: {error}", self.path.display());
-        }
-        tracing::trace!(folder = %self.folder.path().display(), "removed a private copy");
     }
 }
 
@@ -104,7 +99,7 @@ pub fn tag(original: &Path) -> String {
         .canonicalize()
         .unwrap_or_else(|_| original.to_owned());
     let digest = Sha256::digest(path.as_os_str().as_encoded_bytes());
-    digest[..6].iter().map(|b| format!("{b:02x}")).collect()
+    crate::bridge::names::hex(&digest[..6])
 }
 
 #[cfg(test)]

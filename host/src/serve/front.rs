@@ -24,7 +24,7 @@ use axum::{
 use hyper::body::Incoming;
 use tower::ServiceExt as _;
 
-use crate::auth::{Authenticator, Caller, Identity, oauth};
+use crate::auth::{Authenticator, Caller, Identity, oauth, oauth::OAuth};
 
 use super::{
     ServeState,
@@ -157,7 +157,9 @@ async fn step_up(
     let (Some(auth), Some(caller)) = (auth, caller) else {
         return Ok(request);
     };
-    if auth.oauth().is_none() || caller.proof != crate::auth::Proof::OAuth {
+    // Only a bounded OAuth caller, with scopes mapped to toolsets, can be asked to step up.
+    let mapped = auth.oauth().is_some_and(OAuth::maps_scopes);
+    if !mapped || caller.proof != crate::auth::Proof::OAuth || caller.bound.toolsets.is_none() {
         return Ok(request);
     }
     let (parts, body) = request.into_parts();

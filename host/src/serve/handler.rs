@@ -604,7 +604,14 @@ fn unknown_tool(
     context: &RequestContext<RoleServer>,
 ) -> ErrorData {
     let registry = generation.registry();
-    let declared = registry.tools().iter().find(|t| t.decl.name == name);
+    // A caller learns nothing of toolsets outside its bound.
+    let bound = caller(context).map(|c| c.bound.clone());
+    let declared = registry.tools().iter().find(|t| {
+        t.decl.name == name
+            && bound
+                .as_ref()
+                .is_none_or(|b| b.allows_toolset(&t.decl.toolset))
+    });
     let data = declared.map(|entry| {
         let toolset = &entry.decl.toolset;
         let served = registry.extensions().apply_to(&entry.decl);

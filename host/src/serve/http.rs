@@ -309,7 +309,9 @@ fn default_port(scheme: &str) -> Option<u16> {
     }
 }
 
-fn is_loopback(host: &str) -> bool {
+/// Whether `host` (a name or an unbracketed address, lowercase) is loopback: `localhost`,
+/// a `*.localhost` name, or a loopback address.
+pub(crate) fn is_loopback(host: &str) -> bool {
     host == "localhost"
         || host.ends_with(".localhost")
         || host.parse::<IpAddr>().is_ok_and(|ip| ip.is_loopback())

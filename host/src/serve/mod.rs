@@ -39,7 +39,7 @@ mod drain;
 mod front;
 mod generation;
 mod handler;
-mod http;
+pub(crate) mod http;
 mod jsonrpc;
 mod listener;
 mod listeners;

@@ -11,7 +11,7 @@ use super::{ServeState, generation::Generation};
 use crate::{
     discovery::{self, Discovery},
     registry::Registry,
-    reload::{self, Changes, DEBOUNCE, Source, Trigger, Triggers},
+    reload::{self, Changes, DEBOUNCE, MAX_BATCH, Source, Trigger, Triggers},
 };
 
 /// What keeps reloading going: the watcher, when files are watched.
@@ -56,7 +56,7 @@ async fn apply_batches(
     mut receiver: mpsc::UnboundedReceiver<Trigger>,
 ) {
     let mut seen = source.first.clone();
-    while let Some(relisted) = reload::next_batch(&mut receiver, DEBOUNCE).await {
+    while let Some(relisted) = reload::next_batch(&mut receiver, DEBOUNCE, MAX_BATCH).await {
         let discover = Arc::clone(&source.discover);
         let found = match tokio::task::spawn_blocking(move || discover()).await {
             Ok(Ok(found)) => found,
