@@ -21,7 +21,10 @@ use tokio_util::sync::CancellationToken;
 pub use plugin_abi::LogLevel;
 use plugin_abi::{HostContextBox, detached_host};
 
-use crate::error::ToolError;
+use crate::{
+    error::ToolError,
+    inputs::{Answers, Inputs},
+};
 
 /// Who calls a tool, when the server authenticates its callers ([`Context::caller`]).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -199,7 +202,9 @@ impl Context {
     }
 
     /// Sends a request to the client (`sampling/createMessage`, `elicitation/create` or
-    /// `roots/list`) and returns its result.
+    /// `roots/list`) and returns its result. Under 2026-07-28 it is an input of its own round,
+    /// keyed by its method and its place among the call's requests (`elicitation-1`,
+    /// `sampling-2`, ...); [`Context::ask`] names the keys and asks several in one round.
     pub async fn request(&self, method: &str, params: Value) -> Result<Value, ToolError> {
         let answer = self
             .host
@@ -210,6 +215,53 @@ impl Context {
         serde_json::from_str(&answer).map_err(|e| {
             ToolError::new(format!("the client's answer to {method} is not JSON: {e}"))
         })
+    }
+
+    /// Asks the client for several inputs at once and returns its answers under their keys.
+    /// Under 2025-11-25 each input is a request on the session; under 2026-07-28 they all go
+    /// out in one input-required result, and the tool runs again, from the start, with the
+    /// answers (see [`Inputs`] for the rule that follows). Fails like [`Context::sample`] when
+    /// the client did not declare a capability an input needs.
+    ///
+    /// ```
+    /// use plugin_api::{Context, Inputs, ToolError, json, plugin};
+    ///
+    /// #[derive(Debug, Default)]
+    /// pub struct Greeter;
+    ///
+    /// #[plugin(name = "greeter")]
+    /// impl Greeter {
+    ///     /// Greet the user, by the name they give.
+    ///     #[tool]
+    ///     async fn greet(&self, ctx: Context) -> Result<String, ToolError> {
+    ///         let answers = ctx
+    ///             .ask(Inputs::new().elicit(
+    ///                 "user_name",
+    ///                 json!({
+    ///                     "message": "What is your name?",
+    ///                     "requestedSchema": {
+    ///                         "type": "object",
+    ///                         "properties": {"name": {"type": "string"}},
+    ///                         "required": ["name"]
+    ///                     }
+    ///                 }),
+    ///             ))
+    ///             .await?;
+    ///         Ok(match answers.accepted("user_name") {
+    ///             Some(content) => format!("Hello, {}!", content["name"].as_str().unwrap_or("you")),
+    ///             None => "Hello, stranger!".to_owned(),
+    ///         })
+    ///     }
+    /// }
+    /// ```
+    pub async fn ask(&self, inputs: Inputs) -> Result<Answers, ToolError> {
+        let answers = self
+            .host
+            .ask(inputs.to_json().into())
+            .await
+            .into_result()
+            .map_err(ToolError::from_ffi)?;
+        Answers::from_json(&answers)
     }
 
     /// The toolsets active for this request (the URL's selection), sorted.

@@ -4,6 +4,7 @@ mod context;
 mod contribution;
 pub mod error;
 mod extension;
+mod inputs;
 use plugin_abi as ffi;
 mod plugin;
 mod prompt;
@@ -20,6 +21,8 @@ pub use context::{Caller, Context, LogLevel};
 pub use error::ToolError;
 #[doc(inline)]
 pub use extension::{Original, Wrapped};
+/// Inputs asked of the client at once, and its answers.
+pub use inputs::{Answers, Inputs};
 #[doc(inline)]
 pub use plugin_api_macros::plugin;
 /// The manifest as plain data: what `#[plugin]` writes and the host reads without opening the

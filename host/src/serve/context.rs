@@ -35,7 +35,7 @@ use std::{
     pin::pin,
     sync::{
         Arc, OnceLock,
-        atomic::{AtomicU8, Ordering},
+        atomic::{AtomicU8, AtomicUsize, Ordering},
     },
     time::Duration,
 };
@@ -61,7 +61,10 @@ use rmcp::{
 use serde_json::Value;
 use tokio::sync::mpsc;
 
-use super::subscriptions::Updates;
+use super::{
+    rounds::{self, Missing, Round},
+    subscriptions::Updates,
+};
 use crate::{
     isolation::wire::Caller,
     selection::{ActiveSet, Resolution},
@@ -159,11 +162,22 @@ enum Event {
     Progress(ProgressNotificationParam),
     /// A resource changed, told to the parent of an isolated plugin's child.
     ResourceUpdated(String),
-    Request {
-        request: ServerRequest,
-        method: String,
+    /// Requests for the client, each under its key; the reply is a JSON object of their
+    /// results under the same keys, or why they failed.
+    Ask {
+        requests: Vec<Keyed>,
         reply: oneshot::Sender<Result<String, String>>,
     },
+    /// Under 2026-07-28: inputs the call has no answer to; the call ends with an
+    /// input-required result.
+    InputRequired(Missing),
+}
+
+/// A request for the client under its key, and its method (for messages).
+struct Keyed {
+    key: String,
+    method: String,
+    request: ServerRequest,
 }
 
 /// The host's services for one call.
@@ -188,6 +202,11 @@ pub(crate) struct CallContext {
     /// Whether the call comes from an isolated plugin's parent, which is told of every
     /// resource change too (it tells its own subscribers).
     tells_parent: bool,
+    /// Under 2026-07-28, the answers this round of the call can use: requests are answered
+    /// from them, or end the call with an input-required result.
+    round: Option<Arc<Round>>,
+    /// How many requests the call has made, which numbers their keys (`elicitation-1`, ...).
+    requests_made: Arc<AtomicUsize>,
 }
 
 impl CallContext {
@@ -199,6 +218,7 @@ impl CallContext {
         resolution: &Arc<Resolution>,
         updates: &Updates,
         caller: Option<Caller>,
+        round: Option<Arc<Round>>,
     ) -> (Self, mpsc::UnboundedReceiver<Event>) {
         let (events, receiver) = mpsc::unbounded_channel();
         // Over HTTP, the session the `Mcp-Session-Id` header names (none when stateless); over
@@ -243,11 +263,13 @@ impl CallContext {
             progress_token: request.meta.get_progress_token(),
             resolution,
             capabilities: Arc::new(capabilities),
-            no_requests: session.is_none().then_some(NO_SESSION),
+            no_requests: (session.is_none() && round.is_none()).then_some(NO_SESSION),
             undeclared: Arc::default(),
             session,
             updates: updates.clone(),
             tells_parent,
+            round,
+            requests_made: Arc::default(),
         };
         (context, receiver)
     }
@@ -302,6 +324,100 @@ impl CallContext {
     }
 }
 
+impl CallContext {
+    /// The key of the call's next request for `method`: its method's short name and its
+    /// place among the call's requests (`elicitation-1`, `sampling-2`, `roots-3`).
+    fn next_key(&self, method: &str) -> String {
+        let n = self.requests_made.fetch_add(1, Ordering::Relaxed) + 1;
+        let short = match method {
+            "sampling/createMessage" => "sampling",
+            "elicitation/create" => "elicitation",
+            "roots/list" => "roots",
+            other => other,
+        };
+        format!("{short}-{n}")
+    }
+
+    /// Sends `requests` (key, method, params JSON) to the client at once and resolves to their
+    /// results under their keys. Under 2026-07-28 they are answered from the round, or the call
+    /// ends with an input-required result for those it has no answer to (and this never
+    /// resolves: the call's future is dropped).
+    fn send(
+        &self,
+        requests: Vec<(String, String, String)>,
+    ) -> FfiFuture<RResult<RString, FfiError>> {
+        let keyed: Result<Vec<Keyed>, String> = requests
+            .into_iter()
+            .map(|(key, method, params)| {
+                let request = self.client_request(&method, &params)?;
+                Ok(Keyed {
+                    key,
+                    method,
+                    request,
+                })
+            })
+            .collect();
+        let keyed = match keyed {
+            Ok(keyed) => keyed,
+            Err(message) => return failed(message),
+        };
+        if let Some(round) = &self.round {
+            let asked: Vec<(String, &str)> = keyed
+                .iter()
+                .map(|k| (k.key.clone(), k.method.as_str()))
+                .collect();
+            if let Some(answers) = round.answers(&asked) {
+                let answers = Value::Object(answers).to_string();
+                return async move { RResult::ROk(answers.into()) }.into_ffi();
+            }
+            let missing = keyed
+                .into_iter()
+                .filter(|k| {
+                    round
+                        .answers(&[(k.key.clone(), k.method.as_str())])
+                        .is_none()
+                })
+                .filter_map(|k| Some((k.key, rounds::input_request(k.request)?)))
+                .collect();
+            if self.events.send(Event::InputRequired(missing)).is_err() {
+                return failed("cannot ask for input: the tool call has ended".to_owned());
+            }
+            return futures::future::pending().into_ffi();
+        }
+        let (reply, answer) = oneshot::channel();
+        let methods = keyed
+            .iter()
+            .map(|k| k.method.clone())
+            .collect::<Vec<_>>()
+            .join(", ");
+        let sent = self
+            .events
+            .send(Event::Ask {
+                requests: keyed,
+                reply,
+            })
+            .map_err(|_| format!("cannot send {methods}: the tool call has ended"));
+        async move {
+            let outcome = match sent {
+                Err(message) => Err(message),
+                Ok(()) => answer.await.unwrap_or_else(|_| {
+                    Err(format!("{methods} was abandoned: the tool call has ended"))
+                }),
+            };
+            match outcome {
+                Ok(json) => RResult::ROk(RString::from(json)),
+                Err(message) => RResult::RErr(FfiError::new(ErrorKind::Tool, message)),
+            }
+        }
+        .into_ffi()
+    }
+}
+
+/// A future that fails at once with `message`.
+fn failed(message: String) -> FfiFuture<RResult<RString, FfiError>> {
+    async move { RResult::RErr(FfiError::new(ErrorKind::Tool, message)) }.into_ffi()
+}
+
 impl HostContext for CallContext {
     fn log(&self, level: u8, logger: ROption<RString>, data_json: RString) {
         if !self.level.lets_through(level) {
@@ -332,32 +448,38 @@ impl HostContext for CallContext {
         method: RStr<'_>,
         params_json: RString,
     ) -> FfiFuture<RResult<RString, FfiError>> {
-        let method = method.as_str().to_owned();
-        let (reply, answer) = oneshot::channel();
-        let sent = self
-            .client_request(&method, &params_json)
-            .and_then(|request| {
-                self.events
-                    .send(Event::Request {
-                        request,
-                        method: method.clone(),
-                        reply,
-                    })
-                    .map_err(|_| format!("cannot send {method}: the tool call has ended"))
-            });
+        let method = method.as_str();
+        let key = self.next_key(method);
+        let answers = self.send(vec![(key.clone(), method.to_owned(), params_json.into())]);
         async move {
-            let outcome = match sent {
-                Err(message) => Err(message),
-                Ok(()) => answer.await.unwrap_or_else(|_| {
-                    Err(format!("{method} was abandoned: the tool call has ended"))
-                }),
-            };
-            match outcome {
-                Ok(json) => RResult::ROk(RString::from(json)),
-                Err(message) => RResult::RErr(FfiError::new(ErrorKind::Tool, message)),
+            match answers.await {
+                RResult::ROk(answers) => {
+                    let mut answers: serde_json::Map<String, Value> =
+                        serde_json::from_str(&answers).unwrap_or_default();
+                    let answer = answers.remove(&key).unwrap_or_default();
+                    RResult::ROk(answer.to_string().into())
+                }
+                RResult::RErr(error) => RResult::RErr(error),
             }
         }
         .into_ffi()
+    }
+
+    fn ask(&self, requests_json: RString) -> FfiFuture<RResult<RString, FfiError>> {
+        let requests: Result<serde_json::Map<String, Value>, _> =
+            serde_json::from_str(&requests_json);
+        let requests = match requests {
+            Ok(requests) => requests
+                .into_iter()
+                .map(|(key, request)| {
+                    let method = request["method"].as_str().unwrap_or_default().to_owned();
+                    let params = request.get("params").cloned().unwrap_or_default();
+                    (key, method, params.to_string())
+                })
+                .collect(),
+            Err(e) => return failed(format!("the requests to ask are not a JSON object: {e}")),
+        };
+        self.send(requests)
     }
 
     fn active_toolsets(&self) -> RVec<RString> {
@@ -406,8 +528,8 @@ impl HostContext for CallContext {
 /// A finished call.
 #[derive(Debug)]
 pub(crate) struct Finished<T> {
-    /// What the plugin answered.
-    pub(crate) outcome: T,
+    /// What the plugin answered; under 2026-07-28, or the inputs it needs first.
+    pub(crate) outcome: Result<T, Missing>,
     /// The first client capability the tool asked for (sampling, elicitation, roots) that the
     /// client had not declared.
     pub(crate) undeclared: Option<&'static str>,
@@ -422,11 +544,12 @@ pub(crate) async fn run<F: Future>(
     level: &SessionLevel,
     resolution: &Arc<Resolution>,
     updates: &Updates,
-    client_timeout: Duration,
+    client: ClientRequests,
     caller: Option<Caller>,
     call: impl FnOnce(HostContextBox) -> F,
 ) -> Option<Finished<F::Output>> {
-    let (context, mut events) = CallContext::new(request, level, resolution, updates, caller);
+    let (context, mut events) =
+        CallContext::new(request, level, resolution, updates, caller, client.round);
     let undeclared = Arc::clone(&context.undeclared);
     let peer = &request.peer;
     let mut plugin = pin!(call(HostContextBox::from_ptr(
@@ -438,11 +561,12 @@ pub(crate) async fn run<F: Future>(
         tokio::select! {
             biased;
             () = request.ct.cancelled() => return None,
-            outcome = &mut plugin => break outcome,
+            outcome = &mut plugin => break Ok(outcome),
             Some(event) = events.recv() => match event {
-                Event::Request { request, method, reply } => {
-                    asked.push(ask(peer, request, method, client_timeout, reply));
+                Event::Ask { requests, reply } => {
+                    asked.push(ask_all(peer, requests, client.timeout, reply));
                 }
+                Event::InputRequired(missing) => break Err(missing),
                 other => notify(peer, other).await,
             },
             Some(()) = asked.next(), if !asked.is_empty() => {}
@@ -451,7 +575,7 @@ pub(crate) async fn run<F: Future>(
     // What the tool sent before it finished goes out before its answer; later sends fail.
     events.close();
     while let Ok(event) = events.try_recv() {
-        if !matches!(event, Event::Request { .. }) {
+        if !matches!(event, Event::Ask { .. } | Event::InputRequired(_)) {
             notify(peer, event).await;
         }
     }
@@ -470,22 +594,51 @@ async fn notify(peer: &Peer<RoleServer>, event: Event) {
             peer.notify_resource_updated(ResourceUpdatedNotificationParam::new(uri))
                 .await
         }
-        Event::Request { .. } => Ok(()),
+        Event::Ask { .. } | Event::InputRequired(_) => Ok(()),
     };
     if let Err(error) = sent {
         tracing::debug!("a notification to the client was not sent: {error}");
     }
 }
 
-/// Sends `request` to the client and replies with its result as JSON, or why it failed; gives
-/// up (and tells the client it was cancelled) after `timeout`.
-async fn ask(
+/// How a call's requests to the client are served.
+pub(crate) struct ClientRequests {
+    /// How long the client has to answer one (over a session).
+    pub(crate) timeout: Duration,
+    /// Under 2026-07-28, the answers of this round of the call.
+    pub(crate) round: Option<Arc<Round>>,
+}
+
+/// Sends `requests` to the client at once and replies with their results under their keys as a
+/// JSON object, or why the first that failed did.
+async fn ask_all(
     peer: &Peer<RoleServer>,
-    request: ServerRequest,
-    method: String,
+    requests: Vec<Keyed>,
     timeout: Duration,
     reply: oneshot::Sender<Result<String, String>>,
 ) {
+    let answers = futures::future::join_all(requests.into_iter().map(|keyed| async move {
+        (
+            keyed.key,
+            ask(peer, keyed.request, &keyed.method, timeout).await,
+        )
+    }))
+    .await;
+    let answers: Result<serde_json::Map<String, Value>, String> = answers
+        .into_iter()
+        .map(|(key, answer)| answer.map(|answer| (key, answer)))
+        .collect();
+    let _ = reply.send(answers.map(|answers| Value::Object(answers).to_string()));
+}
+
+/// Sends `request` to the client and resolves to its result, or why it failed; gives up (and
+/// tells the client it was cancelled) after `timeout`.
+async fn ask(
+    peer: &Peer<RoleServer>,
+    request: ServerRequest,
+    method: &str,
+    timeout: Duration,
+) -> Result<Value, String> {
     let answered = match peer
         .send_request_with_option(request, PeerRequestOptions::with_timeout(timeout))
         .await
@@ -493,17 +646,16 @@ async fn ask(
         Ok(handle) => handle.await_response().await,
         Err(error) => Err(error),
     };
-    let answer = match answered {
-        Ok(result) => serde_json::to_string(&result)
+    match answered {
+        Ok(result) => serde_json::to_value(&result)
             .map_err(|e| format!("the client's answer to {method} could not be read: {e}")),
         Err(ServiceError::McpError(error)) => Err(format!(
             "the client answered {method} with an error: {} (code {})",
             error.message, error.code.0
         )),
-        Err(ServiceError::Timeout { timeout }) => Err(unanswered(&method, timeout)),
+        Err(ServiceError::Timeout { timeout }) => Err(unanswered(method, timeout)),
         Err(error) => Err(format!("{method} failed: {error}")),
-    };
-    let _ = reply.send(answer);
+    }
 }
 
 /// What a tool is told of a request the client did not answer in time.
@@ -562,6 +714,8 @@ mod tests {
             undeclared: Arc::default(),
             updates: Updates::channel().0,
             tells_parent: false,
+            round: None,
+            requests_made: Arc::default(),
         };
         (context, receiver)
     }
@@ -667,12 +821,13 @@ mod tests {
                 .to_string()
                 .into(),
         );
-        let Ok(Event::Request { method, reply, .. }) = events.try_recv() else {
+        let Ok(Event::Ask { requests, reply }) = events.try_recv() else {
             panic!("no request was queued")
         };
-        assert_eq!(method, "elicitation/create");
+        assert_eq!(requests[0].method, "elicitation/create");
+        assert_eq!(requests[0].key, "elicitation-1");
         reply
-            .send(Ok(r#"{"action":"decline"}"#.to_owned()))
+            .send(Ok(r#"{"elicitation-1":{"action":"decline"}}"#.to_owned()))
             .unwrap();
         assert_eq!(block_on(asked).unwrap().as_str(), r#"{"action":"decline"}"#);
         // A request left unanswered when the call ends fails, it does not hang.
@@ -690,6 +845,46 @@ mod tests {
             "{}",
             error.message
         );
+    }
+
+    #[test]
+    fn in_a_round_requests_are_answered_from_it_or_end_the_call_asking_for_what_is_missing() {
+        let (mut context, mut events) =
+            call_context(false, json!({"elicitation": {}, "roots": {}}), false);
+        let sealer = rounds::Sealer::random();
+        let binding = rounds::Binding::new("tools/call", "t", &json!({}), None);
+        let answers = std::collections::BTreeMap::from([(
+            "name".to_owned(),
+            json!({"action": "accept", "content": {"name": "Ada"}}),
+        )]);
+        context.round = Some(Round::open(&sealer, &binding, None, Some(answers)).unwrap());
+        context.no_requests = None;
+        let name =
+            json!({"message": "name?", "requestedSchema": {"type": "object", "properties": {}}});
+        let answered = context.ask(
+            json!({"name": {"method": "elicitation/create", "params": name}})
+                .to_string()
+                .into(),
+        );
+        let answered: Value = serde_json::from_str(&block_on(answered).unwrap()).unwrap();
+        assert_eq!(answered["name"]["content"]["name"], "Ada");
+        assert!(events.try_recv().is_err(), "nothing went to the client");
+
+        let both = json!({
+            "name": {"method": "elicitation/create", "params": name},
+            "roots": {"method": "roots/list", "params": {}}
+        });
+        let _pending = context.ask(both.to_string().into());
+        let Ok(Event::InputRequired(missing)) = events.try_recv() else {
+            panic!("the call was not ended for its missing input")
+        };
+        assert_eq!(missing.keys().collect::<Vec<_>>(), ["roots"]);
+        // A single request is keyed by its method and its place among the call's requests.
+        let _pending = context.request("roots/list".into(), "{}".into());
+        let Ok(Event::InputRequired(missing)) = events.try_recv() else {
+            panic!("the call was not ended for its missing input")
+        };
+        assert_eq!(missing.keys().collect::<Vec<_>>(), ["roots-1"]);
     }
 
     #[test]
@@ -749,23 +944,8 @@ mod tests {
     #[test]
     fn a_resource_update_goes_to_the_server_even_after_the_call_ended() {
         let (updates, mut server) = Updates::channel();
-        let (events, call) = mpsc::unbounded_channel();
-        let context = CallContext {
-            events,
-            level: SessionLevel::default(),
-            progress_token: None,
-            resolution: Arc::new(Resolution {
-                active: ActiveSet::default(),
-                ..Resolution::default()
-            }),
-            capabilities: Arc::new(None),
-            session: None,
-            identity: None,
-            no_requests: None,
-            undeclared: Arc::default(),
-            updates,
-            tells_parent: false,
-        };
+        let (mut context, call) = call_context(false, json!({}), false);
+        context.updates = updates;
         let host = HostContextBox::from_ptr(RArc::new(context), TD_Opaque);
         drop(call);
         // From a plugin's thread, no runtime anywhere.

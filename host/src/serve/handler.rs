@@ -25,7 +25,8 @@ use rmcp::{
     model::{
         CacheScope, CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock,
         CustomRequest, CustomResult, DiscoverResult, ErrorCode, InitializeRequestParams,
-        InitializeResult, ListToolsResult, PaginatedRequestParams, ResultType, ServerConfig,
+        InitializeResult, InputRequiredResult, InputResponses, ListToolsResult,
+        PaginatedRequestParams, ResultType, ServerConfig,
     },
     service::{RequestContext, SubscriptionContext},
 };
@@ -33,11 +34,12 @@ use serde_json::{Value, json};
 
 use super::{
     ServeState, audit,
-    context::{self, SessionLevel},
+    context::{self, ClientRequests, SessionLevel},
     contributions::{self as contributed},
     generation::Generation,
     jsonrpc,
     listeners::{Lists, Registration, Selection, Target},
+    rounds::{Binding, Round},
     selection_headers,
     served::{Resolved, ServedView, TOOLSETS_TOOL},
     subscriptions::{Session, Subscriber},
@@ -186,13 +188,44 @@ impl Handler {
         }
         CallToolResult::structured(value)
     }
+    /// Under 2026-07-28, the round of a call of `method` for `name` with `arguments`: the
+    /// answers its request carries (`requestState`, `inputResponses`), and what a next state
+    /// is bound to. `None` for a request of 2025-11-25, which asks the client directly.
+    fn round(
+        &self,
+        (state, responses): &(Option<String>, Option<InputResponses>),
+        method: &str,
+        name: &str,
+        arguments: &Value,
+        context: &RequestContext<RoleServer>,
+    ) -> Result<Option<(Arc<Round>, Binding)>, ErrorData> {
+        if !context::speaks_2026(context) {
+            return Ok(None);
+        }
+        let caller = caller(context);
+        let binding = Binding::new(
+            method,
+            name,
+            arguments,
+            caller.as_ref().map(|c| c.name.as_str()),
+        );
+        let round = Round::open(
+            &self.state.sealer,
+            &binding,
+            state.as_deref(),
+            responses.clone(),
+        )?;
+        Ok(Some((round, binding)))
+    }
+
     /// A `tools/call`: `plugin` is set to the plugin that served it, once one does.
     async fn call(
         &self,
-        request: CallToolRequestParams,
+        mut request: CallToolRequestParams,
         context: &RequestContext<RoleServer>,
         plugin: &mut Option<String>,
     ) -> Result<CallToolResponse, ErrorData> {
+        let request_round = (request.request_state.take(), request.input_responses.take());
         let name = request.name.as_ref();
         let Served {
             generation,
@@ -224,13 +257,18 @@ impl Handler {
                 error_result(format!("invalid arguments for tool `{name}`: {problem}")).into(),
             );
         }
+        let round = self.round(&request_round, "tools/call", name, &arguments, context)?;
         let arguments = arguments.to_string();
+        let client = ClientRequests {
+            timeout: self.state.limits.client_request_timeout,
+            round: round.as_ref().map(|(round, _)| Arc::clone(round)),
+        };
         let finished = context::run(
             context,
             &self.level,
             &resolution,
             &self.state.updates,
-            self.state.limits.client_request_timeout,
+            client,
             self.state
                 .for_parent
                 .then(|| crate::isolation::wire::caller_of(&context.meta))
@@ -247,9 +285,19 @@ impl Handler {
             let cancelled = CallError::Cancelled(format!("tool {name} was cancelled"));
             return Ok(call_result(name, Err(cancelled)).into());
         };
+        let outcome = match finished.outcome {
+            Ok(outcome) => outcome,
+            Err(missing) => {
+                let state = round.map(|(round, binding)| round.seal(&self.state.sealer, &binding));
+                return Ok(CallToolResponse::InputRequired(InputRequiredResult::new(
+                    Some(missing),
+                    state,
+                )));
+            }
+        };
         // 2026-07-28: a call that failed for want of a capability the client did not declare is
         // the protocol's error, which names the capability.
-        if let (Err(_), Some(capability)) = (&finished.outcome, finished.undeclared)
+        if let (Err(_), Some(capability)) = (&outcome, finished.undeclared)
             && context::speaks_2026(context)
         {
             return Err(missing_capability(capability));
@@ -257,9 +305,9 @@ impl Handler {
         let output = self
             .state
             .for_parent
-            .then(|| crate::isolation::wire::output_meta(&finished.outcome))
+            .then(|| crate::isolation::wire::output_meta(&outcome))
             .flatten();
-        let mut result = call_result(name, finished.outcome);
+        let mut result = call_result(name, outcome);
         if let Some(output) = output {
             result
                 .meta

@@ -45,6 +45,7 @@ mod listener;
 mod listeners;
 mod ready;
 mod reload;
+mod rounds;
 mod served;
 mod sessions;
 pub mod stdio;
@@ -300,7 +301,8 @@ async fn start(
     tokio::task::spawn_blocking(move || opening.open_startup_plugins())
         .await
         .map_err(|e| ServeError::Io(std::io::Error::other(e)))?;
-    let (state, updates) = ServeState::new(builder, args);
+    let sealer = rounds::Sealer::from_env().map_err(ServeError::Options)?;
+    let (state, updates) = ServeState::new(builder, args, sealer);
     let state = Arc::new(state);
     tokio::spawn(subscriptions::dispatch(
         Arc::clone(&state.subscriptions),
@@ -340,6 +342,8 @@ pub(crate) struct ServeState {
     listeners: Arc<listeners::Listeners>,
     /// Whether sessions are kept (not `--stateless`): only then is a session told anything.
     sessions: bool,
+    /// Seals the state of 2026-07-28 input-required results.
+    sealer: rounds::Sealer,
 }
 
 impl ServeState {
@@ -388,6 +392,7 @@ impl ServeState {
     fn new(
         builder: Arc<Builder>,
         args: &Options,
+        sealer: rounds::Sealer,
     ) -> (Self, tokio::sync::mpsc::UnboundedReceiver<String>) {
         let capabilities = ServerCapabilities::builder()
             .enable_tools()
@@ -414,6 +419,7 @@ impl ServeState {
             updates,
             listeners: Arc::default(),
             sessions: !args.stateless,
+            sealer,
         };
         (state, receiver)
     }

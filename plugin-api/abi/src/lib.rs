@@ -221,6 +221,48 @@ pub trait HostContext: Clone + Send + Sync {
     fn caller_scopes(&self) -> RVec<RString> {
         RVec::new()
     }
+
+    /// Asks the client for several inputs at once: `requests_json` is a JSON object of keyed
+    /// requests, each `{"method": ..., "params": ...}` (`sampling/createMessage`,
+    /// `elicitation/create`, `roots/list`); resolves to a JSON object of the client's results
+    /// under the same keys. Under 2026-07-28 the keys are those of the input-required result,
+    /// and all the requests go out in one round. Appended after `caller_scopes`: on a host
+    /// without it, the default sends each request through `request`.
+    fn ask(&self, requests_json: RString) -> FfiFuture<RResult<RString, FfiError>> {
+        let requests: serde_json::Map<String, serde_json::Value> =
+            match serde_json::from_str(&requests_json) {
+                Ok(requests) => requests,
+                Err(e) => {
+                    let error = FfiError::new(
+                        ErrorKind::Tool,
+                        format!("the requests to ask are not a JSON object: {e}"),
+                    );
+                    return async move { RResult::RErr(error) }.into_ffi();
+                }
+            };
+        let sent: Vec<_> = requests
+            .into_iter()
+            .map(|(key, request)| {
+                let method = request["method"].as_str().unwrap_or_default().to_owned();
+                let params = request.get("params").cloned().unwrap_or_default();
+                let answer = self.request(RStr::from(method.as_str()), params.to_string().into());
+                (key, answer)
+            })
+            .collect();
+        async move {
+            let mut answers = serde_json::Map::new();
+            for (key, answer) in sent {
+                match answer.await {
+                    RResult::ROk(answer) => {
+                        answers.insert(key, serde_json::from_str(&answer).unwrap_or_default());
+                    }
+                    RResult::RErr(error) => return RResult::RErr(error),
+                }
+            }
+            RResult::ROk(serde_json::Value::Object(answers).to_string().into())
+        }
+        .into_ffi()
+    }
 }
 
 /// A host context behind the ABI; cloning shares it.

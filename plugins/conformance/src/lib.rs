@@ -12,7 +12,8 @@ use std::{collections::HashMap, time::Duration};
 
 use base64::{Engine, engine::general_purpose::STANDARD};
 use plugin_api::{
-    Content, Context, PromptMessage, ResourceContents, ToolError, ToolResult, Value, json, plugin,
+    Answers, Content, Context, Inputs, PromptMessage, ResourceContents, ToolError, ToolResult,
+    Value, json, plugin,
 };
 
 /// A 1x1 red PNG, the image of every scenario that wants one.
@@ -279,23 +280,135 @@ impl Conformance {
     }
 
     /// Ask the user for a value (scenario `server-stateless`, which checks that the call's
-    /// stream carries no request of the server's own). Until input-required results cross the
-    /// plugin ABI, a 2026-07-28 request gets the tool's error (no session to ask through).
+    /// stream carries no request of the server's own: a 2026-07-28 request gets an
+    /// input-required result instead).
     #[tool(read_only, open_world = false)]
     async fn test_streaming_elicitation(ctx: Context) -> Result<String, ToolError> {
         elicit_and_tell(
             &ctx,
             "Elicitation completed",
-            json!({
-                "message": "Provide a value",
-                "requestedSchema": {
-                    "type": "object",
-                    "properties": {"value": {"type": "string"}},
-                    "required": ["value"]
-                }
-            }),
+            ask_for("Provide a value", "value", "string"),
         )
         .await
+    }
+
+    /// Ask the user's name and greet them (scenarios `input-required-result-basic-elicitation`,
+    /// `-missing-input-response`, `-result-type`, `-ignore-extra-params`, `-validate-input`).
+    #[tool(read_only, open_world = false)]
+    async fn test_input_required_result_elicitation(ctx: Context) -> Result<String, ToolError> {
+        let answers = ctx
+            .ask(Inputs::new().elicit("user_name", ask_name("What is your name?")))
+            .await?;
+        Ok(format!(
+            "Hello, {}!",
+            accepted(&answers, "user_name", "name")
+        ))
+    }
+
+    /// Ask the client's model a question and tell its answer (scenario
+    /// `input-required-result-basic-sampling`).
+    #[tool(read_only, open_world = false)]
+    async fn test_input_required_result_sampling(ctx: Context) -> Result<String, ToolError> {
+        let answers = ctx
+            .ask(Inputs::new().sample("capital_question", capital_question()))
+            .await?;
+        Ok(format!(
+            "The model said: {}",
+            sampled(&answers, "capital_question")
+        ))
+    }
+
+    /// Ask for the client's roots and name them (scenario
+    /// `input-required-result-basic-list-roots`).
+    #[tool(read_only, open_world = false)]
+    async fn test_input_required_result_list_roots(ctx: Context) -> Result<String, ToolError> {
+        let answers = ctx.ask(Inputs::new().list_roots("client_roots")).await?;
+        Ok(format!("Roots: {}", roots(&answers, "client_roots")))
+    }
+
+    /// Ask for a confirmation; the host seals the answers of each round into `requestState`
+    /// and verifies it on the next, so an answer here follows a verified state (scenario
+    /// `input-required-result-request-state`).
+    #[tool(read_only, open_world = false)]
+    async fn test_input_required_result_request_state(ctx: Context) -> Result<String, ToolError> {
+        let answers = ctx.ask(Inputs::new().elicit("confirm", confirm())).await?;
+        Ok(format!(
+            "state-ok: confirmed={}",
+            accepted(&answers, "confirm", "ok")
+        ))
+    }
+
+    /// Ask for a name, a greeting from the model and the roots in one round (scenario
+    /// `input-required-result-multiple-input-requests`).
+    #[tool(read_only, open_world = false)]
+    async fn test_input_required_result_multiple_inputs(ctx: Context) -> Result<String, ToolError> {
+        let inputs = Inputs::new()
+            .elicit("user_name", ask_name("What is your name?"))
+            .sample(
+                "greeting",
+                json!({
+                    "messages": [{"role": "user", "content": {"type": "text", "text": "Generate a greeting"}}],
+                    "maxTokens": 50
+                }),
+            )
+            .list_roots("client_roots");
+        let answers = ctx.ask(inputs).await?;
+        Ok(format!(
+            "{} {}! Roots: {}",
+            sampled(&answers, "greeting"),
+            accepted(&answers, "user_name", "name"),
+            roots(&answers, "client_roots")
+        ))
+    }
+
+    /// Ask a name, then a colour: two rounds, the first answer carried in the state (scenario
+    /// `input-required-result-multi-round`).
+    #[tool(read_only, open_world = false)]
+    async fn test_input_required_result_multi_round(ctx: Context) -> Result<String, ToolError> {
+        let name = ctx
+            .ask(Inputs::new().elicit("step1", ask_name("Step 1: What is your name?")))
+            .await?;
+        let colour = ctx
+            .ask(Inputs::new().elicit(
+                "step2",
+                ask_for("Step 2: What is your favorite color?", "color", "string"),
+            ))
+            .await?;
+        Ok(format!(
+            "{} likes {}",
+            accepted(&name, "step1", "name"),
+            accepted(&colour, "step2", "color")
+        ))
+    }
+
+    /// Ask for a confirmation; a tampered `requestState` is refused by the host before this
+    /// runs again (scenario `input-required-result-tampered-state`).
+    #[tool(read_only, open_world = false)]
+    async fn test_input_required_result_tampered_state(ctx: Context) -> Result<String, ToolError> {
+        let answers = ctx.ask(Inputs::new().elicit("confirm", confirm())).await?;
+        Ok(format!("confirmed={}", accepted(&answers, "confirm", "ok")))
+    }
+
+    /// Ask the user if the client can be asked, else its model (scenario
+    /// `input-required-result-capability-check`).
+    #[tool(read_only, open_world = false)]
+    async fn test_input_required_result_capabilities(ctx: Context) -> Result<String, ToolError> {
+        if ctx.client_capabilities().get("elicitation").is_some() {
+            let answers = ctx
+                .ask(Inputs::new().elicit("user_name", ask_name("What is your name?")))
+                .await?;
+            return Ok(format!(
+                "Hello, {}!",
+                accepted(&answers, "user_name", "name")
+            ));
+        }
+        let answers = ctx
+            .ask(Inputs::new().sample("capital_question", capital_question()))
+            .await?;
+        Ok(format!(
+            "The model said: {}",
+            sampled(&answers, "capital_question")
+        ))
     }
 
     /// Log one `info` message (scenario `server-stateless`): a 2026-07-28 request gets it only
@@ -476,6 +589,68 @@ fn elicited(answer: &Value) -> String {
     let action = answer["action"].as_str().unwrap_or("unknown");
     let content = answer.get("content").cloned().unwrap_or(Value::Null);
     format!("action={action}, content={content}")
+}
+
+/// `elicitation/create` params asking, with `message`, for one field of type `kind`.
+fn ask_for(message: &str, field: &str, kind: &str) -> Value {
+    json!({
+        "message": message,
+        "requestedSchema": {
+            "type": "object",
+            "properties": {field: {"type": kind}},
+            "required": [field]
+        }
+    })
+}
+
+/// `elicitation/create` params asking for a name with `message`.
+fn ask_name(message: &str) -> Value {
+    ask_for(message, "name", "string")
+}
+
+/// `elicitation/create` params asking for a confirmation.
+fn confirm() -> Value {
+    ask_for("Please confirm", "ok", "boolean")
+}
+
+/// `sampling/createMessage` params asking the capital of France.
+fn capital_question() -> Value {
+    json!({
+        "messages": [{"role": "user", "content": {"type": "text", "text": "What is the capital of France?"}}],
+        "maxTokens": 100
+    })
+}
+
+/// The field `field` of the elicitation accepted under `key`, or `nobody` when declined.
+fn accepted(answers: &Answers, key: &str, field: &str) -> String {
+    match answers.accepted(key) {
+        Some(content) => match &content[field] {
+            Value::String(text) => text.clone(),
+            other => other.to_string(),
+        },
+        None => "nobody".to_owned(),
+    }
+}
+
+/// The text the model answered under `key`.
+fn sampled(answers: &Answers, key: &str) -> String {
+    let answer = answers.get(key).cloned().unwrap_or_default();
+    answer["content"]["text"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned()
+}
+
+/// The URIs of the roots answered under `key`, comma-separated.
+fn roots(answers: &Answers, key: &str) -> String {
+    let answer = answers.get(key).cloned().unwrap_or_default();
+    let uris: Vec<&str> = answer["roots"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|root| root["uri"].as_str())
+        .collect();
+    uris.join(", ")
 }
 
 /// The candidates that start with `prefix`, in order.
