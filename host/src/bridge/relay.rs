@@ -33,9 +33,9 @@ use rmcp::{
     ClientHandler, ErrorData, RoleClient,
     model::{
         ClientCapabilities, ClientInfo, CreateMessageRequestParams, CreateMessageResult,
-        ElicitRequestParams, ElicitResult, Extensions, GetExtensions as _, JsonRpcMessage,
-        ListRootsResult, LoggingMessageNotificationParam, ProgressNotificationParam, ProgressToken,
-        ProtocolVersion, ServerNotification,
+        CustomRequest, CustomResult, ElicitRequestParams, ElicitResult, Extensions,
+        GetExtensions as _, JsonRpcMessage, ListRootsResult, LoggingMessageNotificationParam,
+        ProgressNotificationParam, ProgressToken, ProtocolVersion, ServerNotification,
     },
     service::{NotificationContext, RequestContext, RxJsonRpcMessage, TxJsonRpcMessage},
     transport::Transport,
@@ -291,6 +291,34 @@ impl ClientHandler for Relay {
     ) -> Result<ListRootsResult, ErrorData> {
         self.ask("roots/list", &serde_json::json!({}), &context.extensions)
             .await
+    }
+
+    /// An isolated plugin's child asking for several inputs at once
+    /// ([`crate::isolation::wire::ASK_METHOD`]): asked of the calling request as one.
+    async fn on_custom_request(
+        &self,
+        request: CustomRequest,
+        context: RequestContext<RoleClient>,
+    ) -> Result<CustomResult, ErrorData> {
+        let method = crate::isolation::wire::ASK_METHOD;
+        if request.method != method {
+            return Err(ErrorData::new(
+                rmcp::model::ErrorCode::METHOD_NOT_FOUND,
+                format!("a server may not send `{}` to this host", request.method),
+                None,
+            ));
+        }
+        let refused = |reason: String| {
+            ErrorData::internal_error(format!("cannot ask for input: {reason}"), None)
+        };
+        let caller = self.tagged(&context.extensions).map_err(refused)?;
+        let requests = request.params.unwrap_or_default().to_string();
+        match caller.ask(requests.into()).await {
+            RResult::ROk(answers) => serde_json::from_str(&answers)
+                .map(CustomResult)
+                .map_err(|e| refused(format!("the answers do not read as JSON: {e}"))),
+            RResult::RErr(error) => Err(refused(error.message.into_string())),
+        }
     }
 }
 

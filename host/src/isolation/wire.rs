@@ -11,6 +11,11 @@
 //! `{"value": V}` or `{"error": {"kind": K, "message": M}}`. The parent reads it back
 //! ([`output_of`]), so a wrapper of the isolated tool gets the value (or error) itself, not the
 //! result made from it, and the parent's result is made from it again, as in process.
+//!
+//! A child's tool asks for input through the parent in one request, [`ASK_METHOD`], carrying
+//! every keyed request of one `ask`: the parent checks its client's capabilities, and asks its
+//! client (2025-11-25) or answers from the call's round or ends the call for the missing
+//! inputs (2026-07-28), as for a plugin in process.
 
 use plugin_abi::{ErrorKind, FfiError, FfiOutput, HostContextBox, OutputKind};
 use rmcp::model::{CallToolResult, ClientCapabilities};
@@ -74,6 +79,11 @@ pub fn caller_meta(context: &HostContextBox) -> Value {
 pub fn caller_of(meta: &serde_json::Map<String, Value>) -> Option<Caller> {
     serde_json::from_value(meta.get(CALLER_META)?.clone()).ok()
 }
+
+/// The method of a child's request for input: its params are keyed requests
+/// (`{key: {"method": ..., "params": ...}}`), which the parent asks its own client for
+/// (`HostContext::ask`), and its result the answers under the same keys.
+pub const ASK_METHOD: &str = "io.reactor-mcp/ask";
 
 /// The `_meta` key of a child's results that says what the tool answered.
 pub const OUTPUT_META: &str = "io.reactor-mcp/output";

@@ -49,7 +49,7 @@ use axum::http::request::Parts;
 use futures::{StreamExt, channel::oneshot, stream::FuturesUnordered};
 use plugin_abi::{ErrorKind, FfiError, HostContext, HostContextBox, LogLevel};
 use rmcp::model::{
-    ClientCapabilities, CreateMessageRequestParams, ElicitRequestParams,
+    ClientCapabilities, CreateMessageRequestParams, CustomRequest, ElicitRequestParams,
     LoggingMessageNotificationParam, ProgressNotificationParam, ProgressToken, ProtocolVersion,
     Request, RequestNoParam, ResourceUpdatedNotificationParam, ServerRequest,
 };
@@ -66,7 +66,7 @@ use super::{
     subscriptions::Updates,
 };
 use crate::{
-    isolation::wire::Caller,
+    isolation::wire::{ASK_METHOD, Caller},
     selection::{ActiveSet, Resolution},
 };
 
@@ -200,7 +200,8 @@ pub(crate) struct CallContext {
     /// Where "this resource changed" goes: to every subscribed session, not only this one.
     updates: Updates,
     /// Whether the call comes from an isolated plugin's parent, which is told of every
-    /// resource change too (it tells its own subscribers).
+    /// resource change too (it tells its own subscribers), and asked for every input (it
+    /// checks the client's capabilities, and asks the client or ends the call for input).
     tells_parent: bool,
     /// Under 2026-07-28, the answers this round of the call can use: requests are answered
     /// from them, or end the call with an input-required result.
@@ -263,7 +264,8 @@ impl CallContext {
             progress_token: request.meta.get_progress_token(),
             resolution,
             capabilities: Arc::new(capabilities),
-            no_requests: (session.is_none() && round.is_none()).then_some(NO_SESSION),
+            no_requests: (session.is_none() && round.is_none() && !tells_parent)
+                .then_some(NO_SESSION),
             undeclared: Arc::default(),
             session,
             updates: updates.clone(),
@@ -302,7 +304,7 @@ impl CallContext {
         if let Some(reason) = self.no_requests {
             return Err(format!("cannot send {method} to the client: {reason}"));
         }
-        if !declared {
+        if !declared && !self.tells_parent {
             return Err(format!(
                 "cannot send {method}: the client did not declare the `{capability}` capability"
             ));
@@ -382,7 +384,16 @@ impl CallContext {
             if self.events.send(Event::InputRequired(missing)).is_err() {
                 return failed("cannot ask for input: the tool call has ended".to_owned());
             }
-            return futures::future::pending().into_ffi();
+            // The call ends with the input-required result; this fails once it has.
+            let events = self.events.clone();
+            return async move {
+                events.closed().await;
+                RResult::RErr(FfiError::new(
+                    ErrorKind::Cancelled,
+                    "the call ended to ask the client for input",
+                ))
+            }
+            .into_ffi();
         }
         let (reply, answer) = oneshot::channel();
         let methods = keyed
@@ -551,6 +562,7 @@ pub(crate) async fn run<F: Future>(
     let (context, mut events) =
         CallContext::new(request, level, resolution, updates, caller, client.round);
     let undeclared = Arc::clone(&context.undeclared);
+    let tells_parent = context.tells_parent;
     let peer = &request.peer;
     let mut plugin = pin!(call(HostContextBox::from_ptr(
         RArc::new(context),
@@ -564,7 +576,7 @@ pub(crate) async fn run<F: Future>(
             outcome = &mut plugin => break Ok(outcome),
             Some(event) = events.recv() => match event {
                 Event::Ask { requests, reply } => {
-                    asked.push(ask_all(peer, requests, client.timeout, reply));
+                    asked.push(ask_all(peer, requests, client.timeout, reply, tells_parent));
                 }
                 Event::InputRequired(missing) => break Err(missing),
                 other => notify(peer, other).await,
@@ -609,14 +621,19 @@ pub(crate) struct ClientRequests {
     pub(crate) round: Option<Arc<Round>>,
 }
 
-/// Sends `requests` to the client at once and replies with their results under their keys as a
-/// JSON object, or why the first that failed did.
+/// Sends `requests` to the client at once (to the parent in one request, when it
+/// `tells_parent`) and replies with their results under their keys as a JSON object, or why the
+/// first that failed did.
 async fn ask_all(
     peer: &Peer<RoleServer>,
     requests: Vec<Keyed>,
     timeout: Duration,
     reply: oneshot::Sender<Result<String, String>>,
+    tells_parent: bool,
 ) {
+    if tells_parent {
+        return ask_parent(peer, requests, timeout, reply).await;
+    }
     let answers = futures::future::join_all(requests.into_iter().map(|keyed| async move {
         (
             keyed.key,
@@ -629,6 +646,32 @@ async fn ask_all(
         .map(|(key, answer)| answer.map(|answer| (key, answer)))
         .collect();
     let _ = reply.send(answers.map(|answers| Value::Object(answers).to_string()));
+}
+
+/// Sends `requests` to an isolated plugin's parent in one request ([`ASK_METHOD`]), which asks
+/// its own client for them, and replies with their results under their keys.
+async fn ask_parent(
+    peer: &Peer<RoleServer>,
+    requests: Vec<Keyed>,
+    timeout: Duration,
+    reply: oneshot::Sender<Result<String, String>>,
+) {
+    let requests: serde_json::Map<String, Value> = requests
+        .into_iter()
+        .filter_map(|k| {
+            let request = serde_json::to_value(rounds::input_request(k.request)?).ok()?;
+            Some((k.key, request))
+        })
+        .collect();
+    let request = CustomRequest::new(ASK_METHOD, Some(Value::Object(requests)));
+    let answer = ask(
+        peer,
+        ServerRequest::CustomRequest(request),
+        ASK_METHOD,
+        timeout,
+    )
+    .await;
+    let _ = reply.send(answer.map(|answers| answers.to_string()));
 }
 
 /// Sends `request` to the client and resolves to its result, or why it failed; gives up (and
