@@ -21,11 +21,12 @@ use serde_json::{Map, Value, json};
 use tokio::task::JoinHandle;
 
 use crate::{
+    context::Context,
     error::{ErrorKind, FfiError, ToolError},
     manifest::{CompletionDecl, CompletionRef, PromptDecl, ResourceDecl, ResourceTemplateDecl},
     prompt::IntoPromptResult,
     resource::IntoResourceContents,
-    runtime::{blocking, joined, runtime},
+    runtime::{blocking, joined, runtime, within},
 };
 
 /// The future the host awaits for a read, a prompt or a completion: JSON text or an error.
@@ -57,16 +58,19 @@ impl<In: Send + 'static> Code<In> {
     }
 
     /// Starts the code on the plugin's runtime; `subject` names it in a panic's message.
-    fn run(&self, subject: String, input: In) -> JsonFuture {
+    fn run(&self, subject: String, input: In, context: Context) -> JsonFuture {
         let handle = match self {
             Self::Sync(f) => {
                 let f = Arc::clone(f);
-                match blocking(move || f(input)) {
+                match blocking(move || {
+                    let _entered = context.enter();
+                    f(input)
+                }) {
                     Ok(handle) => handle,
                     Err(busy) => return ready(Err(busy)),
                 }
             }
-            Self::Async(f) => runtime().spawn(f(input)),
+            Self::Async(f) => runtime().spawn(within(context, f(input))),
         };
         let mut guard = AbortOnDrop(handle);
         async move {
@@ -292,7 +296,7 @@ impl ContributionHandlers {
 
     /// Reads `uri`: the static resource with that URI, else the first template it fits; a
     /// not-found error when there is none.
-    pub(crate) fn read(&self, uri: String) -> JsonFuture {
+    pub(crate) fn read(&self, uri: String, context: Context) -> JsonFuture {
         let found = self
             .resources
             .iter()
@@ -312,6 +316,7 @@ impl ContributionHandlers {
                     variables,
                     mime_type,
                 },
+                context,
             ),
             None => ready(Err(FfiError::new(
                 ErrorKind::NotFound,
@@ -321,7 +326,7 @@ impl ContributionHandlers {
     }
 
     /// Gets the prompt `name` with these arguments (a JSON object of strings).
-    pub(crate) fn get_prompt(&self, name: &str, arguments: &str) -> JsonFuture {
+    pub(crate) fn get_prompt(&self, name: &str, arguments: &str, context: Context) -> JsonFuture {
         let Some((decl, code)) = self.prompts.iter().find(|(d, _)| d.name == name) else {
             return ready(Err(FfiError::new(
                 ErrorKind::InvalidArguments,
@@ -349,6 +354,7 @@ impl ContributionHandlers {
                 arguments,
                 description: decl.description.clone(),
             },
+            context,
         )
     }
 
@@ -380,6 +386,7 @@ impl ContributionHandlers {
                 value: params.argument.value,
                 arguments: params.context.and_then(|c| c.arguments).unwrap_or_default(),
             },
+            Context::detached(),
         )
     }
 }

@@ -23,6 +23,7 @@ use crate::{
     extension::{Original, Wrapped},
     ffi::{
         FfiTool, HostContextBox, PluginInstance, PluginInstanceBox, ToolHandler, ToolHandlerBox,
+        detached_host,
     },
     runtime::{self, CallFuture},
     tool::{Handler, Tool},
@@ -158,14 +159,32 @@ impl<P: PluginDefinition> PluginInstance for Instance<P> {
     }
 
     fn read_resource(&self, uri: RString) -> JsonFuture {
-        let uri = String::from(uri);
-        guard_future(|| format!("reading {uri}"), || self.1.read(uri.clone()))
+        self.read_resource_in(uri, detached_host())
     }
 
     fn get_prompt(&self, name: RString, arguments_json: RString) -> JsonFuture {
+        self.get_prompt_in(name, arguments_json, detached_host())
+    }
+
+    fn read_resource_in(&self, uri: RString, context: HostContextBox) -> JsonFuture {
+        let uri = String::from(uri);
+        let context = Context::new(context, Arc::from(P::NAME));
+        guard_future(
+            || format!("reading {uri}"),
+            || self.1.read(uri.clone(), context),
+        )
+    }
+
+    fn get_prompt_in(
+        &self,
+        name: RString,
+        arguments_json: RString,
+        context: HostContextBox,
+    ) -> JsonFuture {
+        let context = Context::new(context, Arc::from(P::NAME));
         guard_future(
             || format!("prompt {name}"),
-            || self.1.get_prompt(&name, &arguments_json),
+            || self.1.get_prompt(&name, &arguments_json, context),
         )
     }
 

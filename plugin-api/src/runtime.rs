@@ -233,6 +233,15 @@ pub(crate) fn in_place(tool: Arc<str>, context: Context, work: Work) -> CallFutu
     .into_ffi()
 }
 
+/// `future`, with `context` as [`Context::current`] on the thread during each of its polls.
+pub(crate) fn within<F: Future>(context: Context, future: F) -> impl Future<Output = F::Output> {
+    let mut future = Box::pin(future);
+    std::future::poll_fn(move |cx| {
+        let _entered = context.clone().enter();
+        future.as_mut().poll(cx)
+    })
+}
+
 /// Runs a quick synchronous tool on the thread that polls the call, during its first poll, with
 /// `context` as the thread's [`Context::current`]. Dropped before it was polled, it never runs.
 pub(crate) fn inline<F>(tool: Arc<str>, context: Context, work: F) -> CallFuture

@@ -21,7 +21,7 @@ use abi_stable::{
 use async_ffi::{FfiFuture, FutureExt as _};
 use plugin_abi::{
     ErrorKind, FfiError, FfiOutput, FfiTool, HostContextBox, OutputKind, PluginInstance,
-    PluginInstanceBox, ToolHandler, ToolHandlerBox,
+    PluginInstanceBox, ToolHandler, ToolHandlerBox, detached_host,
 };
 use plugin_manifest::Manifest;
 use rmcp::model::{CompleteRequestParams, JsonObject, Reference};
@@ -142,14 +142,31 @@ impl PluginInstance for Bridged {
     }
 
     fn read_resource(&self, uri: RString) -> FfiFuture<RResult<RString, FfiError>> {
-        let upstream = Arc::clone(&self.upstream);
-        async move { answer(upstream.read_resource(&uri).await) }.into_ffi()
+        self.read_resource_in(uri, detached_host())
     }
 
     fn get_prompt(
         &self,
         name: RString,
         arguments: RString,
+    ) -> FfiFuture<RResult<RString, FfiError>> {
+        self.get_prompt_in(name, arguments, detached_host())
+    }
+
+    fn read_resource_in(
+        &self,
+        uri: RString,
+        context: HostContextBox,
+    ) -> FfiFuture<RResult<RString, FfiError>> {
+        let upstream = Arc::clone(&self.upstream);
+        async move { answer(upstream.read_resource(&uri, context).await) }.into_ffi()
+    }
+
+    fn get_prompt_in(
+        &self,
+        name: RString,
+        arguments: RString,
+        context: HostContextBox,
     ) -> FfiFuture<RResult<RString, FfiError>> {
         let upstream = Arc::clone(&self.upstream);
         let original = self.original_prompt(&name);
@@ -163,7 +180,7 @@ impl PluginInstance for Bridged {
                     ));
                 }
             };
-            answer(upstream.get_prompt(&original, arguments).await)
+            answer(upstream.get_prompt(&original, arguments, context).await)
         }
         .into_ffi()
     }

@@ -207,29 +207,54 @@ impl Upstream {
         }
     }
 
-    /// Reads the resource `uri` from the server.
-    pub async fn read_resource(&self, uri: &str) -> Result<ReadResourceResult, FfiError> {
+    /// Reads the resource `uri` from the server, for the request that `context` stands for
+    /// (what the server asks meanwhile goes to it).
+    pub async fn read_resource(
+        &self,
+        uri: &str,
+        context: HostContextBox,
+    ) -> Result<ReadResourceResult, FfiError> {
         let what = format!("read `{uri}`");
+        let meta = self.caller_meta(&context);
+        let _listening = self.relay.listen(context);
         self.ask(&what, |peer| async move {
-            peer.read_resource(ReadResourceRequestParams::new(uri))
-                .await
+            let mut params = ReadResourceRequestParams::new(uri);
+            params.meta = meta;
+            peer.read_resource(params).await
         })
         .await
     }
 
-    /// Gets the server's prompt `name` (its own name) with `arguments`.
+    /// Gets the server's prompt `name` (its own name) with `arguments`, for the request that
+    /// `context` stands for.
     pub async fn get_prompt(
         &self,
         name: &str,
         arguments: Option<JsonObject>,
+        context: HostContextBox,
     ) -> Result<GetPromptResult, FfiError> {
         let what = format!("get the prompt `{name}`");
+        let meta = self.caller_meta(&context);
+        let _listening = self.relay.listen(context);
         self.ask(&what, |peer| async move {
             let mut params = GetPromptRequestParams::new(name);
             params.arguments = arguments;
+            params.meta = meta;
             peer.get_prompt(params).await
         })
         .await
+    }
+
+    /// For an isolated plugin's child, who calls ([`crate::isolation::wire::CALLER_META`]).
+    fn caller_meta(&self, context: &HostContextBox) -> Option<RequestMetaObject> {
+        self.server.isolated.then(|| {
+            let mut meta = RequestMetaObject::new();
+            meta.insert(
+                crate::isolation::wire::CALLER_META.to_owned(),
+                crate::isolation::wire::caller_meta(context),
+            );
+            meta
+        })
     }
 
     /// Asks the server to complete an argument.
@@ -306,14 +331,7 @@ impl Upstream {
         let peer = self.peer().await.map_err(CallError::Failed)?;
         let mut params = CallToolRequestParams::new(tool.to_owned());
         params.arguments = arguments;
-        if self.server.isolated {
-            let mut meta = RequestMetaObject::new();
-            meta.insert(
-                crate::isolation::wire::CALLER_META.to_owned(),
-                crate::isolation::wire::caller_meta(&context),
-            );
-            params.meta = Some(meta);
-        }
+        params.meta = self.caller_meta(&context);
         let listening = self.relay.listen(context);
         // rmcp gives each request its progress token; reports sent before the handle comes
         // back (before the request is even written) cannot be.

@@ -7,7 +7,7 @@
 //! rmcp's types; errors keep their kind ([`CallError`]).
 
 use abi_stable::std_types::RString;
-use plugin_abi::{ErrorKind, FfiError, PluginInstanceBox};
+use plugin_abi::{ErrorKind, FfiError, HostContextBox, PluginInstanceBox};
 use plugin_manifest::{CompletionDecl, Manifest, PromptDecl, ResourceDecl, ResourceTemplateDecl};
 use serde::Deserialize;
 
@@ -16,14 +16,28 @@ use super::{CallError, LoadedPlugin};
 impl LoadedPlugin {
     /// Reads `uri`, which the registry says this plugin serves; resolves to MCP
     /// `ReadResourceResult` JSON.
-    pub async fn read_resource(&self, uri: &str) -> Result<String, CallError> {
-        answer(self.instance.read_resource(uri.into())).await
+    /// `context` is the request's, which the plugin's code may use (to ask for input).
+    pub async fn read_resource(
+        &self,
+        uri: &str,
+        context: HostContextBox,
+    ) -> Result<String, CallError> {
+        answer(self.instance.read_resource_in(uri.into(), context)).await
     }
 
-    /// Gets the prompt `name` with `arguments` (a JSON object of strings); resolves to MCP
-    /// `GetPromptResult` JSON.
-    pub async fn get_prompt(&self, name: &str, arguments: String) -> Result<String, CallError> {
-        answer(self.instance.get_prompt(name.into(), arguments.into())).await
+    /// Gets the prompt `name` with `arguments` (a JSON object of strings) for the request of
+    /// `context`; resolves to MCP `GetPromptResult` JSON.
+    pub async fn get_prompt(
+        &self,
+        name: &str,
+        arguments: String,
+        context: HostContextBox,
+    ) -> Result<String, CallError> {
+        answer(
+            self.instance
+                .get_prompt_in(name.into(), arguments.into(), context),
+        )
+        .await
     }
 
     /// Completes an argument, `request` being MCP's `completion/complete` params as JSON;

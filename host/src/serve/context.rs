@@ -546,17 +546,43 @@ pub(crate) struct Finished<T> {
     pub(crate) undeclared: Option<&'static str>,
 }
 
-/// Runs one tool call for `request`: `call` starts it with its context; the future resolves to
-/// its outcome, or to `None` as soon as the request is cancelled (the plugin's future is then
-/// dropped, which cancels the tool). Requests the tool sends the client wait at most
-/// `client_timeout` for their answers.
-pub(crate) async fn run<F: Future>(
-    request: &RequestContext<RoleServer>,
-    level: &SessionLevel,
-    resolution: &Arc<Resolution>,
-    updates: &Updates,
-    client: ClientRequests,
-    caller: Option<Caller>,
+/// What one call of a plugin (a tool call, a prompt got, a resource read) is served with.
+pub(crate) struct Call<'a> {
+    /// The request it serves.
+    pub(crate) request: &'a RequestContext<RoleServer>,
+    /// The session's log level.
+    pub(crate) level: &'a SessionLevel,
+    /// The request's selection.
+    pub(crate) resolution: &'a Arc<Resolution>,
+    /// Where resource changes go.
+    pub(crate) updates: &'a Updates,
+    /// How its requests to the client are served.
+    pub(crate) client: ClientRequests,
+    /// The request an isolated plugin's parent made, when the call comes from one.
+    pub(crate) caller: Option<Caller>,
+}
+
+impl Call<'_> {
+    /// Runs the call: `call` starts it with its context; the future resolves to its outcome,
+    /// or to `None` as soon as the request is cancelled (the plugin's future is then dropped,
+    /// which cancels it). Requests to the client wait at most the client timeout.
+    pub(crate) async fn run<F: Future>(
+        self,
+        call: impl FnOnce(HostContextBox) -> F,
+    ) -> Option<Finished<F::Output>> {
+        run(self, call).await
+    }
+}
+
+async fn run<F: Future>(
+    Call {
+        request,
+        level,
+        resolution,
+        updates,
+        client,
+        caller,
+    }: Call<'_>,
     call: impl FnOnce(HostContextBox) -> F,
 ) -> Option<Finished<F::Output>> {
     let (context, mut events) =

@@ -34,6 +34,7 @@ use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
 use super::{
+    context::{Call, Finished},
     generation::Generation,
     subscriptions::{Refused, Session},
 };
@@ -135,27 +136,33 @@ pub(super) fn list_prompts(registry: &Registry, active: &ActiveSet) -> ListPromp
     ListPromptsResult::with_all_items(prompts.collect())
 }
 
-/// `resources/read`: the plugin serving `uri` reads it.
+/// `resources/read`: the plugin serving `uri` reads it, as `call`.
 pub(super) async fn read_resource(
     generation: &Generation,
-    active: &ActiveSet,
     uri: &str,
-    cancel: &CancellationToken,
-) -> Result<ReadResourceResult, ErrorData> {
+    call: Call<'_>,
+) -> Result<Option<Finished<Result<ReadResourceResult, ErrorData>>>, ErrorData> {
     let registry = generation.registry();
     let owner = registry
-        .resource_owner(active, uri)
+        .resource_owner(&call.resolution.active, uri)
         .ok_or_else(|| not_found(uri))?;
     let plugin = open(generation, owner.plugin()).await?;
-    let json = until_cancelled(cancel, plugin.read_resource(uri))
-        .await
-        .map_err(|e| plugin_error(e, Some(uri)))?;
-    #[derive(Deserialize)]
-    struct Read {
-        contents: Vec<ResourceContents>,
-    }
-    let read: Read = parse(&json, owner.plugin())?;
-    Ok(ReadResourceResult::new(read.contents))
+    let owner = owner.plugin().to_owned();
+    let finished = call
+        .run(|host| async {
+            let json = plugin
+                .read_resource(uri, host)
+                .await
+                .map_err(|e| plugin_error(e, Some(uri)))?;
+            #[derive(Deserialize)]
+            struct Read {
+                contents: Vec<ResourceContents>,
+            }
+            let read: Read = parse(&json, &owner)?;
+            Ok(ReadResourceResult::new(read.contents))
+        })
+        .await;
+    Ok(finished)
 }
 
 /// `resources/subscribe`: a URI served here is recorded for `session`, reached through `peer`.
@@ -186,17 +193,16 @@ pub(super) fn subscribe<P: Clone>(
     session.subscribe(uri, peer).map_err(refused)
 }
 
-/// `prompts/get`: checks the arguments, then the plugin serving the prompt answers.
+/// `prompts/get`: checks the arguments, then the plugin serving the prompt answers, as `call`.
 pub(super) async fn get_prompt(
     generation: &Generation,
-    active: &ActiveSet,
     request: GetPromptRequestParams,
-    cancel: &CancellationToken,
-) -> Result<GetPromptResult, ErrorData> {
+    call: Call<'_>,
+) -> Result<Option<Finished<Result<GetPromptResult, ErrorData>>>, ErrorData> {
     let name = request.name.as_str();
     let prompt = generation
         .registry()
-        .served_prompt(active, name)
+        .served_prompt(&call.resolution.active, name)
         .ok_or_else(|| {
             ErrorData::invalid_params(
                 format!("Unknown prompt: {name}"),
@@ -210,18 +216,24 @@ pub(super) async fn get_prompt(
         .map_err(|missing| ErrorData::invalid_params(missing, None))?;
     let plugin = open(generation, &prompt.plugin).await?;
     let arguments = Value::Object(arguments).to_string();
-    let json = until_cancelled(cancel, plugin.get_prompt(name, arguments))
-        .await
-        .map_err(|e| plugin_error(e, None))?;
-    #[derive(Deserialize)]
-    struct Got {
-        description: Option<String>,
-        messages: Vec<PromptMessage>,
-    }
-    let got: Got = parse(&json, &prompt.plugin)?;
-    let mut result = GetPromptResult::new(got.messages);
-    result.description = got.description;
-    Ok(result)
+    let finished = call
+        .run(|host| async {
+            let json = plugin
+                .get_prompt(name, arguments, host)
+                .await
+                .map_err(|e| plugin_error(e, None))?;
+            #[derive(Deserialize)]
+            struct Got {
+                description: Option<String>,
+                messages: Vec<PromptMessage>,
+            }
+            let got: Got = parse(&json, &prompt.plugin)?;
+            let mut result = GetPromptResult::new(got.messages);
+            result.description = got.description;
+            Ok(result)
+        })
+        .await;
+    Ok(finished)
 }
 
 /// `completion/complete`: the plugin of the prompt or template completes the argument.

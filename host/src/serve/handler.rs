@@ -34,12 +34,12 @@ use serde_json::{Value, json};
 
 use super::{
     ServeState, audit,
-    context::{self, ClientRequests, SessionLevel},
+    context::{self, Call, ClientRequests, Finished, SessionLevel},
     contributions::{self as contributed},
     generation::Generation,
     jsonrpc,
     listeners::{Lists, Registration, Selection, Target},
-    rounds::{Binding, Round},
+    rounds::{Binding, Missing, Round},
     selection_headers,
     served::{Resolved, ServedView, TOOLSETS_TOOL},
     subscriptions::{Session, Subscriber},
@@ -218,6 +218,65 @@ impl Handler {
         Ok(Some((round, binding)))
     }
 
+    /// What a call of a plugin for `context` is served with: the request's selection, and,
+    /// under 2026-07-28, its round's answers.
+    fn call_of<'a>(
+        &'a self,
+        context: &'a RequestContext<RoleServer>,
+        resolution: &'a Arc<Resolution>,
+        round: &Option<(Arc<Round>, Binding)>,
+    ) -> Call<'a> {
+        // In an isolated plugin's child, the request the parent made.
+        let caller = self
+            .state
+            .for_parent
+            .then(|| crate::isolation::wire::caller_of(&context.meta))
+            .flatten();
+        Call {
+            request: context,
+            level: &self.level,
+            resolution,
+            updates: &self.state.updates,
+            client: ClientRequests {
+                timeout: self.state.limits.client_request_timeout,
+                round: round.as_ref().map(|(round, _)| Arc::clone(round)),
+            },
+            caller,
+        }
+    }
+
+    /// What a prompt got or a resource read answered: its result, or the input-required
+    /// result of its round; the protocol's error for a capability the client did not declare
+    /// (2026-07-28), or for a cancelled request.
+    fn answered<T>(
+        &self,
+        finished: Option<Finished<Result<T, ErrorData>>>,
+        round: Option<(Arc<Round>, Binding)>,
+        context: &RequestContext<RoleServer>,
+    ) -> Result<Result<T, InputRequiredResult>, ErrorData> {
+        let Some(finished) = finished else {
+            return Err(ErrorData::internal_error("the request was cancelled", None));
+        };
+        match finished.outcome {
+            Err(missing) => Ok(Err(self.input_required(missing, round))),
+            Ok(Err(_)) if finished.undeclared.is_some() && context::speaks_2026(context) => {
+                Err(missing_capability(finished.undeclared.unwrap_or_default()))
+            }
+            Ok(answer) => answer.map(Ok),
+        }
+    }
+
+    /// The input-required result of a call that needs `missing` first, with the state of its
+    /// `round` for the next.
+    fn input_required(
+        &self,
+        missing: Missing,
+        round: Option<(Arc<Round>, Binding)>,
+    ) -> InputRequiredResult {
+        let state = round.map(|(round, binding)| round.seal(&self.state.sealer, &binding));
+        InputRequiredResult::new(Some(missing), state)
+    }
+
     /// A `tools/call`: `plugin` is set to the plugin that served it, once one does.
     async fn call(
         &self,
@@ -259,23 +318,10 @@ impl Handler {
         }
         let round = self.round(&request_round, "tools/call", name, &arguments, context)?;
         let arguments = arguments.to_string();
-        let client = ClientRequests {
-            timeout: self.state.limits.client_request_timeout,
-            round: round.as_ref().map(|(round, _)| Arc::clone(round)),
-        };
-        let finished = context::run(
-            context,
-            &self.level,
-            &resolution,
-            &self.state.updates,
-            client,
-            self.state
-                .for_parent
-                .then(|| crate::isolation::wire::caller_of(&context.meta))
-                .flatten(),
-            |host| tool.call_with(arguments, host),
-        )
-        .await;
+        let finished = self
+            .call_of(context, &resolution, &round)
+            .run(|host| tool.call_with(arguments, host))
+            .await;
         *plugin = Some(tool.plugin.clone());
         let Some(finished) = finished else {
             tracing::info!(
@@ -287,13 +333,7 @@ impl Handler {
         };
         let outcome = match finished.outcome {
             Ok(outcome) => outcome,
-            Err(missing) => {
-                let state = round.map(|(round, binding)| round.seal(&self.state.sealer, &binding));
-                return Ok(CallToolResponse::InputRequired(InputRequiredResult::new(
-                    Some(missing),
-                    state,
-                )));
-            }
+            Err(missing) => return Ok(self.input_required(missing, round).into()),
         };
         // 2026-07-28: a call that failed for want of a capability the client did not declare is
         // the protocol's error, which names the capability.
@@ -483,13 +523,19 @@ impl ServerHandler for Handler {
 
     async fn read_resource(
         &self,
-        request: ReadResourceRequestParams,
+        mut request: ReadResourceRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<ReadResourceResponse, ErrorData> {
-        let (generation, active) = &self.active(&context);
-        contributed::read_resource(generation, active, &request.uri, &context.ct)
-            .await
-            .map(Into::into)
+        let (generation, resolved) = self.resolved(&context);
+        let asked = (request.request_state.take(), request.input_responses.take());
+        let uri = request.uri.as_str();
+        let round = self.round(&asked, "resources/read", uri, &Value::Null, &context)?;
+        let call = self.call_of(&context, &resolved.resolution, &round);
+        let finished = contributed::read_resource(&generation, uri, call).await?;
+        Ok(match self.answered(finished, round, &context)? {
+            Ok(read) => ReadResourceResponse::Complete(read),
+            Err(needs) => ReadResourceResponse::InputRequired(needs),
+        })
     }
 
     async fn subscribe(
@@ -527,13 +573,20 @@ impl ServerHandler for Handler {
 
     async fn get_prompt(
         &self,
-        request: GetPromptRequestParams,
+        mut request: GetPromptRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<GetPromptResponse, ErrorData> {
-        let (generation, active) = &self.active(&context);
-        contributed::get_prompt(generation, active, request, &context.ct)
-            .await
-            .map(Into::into)
+        let (generation, resolved) = self.resolved(&context);
+        let asked = (request.request_state.take(), request.input_responses.take());
+        let arguments = Value::Object(request.arguments.clone().unwrap_or_default());
+        let name = request.name.clone();
+        let round = self.round(&asked, "prompts/get", &name, &arguments, &context)?;
+        let call = self.call_of(&context, &resolved.resolution, &round);
+        let finished = contributed::get_prompt(&generation, request, call).await?;
+        Ok(match self.answered(finished, round, &context)? {
+            Ok(got) => GetPromptResponse::Complete(got),
+            Err(needs) => GetPromptResponse::InputRequired(needs),
+        })
     }
 
     async fn complete(

@@ -91,6 +91,31 @@ pub trait PluginInstance: Send + Sync {
     /// `hasMore`); no values when the plugin does not complete that argument.
     #[sabi(last_prefix_field)]
     fn complete(&self, request_json: RString) -> FfiFuture<RResult<RString, FfiError>>;
+
+    /// [`PluginInstance::get_prompt`] for a request whose `context` the prompt's code may use
+    /// (to ask the client for input, to log). Appended after `complete`: on a library without
+    /// it, the default gets the prompt without the context.
+    fn get_prompt_in(
+        &self,
+        name: RString,
+        arguments_json: RString,
+        context: HostContextBox,
+    ) -> FfiFuture<RResult<RString, FfiError>> {
+        drop(context);
+        self.get_prompt(name, arguments_json)
+    }
+
+    /// [`PluginInstance::read_resource`] for a request whose `context` the resource's code may
+    /// use. Appended after `get_prompt_in`: on a library without it, the default reads the
+    /// resource without the context.
+    fn read_resource_in(
+        &self,
+        uri: RString,
+        context: HostContextBox,
+    ) -> FfiFuture<RResult<RString, FfiError>> {
+        drop(context);
+        self.read_resource(uri)
+    }
 }
 
 /// A plugin instance behind the ABI.

@@ -24,7 +24,7 @@ use syn::{
 
 use crate::{
     attrs::{ArgArgs, doc_comment, key},
-    expand::{method_call, returns_result, to_json},
+    expand::{context_param, method_call, returns_result, to_json},
 };
 
 /// One of the four attributes: what it registers, and how.
@@ -580,6 +580,10 @@ struct Shape {
     is_async: bool,
     is_result: bool,
     params: Vec<Param>,
+    /// What the method is called with, in order: its parameters, and the request's context
+    /// where it takes one (`ctx: Context` or `ctx: &Context`).
+    call_args: Vec<TokenStream>,
+    takes_context: bool,
 }
 
 /// One parameter: its name outside (after `#[arg(rename)]`), its binding and type, and
@@ -623,6 +627,8 @@ impl Shape {
             is_async: sig.asyncness.is_some(),
             is_result: returns_result(&sig.output),
             params: Vec::new(),
+            call_args: Vec::new(),
+            takes_context: false,
         };
         for input in &mut sig.inputs {
             let typed = match input {
@@ -644,6 +650,21 @@ impl Shape {
                     "parameters must be plain names",
                 ));
             };
+            if let Some(by_ref) = context_param(&typed.ty) {
+                if shape.takes_context {
+                    return Err(syn::Error::new(
+                        typed.span(),
+                        "a method takes at most one `Context` parameter",
+                    ));
+                }
+                shape.takes_context = true;
+                shape.call_args.push(if by_ref {
+                    quote!(&__context)
+                } else {
+                    quote!(::core::clone::Clone::clone(&__context))
+                });
+                continue;
+            }
             let mut arg = ArgArgs::default();
             for attr in typed.attrs.iter().filter(|a| a.path().is_ident("arg")) {
                 ArgArgs::from_attr(attr, &mut arg)?;
@@ -660,6 +681,8 @@ impl Shape {
             typed
                 .attrs
                 .retain(|a| !a.path().is_ident("arg") && !a.path().is_ident("doc"));
+            let ident = &pat.ident;
+            shape.call_args.push(quote!(#ident));
             shape.params.push(Param {
                 name: arg
                     .rename
@@ -682,15 +705,18 @@ impl Shape {
         let p = quote!(::plugin_api::__private);
         let request = quote!(#p::#request);
         let decl = to_json(decl);
-        let args: Vec<&Ident> = self.params.iter().map(|p| &p.ident).collect();
         let call = method_call(
             self.has_self,
             &self.fn_name,
-            &args,
+            &self.call_args,
             self.is_async,
             self.is_result,
         );
-        let body = quote!(#(#lets)* request.answer(#call));
+        let context = self.takes_context.then(|| {
+            quote!(let __context = ::plugin_api::Context::current()
+                .unwrap_or_else(::plugin_api::Context::detached);)
+        });
+        let body = quote!(#context #(#lets)* request.answer(#call));
         let code = if self.is_async {
             quote! {
                 #p::Code::asynchronous(move |request: #request| {

@@ -334,7 +334,7 @@ fn extend_method(args: ExtendArgs, method: &ImplItemFn) -> syn::Result<ExtendMet
 
 /// Whether a parameter is the call's context: its type is spelled `Context` or `&Context`
 /// (any path ending so, without generics); `Some(true)` when taken by reference.
-fn context_param(ty: &Type) -> Option<bool> {
+pub(crate) fn context_param(ty: &Type) -> Option<bool> {
     let (ty, by_ref) = match ty {
         Type::Reference(r) if r.mutability.is_none() => (&*r.elem, true),
         other => (other, false),

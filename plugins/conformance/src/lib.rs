@@ -502,6 +502,22 @@ impl Conformance {
         )
     }
 
+    /// Ask the user what context the prompt should use, then use it (scenario
+    /// `input-required-result-non-tool-request`).
+    #[prompt(title = "Prompt asking for input")]
+    async fn test_input_required_result_prompt(&self, ctx: Context) -> Result<String, ToolError> {
+        let answers = ctx
+            .ask(Inputs::new().elicit(
+                "user_context",
+                ask_for("What context should the prompt use?", "context", "string"),
+            ))
+            .await?;
+        Ok(format!(
+            "Answer with this context in mind: {}",
+            accepted(&answers, "user_context", "context")
+        ))
+    }
+
     /// A prompt without arguments (scenario `prompts-get-simple`).
     #[prompt(title = "Simple prompt")]
     fn test_simple_prompt(&self) -> String {
