@@ -5,7 +5,9 @@
 //! Covered: log messages filtered by the session's level; progress in order, and only when asked
 //! for; cancellation reaching the plugin at once (timings printed); sampling and elicitation
 //! round trips, and their clear failures without the capability or without a session; the
-//! active toolsets; results built with `ToolResult`; a wrapper passing its context on. The
+//! active toolsets; results built with `ToolResult`; a wrapper passing its context on; one tool
+//! body (and one prompt) asking for inputs under both protocol versions, round by round under
+//! 2026-07-28, with a tampered state refused. The
 //! log, progress, cancellation and sampling tests run a second time with `fixture-context`
 //! isolated (`--isolate context`).
 
@@ -22,8 +24,9 @@ use e2e::{
 use rmcp::{
     ClientHandler, ErrorData, RoleClient, ServiceError,
     model::{
-        CallToolRequest, CallToolResult, ClientInfo, ClientRequest, CreateMessageRequestParams,
-        CreateMessageResult, ElicitRequestParams, ElicitResult, ErrorCode, Implementation,
+        CallToolRequest, CallToolResponse, CallToolResult, ClientInfo, ClientRequest,
+        CreateMessageRequestParams, CreateMessageResult, ElicitRequestParams, ElicitResult,
+        ErrorCode, GetPromptRequestParams, Implementation, InputRequiredResult, InputResponses,
         LoggingLevel, LoggingMessageNotificationParam, ProgressNotificationParam,
         RequestMetaObject, ResultType, SetLevelRequestParams,
     },
@@ -510,6 +513,130 @@ async fn sampling_and_elicitation_round_trip_with_a_capable_client_in(host_args:
     let capabilities = capabilities.structured_content.expect("an object");
     assert!(capabilities.get("sampling").is_some(), "{capabilities}");
     assert!(capabilities.get("elicitation").is_some(), "{capabilities}");
+}
+
+/// What `greet` answers when the client says it is Ada and its model says "you said: hello".
+const GREETED: &str = r#""you said: hello", "Ada"! ("Ada")"#;
+
+/// How many times `greet` ran so far in the plugin's process.
+async fn greet_runs(client: &Client) -> usize {
+    seen(client)
+        .await
+        .iter()
+        .filter(|s| *s == "greet ran")
+        .count()
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn one_tool_body_asks_a_2025_client_on_its_session_and_a_2026_client_in_rounds() {
+    one_tool_body_asks_both_protocol_versions_in(&[]).await;
+}
+
+/// The same with `fixture-context` isolated: the child asks through its parent.
+#[tokio::test(flavor = "multi_thread")]
+async fn isolated_one_tool_body_asks_a_2025_client_on_its_session_and_a_2026_client_in_rounds() {
+    one_tool_body_asks_both_protocol_versions_in(ISOLATED).await;
+}
+
+async fn one_tool_body_asks_both_protocol_versions_in(host_args: &[&str]) {
+    let dir = plugins();
+    let host = HostProcess::serve(&dir, host_args);
+    let url = format!("{}/mcp?context", host.base_url());
+
+    // 2025-11-25: the inputs are requests on the session, and the tool runs once.
+    let legacy = connect_as(&url, Recorder::capable()).await;
+    assert_eq!(text(&call_tool(&legacy, "greet", json!({})).await), GREETED);
+    assert_eq!(greet_runs(&legacy).await, 1);
+
+    // 2026-07-28: rmcp's client answers each input-required round; the tool runs once per
+    // round, from the start.
+    let current = connect_2026(&url, Recorder::capable()).await;
+    let result = current
+        .call_tool(call("greet", json!({})))
+        .await
+        .expect("the rounds end with a result");
+    assert_eq!(text(&result), GREETED);
+    assert_eq!(greet_runs(&legacy).await, 1 + 3);
+
+    // Round by round: the first asks for the `ask`'s two inputs under their keys ...
+    let round = async |params| match current.call_tool_once(params).await {
+        Ok(CallToolResponse::InputRequired(needs)) => needs,
+        other => panic!("not an input-required result: {other:?}"),
+    };
+    let first = round(call("greet", json!({}))).await;
+    let keys = |needs: &InputRequiredResult| -> Vec<String> {
+        needs
+            .input_requests
+            .iter()
+            .flatten()
+            .map(|(k, _)| k.clone())
+            .collect()
+    };
+    assert_eq!(keys(&first), ["greeting", "name"]);
+    let state = first.request_state.clone().expect("a state to echo");
+    let answers = InputResponses::from([
+        (
+            "name".to_owned(),
+            json!({"action": "accept", "content": {"name": "Ada"}}),
+        ),
+        (
+            "greeting".to_owned(),
+            json!({"role": "assistant", "model": "m", "content": {"type": "text", "text": "hi"}}),
+        ),
+    ]);
+    // ... a tampered state is refused ...
+    let mut tampered = call("greet", json!({}));
+    tampered.input_responses = Some(answers.clone());
+    tampered.request_state = Some(format!("{state}x"));
+    let Err(ServiceError::McpError(refused)) = current.call_tool_once(tampered).await else {
+        panic!("a tampered state was not refused");
+    };
+    assert_eq!(refused.code, ErrorCode::INVALID_PARAMS);
+    assert!(
+        refused.message.starts_with("requestState refused"),
+        "{}",
+        refused.message
+    );
+    // ... and the second asks for the single request, keyed by its method and place, in a
+    // new state that carries the first answers.
+    let mut second = call("greet", json!({}));
+    second.input_responses = Some(answers);
+    second.request_state = Some(state.clone());
+    let second = round(second).await;
+    assert_eq!(keys(&second), ["elicitation-1"]);
+    let next = second.request_state.expect("a state to echo");
+    assert_ne!(next, state);
+    let mut last = call("greet", json!({}));
+    last.input_responses = Some(InputResponses::from([(
+        "elicitation-1".to_owned(),
+        json!({"action": "accept", "content": {"name": "Grace"}}),
+    )]));
+    last.request_state = Some(next);
+    let Ok(CallToolResponse::Complete(done)) = current.call_tool_once(last).await else {
+        panic!("the last round did not complete");
+    };
+    assert_eq!(text(&done), r#""hi", "Ada"! ("Grace")"#);
+
+    // A prompt asks the same way.
+    let prompt = |client: &Client| {
+        let client = client.peer().clone();
+        async move {
+            let got = client
+                .get_prompt(GetPromptRequestParams::new("introduce"))
+                .await
+                .expect("the prompt is got");
+            serde_json::to_value(&got.messages).unwrap()[0]["content"]["text"].clone()
+        }
+    };
+    assert_eq!(prompt(&legacy).await, json!(r#"Introduce "Ada""#));
+    let got = current
+        .get_prompt(GetPromptRequestParams::new("introduce"))
+        .await
+        .expect("the prompt's rounds end with a result");
+    assert_eq!(
+        serde_json::to_value(&got.messages).unwrap()[0]["content"]["text"],
+        json!(r#"Introduce "Ada""#)
+    );
 }
 
 #[tokio::test(flavor = "multi_thread")]
