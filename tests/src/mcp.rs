@@ -62,9 +62,22 @@ pub async fn connect_2026<H: ClientHandler>(
     url: &str,
     handler: H,
 ) -> RunningService<RoleClient, H> {
+    connect_2026_with(StreamableHttpClientTransportConfig::with_uri(url), handler).await
+}
+
+/// [`connect_2026`] with this transport configuration (an `Authorization` header, ...).
+///
+/// # Panics
+///
+/// If the client cannot connect.
+pub async fn connect_2026_with<H: ClientHandler>(
+    config: StreamableHttpClientTransportConfig,
+    handler: H,
+) -> RunningService<RoleClient, H> {
+    let url = config.uri.to_string();
     handler
         .serve_with_lifecycle(
-            StreamableHttpClientTransport::from_uri(url),
+            StreamableHttpClientTransport::from_config(config),
             ClientLifecycleMode::Discover {
                 preferred_versions: vec![ProtocolVersion::V_2026_07_28],
             },

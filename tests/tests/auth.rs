@@ -17,7 +17,7 @@ use std::time::{Duration, Instant};
 
 use e2e::{
     HostProcess, PluginDir,
-    mcp::{call_tool, connect_with_token, text, tool_names},
+    mcp::{call_tool, connect_2026_with, connect_with_token, text, tool_names},
     run_host,
 };
 use issuer::{Issuer, SigningKey, hmac_with_public_key, now, unsigned};
@@ -315,6 +315,21 @@ async fn a_caller_learns_nothing_of_processes_outside_its_bound() {
     assert_eq!(seen["processes"][0]["plugin"], "sandboxes", "{seen}");
     let hidden = report(alice.clone()).await;
     assert_eq!(hidden.get("processes"), None, "{hidden}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_list_filtered_by_the_caller_is_private_to_it() {
+    let (_dir, _host, url, _file, keys) =
+        serve_with_keys(&["benchmarks"], &[("alice", &["--toolsets", "*"])]);
+    let config =
+        rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig::with_uri(
+            url.as_str(),
+        )
+        .auth_header(keys[0].clone());
+    let client = connect_2026_with(config, rmcp::model::ClientConfig::default()).await;
+    let tools = client.list_tools(None).await.expect("tools/list answers");
+    assert_eq!(tools.ttl_ms, Some(0));
+    assert_eq!(tools.cache_scope, Some(rmcp::model::CacheScope::Private));
 }
 
 #[tokio::test(flavor = "multi_thread")]

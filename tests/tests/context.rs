@@ -24,10 +24,10 @@ use e2e::{
 use rmcp::{
     ClientHandler, ErrorData, RoleClient, ServiceError,
     model::{
-        CallToolRequest, CallToolResponse, CallToolResult, ClientInfo, ClientRequest,
+        CacheScope, CallToolRequest, CallToolResponse, CallToolResult, ClientInfo, ClientRequest,
         CreateMessageRequestParams, CreateMessageResult, ElicitRequestParams, ElicitResult,
         ErrorCode, GetPromptRequestParams, Implementation, InputRequiredResult, InputResponses,
-        LoggingLevel, LoggingMessageNotificationParam, ProgressNotificationParam,
+        ListToolsResult, LoggingLevel, LoggingMessageNotificationParam, ProgressNotificationParam,
         RequestMetaObject, ResultType, SetLevelRequestParams,
     },
     service::{NotificationContext, PeerRequestOptions, RequestContext, RunningService},
@@ -240,6 +240,34 @@ async fn a_2026_call_that_needs_an_undeclared_capability_is_the_protocols_error(
     let legacy = connect_as(&url, Recorder::default()).await;
     let result = call_tool(&legacy, "sample", json!({"prompt": "hi"})).await;
     assert_eq!(result.is_error, Some(true), "{result:?}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn lists_carry_2026_cache_hints_in_a_stable_order() {
+    let (_dir, _host, url) = serve_context();
+    let current = connect_2026(&url, Recorder::default()).await;
+    let tools = current.list_tools(None).await.expect("tools/list answers");
+    let prompts = current
+        .list_prompts(None)
+        .await
+        .expect("prompts/list answers");
+    for (list, hints) in [
+        ("tools", (tools.ttl_ms, tools.cache_scope)),
+        ("prompts", (prompts.ttl_ms, prompts.cache_scope)),
+    ] {
+        // Fresh for no time (lists change with the plugins), the same for every caller.
+        assert_eq!(hints, (Some(0), Some(CacheScope::Public)), "{list}");
+    }
+    let names = |tools: &ListToolsResult| -> Vec<String> {
+        tools.tools.iter().map(|t| t.name.to_string()).collect()
+    };
+    let again = connect_2026(&url, Recorder::default()).await;
+    let listed = again.list_tools(None).await.expect("tools/list answers");
+    assert_eq!(names(&listed), names(&tools));
+    let legacy = connect_as(&url, Recorder::default()).await;
+    let legacy = legacy.list_tools(None).await.expect("tools/list answers");
+    assert_eq!((legacy.ttl_ms, legacy.cache_scope), (None, None));
+    assert_eq!(names(&legacy), names(&tools));
 }
 
 #[tokio::test(flavor = "multi_thread")]

@@ -463,12 +463,7 @@ impl ServerHandler for Handler {
     ) -> Result<ListToolsResult, ErrorData> {
         let served = self.served(&context).await?;
         let listed = ListToolsResult::with_all_items(served.view.tools());
-        // A list filtered by who asks must not be shared with other callers (2026-07-28).
-        Ok(if caller(&context).is_some() {
-            listed.with_cache_scope(CacheScope::Private)
-        } else {
-            listed
-        })
+        Ok(hinted!(listed, &context))
     }
 
     async fn call_tool(
@@ -506,7 +501,8 @@ impl ServerHandler for Handler {
         context: RequestContext<RoleServer>,
     ) -> Result<ListResourcesResult, ErrorData> {
         let (generation, active) = &self.active(&context);
-        Ok(contributed::list_resources(generation.registry(), active))
+        let listed = contributed::list_resources(generation.registry(), active);
+        Ok(hinted!(listed, &context))
     }
 
     async fn list_resource_templates(
@@ -515,10 +511,8 @@ impl ServerHandler for Handler {
         context: RequestContext<RoleServer>,
     ) -> Result<ListResourceTemplatesResult, ErrorData> {
         let (generation, active) = &self.active(&context);
-        Ok(contributed::list_resource_templates(
-            generation.registry(),
-            active,
-        ))
+        let listed = contributed::list_resource_templates(generation.registry(), active);
+        Ok(hinted!(listed, &context))
     }
 
     async fn read_resource(
@@ -568,7 +562,8 @@ impl ServerHandler for Handler {
         context: RequestContext<RoleServer>,
     ) -> Result<ListPromptsResult, ErrorData> {
         let (generation, active) = &self.active(&context);
-        Ok(contributed::list_prompts(generation.registry(), active))
+        let listed = contributed::list_prompts(generation.registry(), active);
+        Ok(hinted!(listed, &context))
     }
 
     async fn get_prompt(
@@ -619,6 +614,27 @@ impl ServerHandler for Handler {
 fn caller(context: &RequestContext<RoleServer>) -> Option<Arc<Identity>> {
     parts(context)?.extensions.get::<Caller>()?.0.clone()
 }
+
+/// A list with the cache hints of 2026-07-28 (SEP-2549), for a request of that version: fresh
+/// for no time (plugins and `mcp.json` may change it at any moment; `list_changed` says when),
+/// and private to the caller when it is filtered by who asks, else public (the URL alone
+/// decides it). The list types share the setters but no trait.
+macro_rules! hinted {
+    ($listed:expr, $context:expr) => {{
+        let listed = $listed;
+        if context::speaks_2026($context) {
+            let scope = if caller($context).is_some() {
+                CacheScope::Private
+            } else {
+                CacheScope::Public
+            };
+            listed.with_ttl_ms(0).with_cache_scope(scope)
+        } else {
+            listed
+        }
+    }};
+}
+use hinted;
 
 /// What a request is served from: the generation it took, its selection, and its view of its
 /// served set.
