@@ -45,7 +45,7 @@ mod listener;
 mod listeners;
 mod ready;
 mod reload;
-mod rounds;
+pub mod rounds;
 mod served;
 mod sessions;
 pub mod stdio;

@@ -33,10 +33,10 @@ const STATE_TTL: Duration = Duration::from_secs(3600);
 
 /// The environment variable holding the key states are sealed with, for servers behind a load
 /// balancer that must open each other's states; a random key per process otherwise.
-pub(crate) const KEY_VARIABLE: &str = "REACTOR_MCP_REQUEST_STATE_KEY";
+pub const KEY_VARIABLE: &str = "REACTOR_MCP_REQUEST_STATE_KEY";
 
 /// Seals and opens request states.
-pub(crate) struct Sealer(RequestStateCodec);
+pub struct Sealer(RequestStateCodec);
 
 impl std::fmt::Debug for Sealer {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -47,7 +47,7 @@ impl std::fmt::Debug for Sealer {
 impl Sealer {
     /// A sealer with the key of [`KEY_VARIABLE`], or a random one; a key shorter than 32 bytes
     /// is refused, naming the variable.
-    pub(crate) fn from_env() -> Result<Self, String> {
+    pub fn from_env() -> Result<Self, String> {
         match std::env::var(KEY_VARIABLE) {
             Ok(key) => RequestStateCodec::try_new(key.into_bytes())
                 .map(Self)
@@ -57,7 +57,7 @@ impl Sealer {
     }
 
     /// A sealer with a random key.
-    pub(crate) fn random() -> Self {
+    pub fn random() -> Self {
         let mut key = [0u8; 32];
         getrandom::fill(&mut key).expect("the operating system's random source");
         Self(RequestStateCodec::try_new(key.to_vec()).expect("a 32-byte key is long enough"))
@@ -66,12 +66,12 @@ impl Sealer {
 
 /// What a sealed state is bound to: the request it continues.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct Binding(String);
+pub struct Binding(String);
 
 impl Binding {
     /// The binding of `method` for `name` with `arguments`, called by `caller` (`None`
     /// without authentication).
-    pub(crate) fn new(method: &str, name: &str, arguments: &Value, caller: Option<&str>) -> Self {
+    pub fn new(method: &str, name: &str, arguments: &Value, caller: Option<&str>) -> Self {
         Self(format!(
             "{method}\n{name}\n{arguments}\n{}",
             caller.unwrap_or_default()
@@ -81,7 +81,7 @@ impl Binding {
 
 /// The answers one round of a call can use, and what the call asked.
 #[derive(Debug, Default)]
-pub(crate) struct Round {
+pub struct Round {
     /// Answers from the state and from this request, by key.
     known: BTreeMap<String, Value>,
     /// The answers the call used, by key: what the next state carries.
@@ -91,7 +91,7 @@ pub(crate) struct Round {
 impl Round {
     /// The round of a request carrying `state` (sealed by an earlier round) and `responses`;
     /// fails with `-32602` when the state does not open for `binding`.
-    pub(crate) fn open(
+    pub fn open(
         sealer: &Sealer,
         binding: &Binding,
         state: Option<&str>,
@@ -117,7 +117,7 @@ impl Round {
     }
 
     /// The answers to `requests` (key, method), if every one has a valid answer.
-    pub(crate) fn answers(
+    pub fn answers(
         &self,
         requests: &[(String, &str)],
     ) -> Option<serde_json::Map<String, Value>> {
@@ -132,7 +132,7 @@ impl Round {
     }
 
     /// The state for the next round: the answers used, sealed for `binding`.
-    pub(crate) fn seal(&self, sealer: &Sealer, binding: &Binding) -> String {
+    pub fn seal(&self, sealer: &Sealer, binding: &Binding) -> String {
         let used = self.used.lock().unwrap_or_else(|e| e.into_inner());
         sealer
             .0
@@ -160,7 +160,7 @@ fn answers_method(method: &str, answer: &Value) -> bool {
 }
 
 /// The input request a client request becomes in an input-required result.
-pub(crate) fn input_request(request: ServerRequest) -> Option<InputRequest> {
+pub fn input_request(request: ServerRequest) -> Option<InputRequest> {
     match request {
         ServerRequest::CreateMessageRequest(r) => Some(InputRequest::CreateMessage(r)),
         ServerRequest::ElicitRequest(r) => Some(InputRequest::Elicitation(r)),
@@ -170,7 +170,7 @@ pub(crate) fn input_request(request: ServerRequest) -> Option<InputRequest> {
 }
 
 /// What a call still needs: its input requests, by key.
-pub(crate) type Missing = InputRequests;
+pub type Missing = InputRequests;
 
 #[cfg(test)]
 mod tests {
