@@ -181,6 +181,7 @@ fn tool(name: &str, description: &str, toolset: &str) -> ToolDecl {
         meta: None,
         input_schema: None,
         output_schema: None,
+        task: plugin_api::TaskSupport::Forbidden,
     }
 }
 
