@@ -243,7 +243,8 @@ impl CallContext {
             progress_token: request.meta.get_progress_token(),
             resolution,
             capabilities: Arc::new(capabilities),
-            no_requests: session.is_none().then_some(NO_SESSION),
+            // A task's requests wait in its `inputRequests`, with or without a session.
+            no_requests: (session.is_none() && task_input(request).is_none()).then_some(NO_SESSION),
             undeclared: Arc::default(),
             session,
             updates: updates.clone(),
@@ -433,6 +434,7 @@ pub(crate) async fn run<F: Future>(
         RArc::new(context),
         TD_Opaque
     )));
+    let input = task_input(request);
     let mut asked = FuturesUnordered::new();
     let outcome = loop {
         tokio::select! {
@@ -440,9 +442,10 @@ pub(crate) async fn run<F: Future>(
             () = request.ct.cancelled() => return None,
             outcome = &mut plugin => break outcome,
             Some(event) = events.recv() => match event {
-                Event::Request { request, method, reply } => {
-                    asked.push(ask(peer, request, method, client_timeout, reply));
-                }
+                Event::Request { request, method, reply } => match input {
+                    Some(task) => asked.push(task.ask(request, method, reply)),
+                    None => asked.push(Box::pin(ask(peer, request, method, client_timeout, reply))),
+                },
                 other => notify(peer, other).await,
             },
             Some(()) = asked.next(), if !asked.is_empty() => {}
@@ -459,6 +462,11 @@ pub(crate) async fn run<F: Future>(
         outcome,
         undeclared: undeclared.get().copied(),
     })
+}
+
+/// Where the requests of a call run as a task go ([`super::tasks`]), if it is one.
+fn task_input(request: &RequestContext<RoleServer>) -> Option<&super::tasks::Input> {
+    request.extensions.get::<super::tasks::Input>()
 }
 
 /// Sends a log message or a progress report; a client that is gone is not an error here.

@@ -49,6 +49,7 @@ mod served;
 mod sessions;
 pub mod stdio;
 mod subscriptions;
+mod tasks;
 mod validate;
 
 use std::{borrow::Cow, collections::HashMap, net::SocketAddr, sync::Arc, time::Duration};
@@ -340,6 +341,9 @@ pub(crate) struct ServeState {
     listeners: Arc<listeners::Listeners>,
     /// Whether sessions are kept (not `--stateless`): only then is a session told anything.
     sessions: bool,
+    /// The calls run as tasks (the tasks extension), server-wide: a task outlives the request,
+    /// and the session (none under 2026-07-28), that created it.
+    tasks: tasks::Tasks,
 }
 
 impl ServeState {
@@ -393,6 +397,7 @@ impl ServeState {
             .enable_tools()
             .enable_tool_list_changed()
             .enable_logging()
+            .enable_tasks()
             .build();
         let info = ServerConfig::new(capabilities).with_server_info(Implementation::new(
             args.name.clone(),
@@ -414,6 +419,11 @@ impl ServeState {
             updates,
             listeners: Arc::default(),
             sessions: !args.stateless,
+            tasks: tasks::Tasks::new(tasks::TaskLimits {
+                max_running: args.sessions.max_tasks,
+                per_owner: args.sessions.max_tasks_per_session,
+                ttl: args.sessions.task_ttl,
+            }),
         };
         (state, receiver)
     }
