@@ -224,7 +224,9 @@ impl Handler {
         {
             return Err(unknown_tool(&generation, name, &resolution, context));
         }
+        // An isolated plugin's child runs plain calls: its parent runs the task.
         let as_task = match tool.decl.task {
+            _ if self.state.for_parent => false,
             TaskSupport::Forbidden => false,
             support => {
                 let declared = context
