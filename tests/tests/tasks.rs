@@ -13,7 +13,7 @@ use e2e::{HostProcess, PluginDir, mcp::call};
 use rmcp::{
     ClientHandler, RoleClient, ServiceError,
     model::{
-        CallToolResponse, CancelTaskParams, ClientCapabilities, ClientInfo, ErrorCode,
+        CallToolResponse, CancelTaskParams, ClientCapabilities, ClientConfig, ErrorCode,
         GetTaskParams, GetTaskResult, Implementation, TaskPayload, TaskStatus, UpdateTaskParams,
     },
     service::RunningService,
@@ -30,7 +30,7 @@ struct TaskClient {
 }
 
 impl ClientHandler for TaskClient {
-    fn get_info(&self) -> ClientInfo {
+    fn get_info(&self) -> ClientConfig {
         let capabilities = if self.tasks {
             json!({"elicitation": {}, "extensions": {"io.modelcontextprotocol/tasks": {}}})
         } else {
@@ -38,7 +38,7 @@ impl ClientHandler for TaskClient {
         };
         let capabilities: ClientCapabilities =
             serde_json::from_value(capabilities).expect("client capabilities");
-        ClientInfo::new(capabilities, Implementation::new("tasks-test", "0"))
+        ClientConfig::new(capabilities, Implementation::new("tasks-test", "0"))
     }
 }
 
