@@ -273,9 +273,23 @@ mod tests {
         }
     }
 
-    /// An operation that runs until it is cancelled or aborted.
-    fn forever(_task: TaskContext) -> TaskFuture {
-        Box::pin(futures::future::pending())
+    /// An operation that runs until it is cancelled (as the host's do) or aborted.
+    fn forever(task: TaskContext) -> TaskFuture {
+        Box::pin(async move {
+            task.cancelled().await;
+            Err(TaskExit::Cancelled)
+        })
+    }
+
+    /// Waits until the task `id` of `owner` has `status`.
+    async fn until(tasks: &Tasks, owner: &Owner, id: &str, status: TaskStatus) {
+        for _ in 0..200 {
+            if tasks.get(owner, id).unwrap().status() == status {
+                return;
+            }
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+        panic!("task {id} never became {status:?}");
     }
 
     fn done(_task: TaskContext) -> TaskFuture {
@@ -299,6 +313,7 @@ mod tests {
         tasks.spawn(owner("b"), "t", forever).unwrap();
         // An ended task no longer counts.
         tasks.cancel(&a, &second.task_id).unwrap();
+        until(&tasks, &a, &second.task_id, TaskStatus::Cancelled).await;
         tasks.spawn(a, "t", forever).unwrap();
     }
 
@@ -319,12 +334,7 @@ mod tests {
     async fn finished_tasks_do_not_count() {
         let tasks = Tasks::new(limits(1, 1, Duration::from_secs(60)));
         let first = tasks.spawn(owner("a"), "t", done).unwrap();
-        for _ in 0..100 {
-            if tasks.get(&owner("a"), &first.task_id).unwrap().status() == TaskStatus::Completed {
-                break;
-            }
-            tokio::time::sleep(Duration::from_millis(5)).await;
-        }
+        until(&tasks, &owner("a"), &first.task_id, TaskStatus::Completed).await;
         tasks.spawn(owner("a"), "t", done).unwrap();
     }
 
