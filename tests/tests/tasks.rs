@@ -5,7 +5,8 @@
 //! Covered: a task's result through polled `tasks/get`; a required-task tool refused (`-32021`)
 //! to a client without the extension, and run plainly an optional one; `tasks/cancel`
 //! cancelling the tool (the plugin sees it); an elicitation parked in `inputRequests` and
-//! answered by `tasks/update`; the per-session bound; a task invisible to another session.
+//! answered by `tasks/update` (also with the plugin isolated); the per-session bound; a task
+//! invisible to another session.
 
 use std::time::{Duration, Instant};
 
@@ -183,7 +184,24 @@ async fn tasks_cancel_cancels_the_tool() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn an_elicitation_waits_in_input_requests_until_tasks_update_answers_it() {
-    let (_dir, _host, url) = serve(&[]);
+    an_elicitation_waits_in_input_requests_until_tasks_update_answers_it_in(&[]).await;
+}
+
+/// The same with `fixture-context` in a child process: the host runs the task, the child the
+/// tool, whose request comes back through the host into the task's `inputRequests`.
+#[tokio::test(flavor = "multi_thread")]
+async fn isolated_an_elicitation_waits_in_input_requests_until_tasks_update_answers_it() {
+    an_elicitation_waits_in_input_requests_until_tasks_update_answers_it_in(&[
+        "--isolate",
+        "context",
+    ])
+    .await;
+}
+
+async fn an_elicitation_waits_in_input_requests_until_tasks_update_answers_it_in(
+    host_args: &[&str],
+) {
+    let (_dir, _host, url) = serve(host_args);
     let client = connect(&url, true).await;
     let id = start(&client, "task_elicit", json!({})).await;
     let task = until(&client, &id, TaskStatus::InputRequired).await;

@@ -243,8 +243,10 @@ impl CallContext {
             progress_token: request.meta.get_progress_token(),
             resolution,
             capabilities: Arc::new(capabilities),
-            // A task's requests wait in its `inputRequests`, with or without a session.
-            no_requests: (session.is_none() && task_input(request).is_none()).then_some(NO_SESSION),
+            // A task's requests wait in its `inputRequests`, with or without a session; an
+            // isolated plugin's requests go to its parent, which knows whether it runs a task.
+            no_requests: (session.is_none() && task_input(request).is_none() && !tells_parent)
+                .then_some(NO_SESSION),
             undeclared: Arc::default(),
             session,
             updates: updates.clone(),
