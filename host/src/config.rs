@@ -558,6 +558,34 @@ pub struct SessionBoundArgs {
         value_parser = clap::value_parser!(u64).range(1..)
     )]
     pub client_request_timeout: u64,
+    /// The most tool calls running as tasks (the MCP tasks extension) at once on the server.
+    #[arg(
+        long,
+        env = "REACTOR_MCP_MAX_TASKS",
+        value_name = "N",
+        default_value_t = to_u64(SessionLimits::DEFAULT.max_tasks),
+        value_parser = clap::value_parser!(u64).range(1..)
+    )]
+    pub max_tasks: u64,
+    /// The most tool calls running as tasks at once per session (per caller without sessions).
+    #[arg(
+        long,
+        env = "REACTOR_MCP_MAX_TASKS_PER_SESSION",
+        value_name = "N",
+        default_value_t = to_u64(SessionLimits::DEFAULT.max_tasks_per_session),
+        value_parser = clap::value_parser!(u64).range(1..)
+    )]
+    pub max_tasks_per_session: u64,
+    /// How many seconds a task may run (it then fails, and its tool is cancelled), and how long
+    /// its result is kept once it ended.
+    #[arg(
+        long,
+        env = "REACTOR_MCP_TASK_TTL",
+        value_name = "SECONDS",
+        default_value_t = SessionLimits::DEFAULT.task_ttl.as_secs(),
+        value_parser = clap::value_parser!(u64).range(1..)
+    )]
+    pub task_ttl: u64,
 }
 
 impl SessionArgs {
@@ -579,6 +607,9 @@ impl SessionBoundArgs {
             max_subscriptions: to_usize(self.max_subscriptions),
             max_uri_bytes: to_usize(self.max_uri_length),
             client_request_timeout: Duration::from_secs(self.client_request_timeout),
+            max_tasks: to_usize(self.max_tasks),
+            max_tasks_per_session: to_usize(self.max_tasks_per_session),
+            task_ttl: Duration::from_secs(self.task_ttl),
             ..limits
         }
     }
@@ -715,6 +746,7 @@ mod tests {
                 max_subscriptions: 5,
                 max_uri_bytes: 6,
                 client_request_timeout: Duration::from_secs(7),
+                ..SessionLimits::DEFAULT
             }
         );
         for flag in [

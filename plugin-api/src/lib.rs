@@ -29,7 +29,7 @@ pub use plugin_api_macros::plugin;
 /// library.
 pub use plugin_manifest as manifest;
 #[doc(inline)]
-pub use plugin_manifest::{Annotations, Manifest};
+pub use plugin_manifest::{Annotations, Manifest, TaskSupport};
 #[doc(inline)]
 pub use prompt::{GetPromptResult, IntoPromptResult, PromptMessage, Role};
 #[doc(inline)]

@@ -14,7 +14,7 @@ use crate::{
     context::Context,
     error::ToolError,
     ffi::FfiOutput,
-    manifest::{Annotations, ToolDecl},
+    manifest::{Annotations, TaskSupport, ToolDecl},
     result::IntoToolOutput,
     runtime::{self, CallFuture, Work},
 };
@@ -149,6 +149,7 @@ impl Tool {
                 meta: None,
                 input_schema: None,
                 output_schema: None,
+                task: TaskSupport::Forbidden,
             },
             inline: false,
         }
@@ -229,6 +230,15 @@ impl ToolBuilder {
             Value::Object(map) => Some(map),
             _ => None,
         };
+        self
+    }
+
+    /// Whether the host may run a call as a task (`#[tool(task = "optional")]`): for a client
+    /// that declared the tasks extension, the call answers at once with a task the client
+    /// polls; progress and cancellation (`tasks/cancel`) work as in a plain call, and a request
+    /// to the client (`Context::elicit`, ...) waits for the client's `tasks/update`.
+    pub fn task(mut self, support: TaskSupport) -> Self {
+        self.decl.task = support;
         self
     }
 

@@ -58,7 +58,7 @@ impl Everything {
     }
 
     /// Forget everything.
-    #[tool(name = "forget", toolset = "extra", destructive)]
+    #[tool(name = "forget", toolset = "extra", destructive, task = "optional")]
     async fn forget_all(&self) -> String {
         String::new()
     }
@@ -181,6 +181,7 @@ fn tool(name: &str, description: &str, toolset: &str) -> ToolDecl {
         meta: None,
         input_schema: None,
         output_schema: None,
+        task: plugin_api::TaskSupport::Forbidden,
     }
 }
 
@@ -249,6 +250,7 @@ fn expected() -> Manifest {
                     destructive: Some(true),
                     ..Annotations::default()
                 },
+                task: plugin_api::TaskSupport::Optional,
                 ..tool("forget", "Forget everything.", "extra")
             },
             tool("count", "Count the calls.", "core"),

@@ -19,4 +19,5 @@ mod resources;
 mod serve;
 mod sessions;
 mod stdio;
+mod tasks;
 mod tool_bounds;

@@ -2,8 +2,11 @@
 //! `conformance` plugin, judged against a checked-in baseline per run.
 //!
 //! A *run* ([`RUNS`]) is one version of the suite with its arguments and its own baseline:
-//! `0.1.16` (protocol 2025-11-25, `conformance-baseline.txt`), and `alpha-2025-11-25` and
-//! `alpha-2026-07-28` (0.2.0-alpha.12 with `--spec-version`). `--run NAME` picks some
+//! `0.1.16` (protocol 2025-11-25, `conformance-baseline.txt`), `alpha-2025-11-25` and
+//! `alpha-2026-07-28` (0.2.0-alpha.12 with `--spec-version`), and
+//! `alpha-requirements-2026-07-28` (0.2.0-alpha.12 with `--requirements 2026-07-28`: what the
+//! revision requires, and the tasks extension's scenarios, which it runs unscored; a
+//! `--scenario` of it runs at `--spec-version 2026-07-28 --force`). `--run NAME` picks some
 //! (repeatable); every run otherwise. The steps, each reported on stderr:
 //!
 //! 1. **Tools.** Each run's `@modelcontextprotocol/conformance` and a Node 22 binary from the
@@ -64,6 +67,9 @@ pub(crate) struct Run {
     pub(crate) suite_version: &'static str,
     /// `--spec-version`, for the suites that take it.
     pub(crate) spec_version: Option<&'static str>,
+    /// `--requirements`: exactly the scenarios a revision requires, plus those it runs without
+    /// scoring (the tasks extension's), in place of `--suite` and `--spec-version`.
+    pub(crate) requirements: Option<&'static str>,
     /// The baseline file.
     pub(crate) baseline: &'static str,
 }
@@ -74,19 +80,29 @@ pub(crate) const RUNS: &[Run] = &[
         name: "0.1.16",
         suite_version: "0.1.16",
         spec_version: None,
+        requirements: None,
         baseline: "conformance-baseline.txt",
     },
     Run {
         name: "alpha-2025-11-25",
         suite_version: ALPHA,
         spec_version: Some("2025-11-25"),
+        requirements: None,
         baseline: "conformance-baseline-2025-11-25-alpha.txt",
     },
     Run {
         name: "alpha-2026-07-28",
         suite_version: ALPHA,
         spec_version: Some("2026-07-28"),
+        requirements: None,
         baseline: "conformance-baseline-2026-07-28.txt",
+    },
+    Run {
+        name: "alpha-requirements-2026-07-28",
+        suite_version: ALPHA,
+        spec_version: None,
+        requirements: Some("2026-07-28"),
+        baseline: "conformance-baseline-requirements-2026-07-28.txt",
     },
 ];
 
@@ -103,8 +119,8 @@ const SUITE_TIMEOUT: Duration = Duration::from_secs(15 * 60);
 /// Options of `cargo xtask conformance`.
 #[derive(Debug, Clone, Default, clap::Args)]
 pub(crate) struct Args {
-    /// Only this run (repeatable): `0.1.16`, `alpha-2025-11-25` or `alpha-2026-07-28`; every
-    /// run otherwise.
+    /// Only this run (repeatable): `0.1.16`, `alpha-2025-11-25`, `alpha-2026-07-28` or
+    /// `alpha-requirements-2026-07-28`; every run otherwise.
     #[arg(long = "run", value_name = "NAME")]
     pub(crate) runs: Vec<String>,
     /// Run only this scenario (repeatable); the whole suite otherwise.
@@ -217,7 +233,18 @@ fn run_one(
     if let Some(spec) = run.spec_version {
         common.extend(["--spec-version", spec]);
     }
-    if args.scenarios.is_empty() {
+    if let Some(revision) = run.requirements {
+        // One scenario of a requirement set: at its wire, whether or not the set scores it.
+        common.extend(["--spec-version", revision, "--force"]);
+    }
+    if let (Some(revision), true) = (run.requirements, args.scenarios.is_empty()) {
+        eprintln!(
+            "\n==> run {}: the server scenarios {revision} requires, and those it runs unscored",
+            run.name
+        );
+        let selection = ["--requirements", revision];
+        tools.run_suite(url, &selection, &results_dir, &log, args)?;
+    } else if args.scenarios.is_empty() {
         eprintln!(
             "\n==> run {}: the server scenarios (suite `{}`)",
             run.name, args.suite
@@ -245,7 +272,8 @@ fn run_one(
             tail.join("\n")
         );
     }
-    let whole_suite = args.scenarios.is_empty() && args.suite == "all";
+    let whole_suite =
+        args.scenarios.is_empty() && (args.suite == "all" || run.requirements.is_some());
     let verdict = Verdict::new(&results, baseline, whole_suite);
     eprintln!(
         "\n==> run {}: results ({} scenarios in {:.1} s; baseline {})",

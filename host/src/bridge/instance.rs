@@ -47,6 +47,11 @@ pub(super) fn instance(
         .map(|tool| {
             let mut decl = tool_decl(server, tool);
             decl.toolset = toolset_of(manifest, &decl.name, &server.name);
+            // An isolated plugin's tool may run as a task as its manifest says (the child runs
+            // it plainly; this host runs the task).
+            if let Some(declared) = manifest.tools.iter().find(|t| t.name == decl.name) {
+                decl.task = declared.task;
+            }
             Forwarded {
                 upstream: Arc::clone(&upstream),
                 decl,

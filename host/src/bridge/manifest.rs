@@ -189,5 +189,6 @@ pub fn tool_decl(server: &ServerEntry, tool: &Tool) -> ToolDecl {
         meta: tool.meta.clone().map(|m| m.0),
         input_schema: Some((*tool.input_schema).clone()),
         output_schema: tool.output_schema.as_deref().cloned(),
+        task: plugin_manifest::TaskSupport::Forbidden,
     }
 }

@@ -264,7 +264,13 @@ impl CallContext {
             progress_token: request.meta.get_progress_token(),
             resolution,
             capabilities: Arc::new(capabilities),
-            no_requests: (session.is_none() && round.is_none() && !tells_parent)
+            // Under 2026-07-28 requests are answered by rounds; a task's wait in its
+            // `inputRequests`, with or without a session; an isolated plugin's go to its parent,
+            // which knows whether it runs a task.
+            no_requests: (session.is_none()
+                && round.is_none()
+                && task_input(request).is_none()
+                && !tells_parent)
                 .then_some(NO_SESSION),
             undeclared: Arc::default(),
             session,
@@ -588,7 +594,11 @@ async fn run<F: Future>(
     let (context, mut events) =
         CallContext::new(request, level, resolution, updates, caller, client.round);
     let undeclared = Arc::clone(&context.undeclared);
-    let tells_parent = context.tells_parent;
+    let route = match task_input(request) {
+        Some(task) => Route::Task(task),
+        None if context.tells_parent => Route::Parent,
+        None => Route::Client,
+    };
     let peer = &request.peer;
     let mut plugin = pin!(call(HostContextBox::from_ptr(
         RArc::new(context),
@@ -602,7 +612,7 @@ async fn run<F: Future>(
             outcome = &mut plugin => break Ok(outcome),
             Some(event) = events.recv() => match event {
                 Event::Ask { requests, reply } => {
-                    asked.push(ask_all(peer, requests, client.timeout, reply, tells_parent));
+                    asked.push(ask_all(peer, requests, client.timeout, reply, route));
                 }
                 Event::InputRequired(missing) => break Err(missing),
                 other => notify(peer, other).await,
@@ -621,6 +631,11 @@ async fn run<F: Future>(
         outcome,
         undeclared: undeclared.get().copied(),
     })
+}
+
+/// Where the requests of a call run as a task go ([`super::tasks`]), if it is one.
+fn task_input(request: &RequestContext<RoleServer>) -> Option<&super::tasks::Input> {
+    request.extensions.get::<super::tasks::Input>()
 }
 
 /// Sends a log message or a progress report; a client that is gone is not an error here.
@@ -655,10 +670,12 @@ async fn ask_all(
     requests: Vec<Keyed>,
     timeout: Duration,
     reply: oneshot::Sender<Result<String, String>>,
-    tells_parent: bool,
+    route: Route<'_>,
 ) {
-    if tells_parent {
-        return ask_parent(peer, requests, timeout, reply).await;
+    match route {
+        Route::Client => {}
+        Route::Parent => return ask_parent(peer, requests, timeout, reply).await,
+        Route::Task(task) => return ask_task(task, requests, reply).await,
     }
     let answers = futures::future::join_all(requests.into_iter().map(|keyed| async move {
         (
@@ -671,6 +688,36 @@ async fn ask_all(
         .into_iter()
         .map(|(key, answer)| answer.map(|answer| (key, answer)))
         .collect();
+    let _ = reply.send(answers.map(|answers| Value::Object(answers).to_string()));
+}
+
+/// Where a call's requests for the client go.
+#[derive(Clone, Copy)]
+enum Route<'a> {
+    /// To the client, over the request's session.
+    Client,
+    /// To an isolated plugin's parent, which asks its own client.
+    Parent,
+    /// Into the `inputRequests` of the task the call runs as, answered by `tasks/update`.
+    Task(&'a super::tasks::Input),
+}
+
+/// Parks the task on `requests` until the client answers each with `tasks/update`, and replies
+/// with the answers under their keys, or why the first that failed did.
+async fn ask_task(
+    task: &super::tasks::Input,
+    requests: Vec<Keyed>,
+    reply: oneshot::Sender<Result<String, String>>,
+) {
+    let answers = futures::future::join_all(requests.into_iter().map(|keyed| async move {
+        let Some(request) = rounds::input_request(keyed.request) else {
+            return Err(format!("{} cannot be asked within a task", keyed.method));
+        };
+        let answer = task.ask(keyed.key.clone(), request, &keyed.method).await?;
+        Ok((keyed.key, answer))
+    }))
+    .await;
+    let answers: Result<serde_json::Map<String, Value>, String> = answers.into_iter().collect();
     let _ = reply.send(answers.map(|answers| Value::Object(answers).to_string()));
 }
 

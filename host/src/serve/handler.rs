@@ -23,10 +23,11 @@ use rmcp::model::{
 use rmcp::{
     ErrorData, RoleServer, ServerHandler,
     model::{
-        CacheScope, CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock,
-        CustomRequest, CustomResult, DiscoverResult, ErrorCode, InitializeRequestParams,
-        InitializeResult, InputRequiredResult, InputResponses, ListToolsResult,
-        PaginatedRequestParams, ResultType, ServerConfig,
+        CacheScope, CallToolRequestParams, CallToolResponse, CallToolResult, CancelTaskParams,
+        ContentBlock, CreateTaskResult, CustomRequest, CustomResult, DiscoverResult, ErrorCode,
+        GetTaskParams, GetTaskResult, InitializeRequestParams, InitializeResult,
+        InputRequiredResult, InputResponses, ListToolsResult, PaginatedRequestParams, ResultType,
+        ServerConfig, UpdateTaskParams,
     },
     service::{RequestContext, SubscriptionContext},
 };
@@ -43,10 +44,15 @@ use super::{
     selection_headers,
     served::{Resolved, ServedView, TOOLSETS_TOOL},
     subscriptions::{Session, Subscriber},
+    tasks,
 };
+use plugin_manifest::TaskSupport;
+use rmcp::task_manager::TaskExit;
+use tokio_util::sync::CancellationToken;
+
 use crate::{
     auth::{Caller, Identity},
-    build::{CallError, CallOutput},
+    build::{CallError, CallOutput, LoadedTool},
     selection::{ActiveSet, Resolution},
 };
 
@@ -310,6 +316,20 @@ impl Handler {
         {
             return Err(unknown_tool(&generation, name, &resolution, context));
         }
+        // An isolated plugin's child runs plain calls: its parent runs the task.
+        let as_task = match tool.decl.task {
+            _ if self.state.for_parent => false,
+            TaskSupport::Forbidden => false,
+            support => {
+                let declared = context
+                    .client_capabilities()
+                    .is_some_and(|c| c.supports_tasks());
+                if !declared && support == TaskSupport::Required {
+                    return Err(tasks::missing_extension());
+                }
+                declared
+            }
+        };
         let arguments = Value::Object(request.arguments.unwrap_or_default());
         if let Err(problem) = validator.check(&arguments) {
             return Ok(
@@ -318,6 +338,10 @@ impl Handler {
         }
         let round = self.round(&request_round, "tools/call", name, &arguments, context)?;
         let arguments = arguments.to_string();
+        if as_task {
+            *plugin = Some(tool.plugin.clone());
+            return self.call_as_task(tool.clone(), arguments, context, &resolution);
+        }
         let finished = self
             .call_of(context, &resolution, &round)
             .run(|host| tool.call_with(arguments, host))
@@ -358,7 +382,91 @@ impl Handler {
     }
 }
 
+impl Handler {
+    /// Starts a call of `tool` as a task of the request's session and caller, and answers with
+    /// the task. It runs as a plain call would (progress, logs, its context), except that it
+    /// outlives the request, `tasks/cancel` cancels it, and its requests to the client wait in
+    /// the task's `inputRequests` for `tasks/update`.
+    fn call_as_task(
+        &self,
+        tool: LoadedTool,
+        arguments: String,
+        context: &RequestContext<RoleServer>,
+        resolution: &Arc<Resolution>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        let mut request = context.clone();
+        // The request ends now; the call ends with the task.
+        request.ct = CancellationToken::new();
+        let (level, resolution) = (self.level.clone(), Arc::clone(resolution));
+        let (updates, timeout) = (
+            self.state.updates.clone(),
+            self.state.limits.client_request_timeout,
+        );
+        let caller = self
+            .state
+            .for_parent
+            .then(|| crate::isolation::wire::caller_of(&context.meta))
+            .flatten();
+        let name = tool.decl.name.clone();
+        let task = self
+            .state
+            .tasks
+            .spawn(owner(context), &name.clone(), move |task| {
+                request.extensions.insert(tasks::Input::new(task.clone()));
+                Box::pin(async move {
+                    // A task's requests wait in its `inputRequests`, never in rounds.
+                    let run = Call {
+                        request: &request,
+                        level: &level,
+                        resolution: &resolution,
+                        updates: &updates,
+                        client: ClientRequests {
+                            timeout,
+                            round: None,
+                        },
+                        caller,
+                    }
+                    .run(|host| tool.call_with(arguments, host));
+                    tokio::select! {
+                        () = task.cancelled() => Err(TaskExit::Cancelled),
+                        finished = run => task_outcome(&name, finished),
+                    }
+                })
+            })?;
+        tracing::info!(task = %task.task_id, "a call runs as a task");
+        Ok(CreateTaskResult::new(task).into())
+    }
+}
+
 impl ServerHandler for Handler {
+    async fn get_task(
+        &self,
+        request: GetTaskParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<GetTaskResult, ErrorData> {
+        let task = self.state.tasks.get(&owner(&context), &request.task_id)?;
+        Ok(GetTaskResult::new(task))
+    }
+
+    async fn update_task(
+        &self,
+        request: UpdateTaskParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        let answers = request.input_responses;
+        self.state
+            .tasks
+            .update(&owner(&context), &request.task_id, answers)
+    }
+
+    async fn cancel_task(
+        &self,
+        request: CancelTaskParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        self.state.tasks.cancel(&owner(&context), &request.task_id)
+    }
+
     /// A tool whose argument is mirrored into a header, for rmcp's check of `Mcp-Param-*`
     /// headers against the body; no other tool (rmcp then checks nothing more).
     fn get_tool(&self, name: &str) -> Option<rmcp::model::Tool> {
@@ -636,6 +744,49 @@ macro_rules! hinted {
 }
 use hinted;
 
+/// Whom a task the request creates belongs to, and who may see one: its session (the
+/// `mcp-session-id` header; over stdio, the one session) and its authenticated caller.
+fn owner(context: &RequestContext<RoleServer>) -> tasks::Owner {
+    let session = match parts(context) {
+        Some(parts) => parts
+            .headers
+            .get("mcp-session-id")
+            .and_then(|id| id.to_str().ok())
+            .map(Arc::from),
+        None => Some(Arc::from("stdio")),
+    };
+    tasks::Owner {
+        session,
+        caller: caller(context).map(|c| c.owner()),
+    }
+}
+
+/// How a call run as a task ended: a panic (the host's failure, not the tool's answer) and a
+/// capability the client lacks fail the task; any other outcome completes it with the result
+/// a plain call gives.
+fn task_outcome(
+    tool: &str,
+    finished: Option<context::Finished<Result<CallOutput, CallError>>>,
+) -> Result<CallToolResult, TaskExit> {
+    let Some(finished) = finished else {
+        return Err(TaskExit::Cancelled);
+    };
+    // A task's requests wait in its `inputRequests`: it never ends for input.
+    let Ok(outcome) = finished.outcome else {
+        return Err(TaskExit::Error(ErrorData::internal_error(
+            format!("task of tool {tool} ended asking for input"),
+            None,
+        )));
+    };
+    match (outcome, finished.undeclared) {
+        (Err(_), Some(capability)) => Err(TaskExit::Error(missing_capability(capability))),
+        (Err(CallError::Panicked(message)), None) => Err(TaskExit::Error(
+            ErrorData::internal_error(panicked(tool, message), None),
+        )),
+        (outcome, _) => Ok(call_result(tool, outcome)),
+    }
+}
+
 /// What a request is served from: the generation it took, its selection, and its view of its
 /// served set.
 struct Served {
@@ -760,6 +911,16 @@ fn missing_capability(capability: &str) -> ErrorData {
     ErrorData::missing_required_client_capability(required)
 }
 
+/// What a panic of `tool` says: its message, naming the tool once.
+fn panicked(tool: &str, message: String) -> String {
+    let prefix = format!("tool {tool} panicked");
+    if message.starts_with(&prefix) {
+        message
+    } else {
+        format!("{prefix}: {message}")
+    }
+}
+
 /// A tool result that reports an error to the model.
 fn error_result(message: String) -> CallToolResult {
     CallToolResult::error(vec![ContentBlock::text(message)])
@@ -792,14 +953,7 @@ pub(crate) fn call_result(tool: &str, outcome: Result<CallOutput, CallError>) ->
                 "tool {tool} returned a result that is not a valid CallToolResult: {e}"
             )),
         },
-        Err(CallError::Panicked(message)) => {
-            let prefix = format!("tool {tool} panicked");
-            error_result(if message.starts_with(&prefix) {
-                message
-            } else {
-                format!("{prefix}: {message}")
-            })
-        }
+        Err(CallError::Panicked(message)) => error_result(panicked(tool, message)),
         Err(error) => error_result(error.to_string()),
     }
 }

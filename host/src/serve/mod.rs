@@ -50,6 +50,7 @@ mod served;
 mod sessions;
 pub mod stdio;
 mod subscriptions;
+mod tasks;
 mod validate;
 
 use std::{borrow::Cow, collections::HashMap, net::SocketAddr, sync::Arc, time::Duration};
@@ -344,6 +345,9 @@ pub(crate) struct ServeState {
     sessions: bool,
     /// Seals the state of 2026-07-28 input-required results.
     sealer: rounds::Sealer,
+    /// The calls run as tasks (the tasks extension), server-wide: a task outlives the request,
+    /// and the session (none under 2026-07-28), that created it.
+    tasks: tasks::Tasks,
 }
 
 impl ServeState {
@@ -398,6 +402,7 @@ impl ServeState {
             .enable_tools()
             .enable_tool_list_changed()
             .enable_logging()
+            .enable_tasks()
             .build();
         let info = ServerConfig::new(capabilities).with_server_info(Implementation::new(
             args.name.clone(),
@@ -420,6 +425,11 @@ impl ServeState {
             listeners: Arc::default(),
             sessions: !args.stateless,
             sealer,
+            tasks: tasks::Tasks::new(tasks::TaskLimits {
+                max_running: args.sessions.max_tasks,
+                per_owner: args.sessions.max_tasks_per_session,
+                ttl: args.sessions.task_ttl,
+            }),
         };
         (state, receiver)
     }

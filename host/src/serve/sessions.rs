@@ -71,6 +71,13 @@ pub struct SessionLimits {
     /// How long a request the server sends a client (sampling, elicitation, roots) may wait
     /// for its answer (`--client-request-timeout`).
     pub client_request_timeout: Duration,
+    /// The most tool calls running as tasks at once on the server (`--max-tasks`).
+    pub max_tasks: usize,
+    /// The most tool calls running as tasks at once per session, or per caller without
+    /// sessions (`--max-tasks-per-session`).
+    pub max_tasks_per_session: usize,
+    /// How long a task may run, and how long its result is kept once it ended (`--task-ttl`).
+    pub task_ttl: Duration,
 }
 
 impl SessionLimits {
@@ -78,7 +85,8 @@ impl SessionLimits {
     /// rmcp's own keep-alive; sixteen buffered messages is rmcp's channel capacity; a hundred
     /// subscriptions of at most 2 KiB (the practical URL limit of browsers and proxies) bound a
     /// session's subscriptions to ~200 kB; five minutes leaves a person time to answer an
-    /// elicitation and a model time to sample.
+    /// elicitation and a model time to sample; a thousand tasks, sixteen per session, kept five
+    /// minutes (rmcp's default TTL), bound what tasks hold as sessions are bound.
     pub const DEFAULT: Self = Self {
         max_sessions: 1000,
         idle_timeout: Duration::from_secs(300),
@@ -86,6 +94,9 @@ impl SessionLimits {
         max_subscriptions: 100,
         max_uri_bytes: 2048,
         client_request_timeout: Duration::from_secs(300),
+        max_tasks: 1000,
+        max_tasks_per_session: 16,
+        task_ttl: Duration::from_secs(300),
     };
 }
 

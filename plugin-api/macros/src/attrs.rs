@@ -4,7 +4,7 @@
 //! Each parser checks what can be checked on its own (a JSON `meta` or `input_schema` is an
 //! object, a name is not empty); checks across the whole plugin are in `expand`.
 
-use plugin_manifest::{Annotations, ExtensionDecl, ToolDecl, ToolsetDecl};
+use plugin_manifest::{Annotations, ExtensionDecl, TaskSupport, ToolDecl, ToolsetDecl};
 use serde_json::{Map, Value};
 use syn::{
     Attribute, Expr, ExprLit, Lit, LitBool, LitInt, LitStr, meta::ParseNestedMeta, spanned::Spanned,
@@ -155,6 +155,7 @@ impl Shown {
             meta: self.meta.clone(),
             input_schema: None,
             output_schema: None,
+            task: TaskSupport::Forbidden,
         }
     }
 }
@@ -177,6 +178,8 @@ pub(crate) struct ToolArgs {
     pub(crate) inline: Option<proc_macro2::Span>,
     /// `input_schema`: the arguments' schema, served verbatim instead of the generated one.
     pub(crate) input_schema: Option<Map<String, Value>>,
+    /// `task = "optional" | "required"`: whether a call may run as a task.
+    pub(crate) task: TaskSupport,
 }
 
 impl ToolArgs {
@@ -200,9 +203,17 @@ impl ToolArgs {
                 }
             } else if key == "input_schema" {
                 args.input_schema = Some(json_object(&meta, "input_schema")?);
+            } else if key == "task" {
+                let value: LitStr = meta.value()?.parse()?;
+                args.task = TaskSupport::parse(&value.value()).ok_or_else(|| {
+                    syn::Error::new(
+                        value.span(),
+                        "`task` is \"optional\", \"required\" or \"forbidden\"",
+                    )
+                })?;
             } else {
                 return Err(meta.error(
-                    "unknown tool field; expected name, title, description, toolset, inline, meta, input_schema, read_only, destructive, idempotent or open_world",
+                    "unknown tool field; expected name, title, description, toolset, inline, meta, input_schema, task, read_only, destructive, idempotent or open_world",
                 ));
             }
             Ok(())

@@ -428,6 +428,7 @@ fn tool_method(
 
     let mut decl = args.shown.tool(name, toolset, &method.attrs);
     decl.input_schema.clone_from(&args.input_schema);
+    decl.task = args.task;
 
     let mut has_self = false;
     let mut fields = Vec::new();

@@ -149,6 +149,40 @@ pub struct ToolDecl {
     /// MCP server's tool carries its own over).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub output_schema: Option<Map<String, Value>>,
+    /// Whether the host may run a call as a task (the MCP tasks extension); absent: never.
+    #[serde(default, skip_serializing_if = "TaskSupport::is_forbidden")]
+    pub task: TaskSupport,
+}
+
+/// Whether a tool's calls may run as tasks (the MCP extension `io.modelcontextprotocol/tasks`):
+/// the host answers a call with a task handle, and the client polls for the result.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum TaskSupport {
+    /// Never a task (the default; what a manifest without the field says).
+    #[default]
+    Forbidden,
+    /// A task for clients that declared the extension, a plain call for the others.
+    Optional,
+    /// Only a task: a client without the extension is refused (`-32021`).
+    Required,
+}
+
+impl TaskSupport {
+    /// Whether the tool never runs as a task.
+    pub fn is_forbidden(&self) -> bool {
+        *self == Self::Forbidden
+    }
+
+    /// Reads `forbidden`, `optional` or `required`.
+    pub fn parse(text: &str) -> Option<Self> {
+        match text {
+            "forbidden" => Some(Self::Forbidden),
+            "optional" => Some(Self::Optional),
+            "required" => Some(Self::Required),
+            _ => None,
+        }
+    }
 }
 
 impl ToolDecl {
@@ -542,6 +576,18 @@ mod tests {
         for key in ["resources", "resource_templates", "prompts", "completions"] {
             assert_eq!(written[key], json[key], "{key}");
         }
+    }
+
+    #[test]
+    fn a_tool_without_task_is_never_a_task_and_writes_none() {
+        let json = r#"{"name":"t","toolset":"s"}"#;
+        let tool: ToolDecl = serde_json::from_str(json).unwrap();
+        assert_eq!(tool.task, TaskSupport::Forbidden);
+        assert!(serde_json::to_value(&tool).unwrap().get("task").is_none());
+        let required: ToolDecl =
+            serde_json::from_str(r#"{"name":"t","toolset":"s","task":"required"}"#).unwrap();
+        assert_eq!(required.task, TaskSupport::Required);
+        assert_eq!(serde_json::to_value(&required).unwrap()["task"], "required");
     }
 
     #[test]

@@ -7,8 +7,8 @@ use serde_json::{Map, Value};
 
 use crate::{
     Activation, Annotations, CompletionDecl, CompletionRef, ExtensionDecl, Manifest,
-    PromptArgumentDecl, PromptDecl, ResourceDecl, ResourceTemplateDecl, ToolDecl, ToolsetDecl,
-    section,
+    PromptArgumentDecl, PromptDecl, ResourceDecl, ResourceTemplateDecl, TaskSupport, ToolDecl,
+    ToolsetDecl, section,
 };
 
 /// A name as plugins write them, sometimes empty.
@@ -80,9 +80,14 @@ fn tool() -> impl Strategy<Value = ToolDecl> {
         annotations(),
         option::of(object(json())),
         option::of(object(json())),
+        prop_oneof![
+            Just(TaskSupport::Forbidden),
+            Just(TaskSupport::Optional),
+            Just(TaskSupport::Required)
+        ],
     )
         .prop_map(
-            |(name, title, description, toolset, annotations, meta, input_schema)| ToolDecl {
+            |(name, title, description, toolset, annotations, meta, input_schema, task)| ToolDecl {
                 name,
                 title,
                 description,
@@ -91,6 +96,7 @@ fn tool() -> impl Strategy<Value = ToolDecl> {
                 meta,
                 input_schema,
                 output_schema: None,
+                task,
             },
         )
 }

@@ -587,6 +587,122 @@ impl Conformance {
     fn complete_id(&self, value: String) -> Vec<String> {
         starting_with(&["1", "2", "3", "123"], &value)
     }
+
+    // The tasks extension (`io.modelcontextprotocol/tasks`, SEP-2663): the fixtures of the
+    // `tasks-*` scenarios. The host runs a `task` tool as a task for clients that declared the
+    // extension; the tools themselves are plain.
+
+    /// Greet by name, never as a task (scenarios `tasks-*`).
+    #[tool(read_only, idempotent, open_world = false)]
+    fn greet(
+        /// Whom to greet.
+        name: String,
+    ) -> String {
+        format!("Hello, {name}!")
+    }
+
+    /// Wait `seconds`, then say so; a task for clients that take one, cancelled by
+    /// `tasks/cancel` (scenarios `tasks-lifecycle`, `tasks-wire-fields`, ...).
+    #[tool(read_only, idempotent, open_world = false, task = "optional")]
+    async fn slow_compute(
+        /// How long to wait.
+        seconds: Option<f64>,
+        /// What to call the computation.
+        label: Option<String>,
+    ) -> String {
+        let seconds = seconds.unwrap_or(1.0).clamp(0.0, 60.0);
+        plugin_api::tokio::time::sleep(Duration::from_secs_f64(seconds)).await;
+        let label = label.as_deref().unwrap_or("compute");
+        format!("slow_compute({label}) done after {seconds}s")
+    }
+
+    /// Fail as a tool after a second: a task that completes with `isError` (scenarios
+    /// `tasks-lifecycle`, `tasks-required-task-error`); only ever a task.
+    #[tool(read_only, open_world = false, task = "required")]
+    async fn failing_job() -> Result<String, ToolError> {
+        plugin_api::tokio::time::sleep(Duration::from_secs(1)).await;
+        Err(ToolError::new(
+            "failing_job: intentional tool execution error",
+        ))
+    }
+
+    /// Panic after 200 ms: a task that fails with a protocol error (scenario
+    /// `tasks-lifecycle`).
+    #[tool(read_only, open_world = false, task = "optional")]
+    async fn protocol_error_job() -> String {
+        plugin_api::tokio::time::sleep(Duration::from_millis(200)).await;
+        panic!("protocol_error_job: intentional protocol-level failure")
+    }
+
+    /// Ask the user to confirm deleting `filename` (scenario `tasks-mrtr-input`): as a task,
+    /// the request waits in `inputRequests` until `tasks/update` answers it.
+    #[tool(open_world = false, task = "required")]
+    async fn confirm_delete(
+        /// The file to delete.
+        filename: Option<String>,
+        ctx: Context,
+    ) -> Result<String, ToolError> {
+        let filename = filename.unwrap_or_else(|| "file.txt".to_owned());
+        let answer = ctx
+            .elicit(json!({
+                "message": format!("Delete {filename}?"),
+                "requestedSchema": {
+                    "type": "object",
+                    "properties": {"confirm": {"type": "boolean"}},
+                    "required": ["confirm"]
+                }
+            }))
+            .await?;
+        let confirmed = answer["content"]["confirm"].as_bool().unwrap_or(false);
+        Ok(format!(
+            "confirm_delete({filename}): confirmed = {confirmed}"
+        ))
+    }
+
+    /// Ask for two values at once (scenario `tasks-mrtr-input`: both wait in `inputRequests`,
+    /// and answering one leaves the other).
+    #[tool(read_only, open_world = false, task = "required")]
+    async fn multi_input(ctx: Context) -> Result<String, ToolError> {
+        let ask = |which: &str| {
+            ctx.elicit(json!({
+                "message": format!("Provide value {which}"),
+                "requestedSchema": {
+                    "type": "object",
+                    "properties": {"value": {"type": "string"}},
+                    "required": ["value"]
+                }
+            }))
+        };
+        let (a, b) = plugin_api::tokio::join!(ask("A"), ask("B"));
+        let value = |answer: &Value| {
+            answer["content"]["value"]
+                .as_str()
+                .unwrap_or("(none)")
+                .to_owned()
+        };
+        Ok(format!(
+            "multi_input: a = {}, b = {}",
+            value(&a?),
+            value(&b?)
+        ))
+    }
+
+    /// Ask for a name, then greet it (scenario `tasks-mrtr-composition`), only ever a task.
+    #[tool(read_only, open_world = false, task = "required")]
+    async fn test_tool_with_task(ctx: Context) -> Result<String, ToolError> {
+        let answer = ctx
+            .elicit(json!({
+                "message": "What is your name?",
+                "requestedSchema": {
+                    "type": "object",
+                    "properties": {"name": {"type": "string"}},
+                    "required": ["name"]
+                }
+            }))
+            .await?;
+        let name = answer["content"]["name"].as_str().unwrap_or("friend");
+        Ok(format!("Hello, {name}! (async)"))
+    }
 }
 
 /// The red pixel as an image block.

@@ -1,0 +1,341 @@
+//! The MCP tasks extension (`io.modelcontextprotocol/tasks`, SEP-2663) for plugin tools: the
+//! server's tasks, who may see each, and how many may run.
+//!
+//! rmcp's [`TaskManager`] keeps the tasks: it runs each call's future, answers `tasks/get`
+//! (status, `inputRequests`, the inlined result or error), routes `tasks/update` answers to the
+//! requests a task waits on, records `tasks/cancel`, and fails a task whose TTL elapsed
+//! (aborting its future, which cancels the tool). [`Tasks`] adds what a shared server needs:
+//! - each task belongs to the session and caller that created it ([`Owner`]); to anyone else it
+//!   does not exist (`-32602`, as an unknown id);
+//! - at most `max_running` tasks run on the server and `per_owner` per session (or per caller
+//!   when there are no sessions); one more is refused with an error naming the limit.
+//!
+//! A running task's requests to the client (sampling, elicitation, roots) go through
+//! [`Input`]: the task is parked in `input_required` with the request in `inputRequests`
+//! under its key (the tool's, or one the call made: `elicitation-1`), until `tasks/update`
+//! answers it.
+
+use std::{
+    collections::HashMap,
+    sync::{Arc, Mutex},
+    time::Duration,
+};
+
+use rmcp::{
+    ErrorData,
+    model::{ClientCapabilities, DetailedTask, InputRequest, Task},
+    task_manager::{TaskContext, TaskExit, TaskFuture, TaskManager, TaskOptions},
+};
+use serde_json::Value;
+
+/// Whom a task belongs to: the session it was created in (none without sessions) and the
+/// authenticated caller (none without authentication). Only the same pair sees it.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub(crate) struct Owner {
+    pub(crate) session: Option<Arc<str>>,
+    pub(crate) caller: Option<String>,
+}
+
+/// The bounds on tasks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct TaskLimits {
+    /// The most tasks running at once on the server (`--max-tasks`).
+    pub(crate) max_running: usize,
+    /// The most tasks running at once per owner (`--max-tasks-per-session`).
+    pub(crate) per_owner: usize,
+    /// How long a task may run, and how long its result is kept after it ends (`--task-ttl`).
+    pub(crate) ttl: Duration,
+}
+
+/// The server's tasks and their owners.
+pub(crate) struct Tasks {
+    manager: TaskManager,
+    /// The owner of every task the manager may still hold, by task id.
+    owners: Mutex<HashMap<String, Owner>>,
+    limits: TaskLimits,
+}
+
+impl std::fmt::Debug for Tasks {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Tasks")
+            .field("limits", &self.limits)
+            .finish_non_exhaustive()
+    }
+}
+
+/// The capability a client lacks to take a task: the tasks extension.
+pub(crate) fn missing_extension() -> ErrorData {
+    ErrorData::missing_required_client_capability(
+        ClientCapabilities::builder().enable_tasks().build(),
+    )
+}
+
+impl Tasks {
+    pub(crate) fn new(limits: TaskLimits) -> Self {
+        Self {
+            manager: TaskManager::new(),
+            owners: Mutex::default(),
+            limits,
+        }
+    }
+
+    /// Starts `operation` as a task of `owner`, within the limits, and returns its seed state
+    /// for the `CreateTaskResult`; `tool` names the call in the error when a limit is reached.
+    pub(crate) fn spawn(
+        &self,
+        owner: Owner,
+        tool: &str,
+        operation: impl FnOnce(TaskContext) -> TaskFuture,
+    ) -> Result<Task, ErrorData> {
+        let mut owners = self.lock();
+        self.forget_evicted(&mut owners);
+        let running = self.manager.running_task_count();
+        if running >= self.limits.max_running {
+            return Err(full(format!(
+                "cannot run tool `{tool}` as a task: {running} tasks are running on this \
+                 server, the most --max-tasks ({}) allows; wait for one to end or cancel one",
+                self.limits.max_running
+            )));
+        }
+        let mine = owners
+            .iter()
+            .filter(|(id, o)| **o == owner && self.is_running(id))
+            .count();
+        if mine >= self.limits.per_owner {
+            return Err(full(format!(
+                "cannot run tool `{tool}` as a task: this session has {mine} tasks running, the \
+                 most --max-tasks-per-session ({}) allows; wait for one to end or cancel one",
+                self.limits.per_owner
+            )));
+        }
+        let ttl = u64::try_from(self.limits.ttl.as_millis()).unwrap_or(u64::MAX);
+        let task = self
+            .manager
+            .spawn(TaskOptions::new().with_ttl_ms(ttl), operation);
+        owners.insert(task.task_id.clone(), owner);
+        Ok(task)
+    }
+
+    /// `tasks/get`: the task's state, if `owner` has it.
+    pub(crate) fn get(&self, owner: &Owner, id: &str) -> Result<DetailedTask, ErrorData> {
+        self.check(owner, id)?;
+        self.manager.get_task(id)
+    }
+
+    /// `tasks/update`: hands the client's answers to the requests the task waits on.
+    pub(crate) fn update(
+        &self,
+        owner: &Owner,
+        id: &str,
+        answers: impl IntoIterator<Item = (String, Value)>,
+    ) -> Result<(), ErrorData> {
+        self.check(owner, id)?;
+        self.manager.update_task(id, answers)
+    }
+
+    /// `tasks/cancel`: cancels the tool (a no-op on an ended task).
+    pub(crate) fn cancel(&self, owner: &Owner, id: &str) -> Result<(), ErrorData> {
+        self.check(owner, id)?;
+        self.manager.cancel_task(id)
+    }
+
+    /// Fails unless `owner` created the task `id` (which may since have been evicted).
+    fn check(&self, owner: &Owner, id: &str) -> Result<(), ErrorData> {
+        let mut owners = self.lock();
+        self.forget_evicted(&mut owners);
+        match owners.get(id) {
+            Some(o) if o == owner => Ok(()),
+            _ => Err(ErrorData::invalid_params(
+                format!("unknown task: {id}"),
+                None,
+            )),
+        }
+    }
+
+    fn is_running(&self, id: &str) -> bool {
+        self.manager
+            .get_task(id)
+            .is_ok_and(|t| !t.status().is_terminal())
+    }
+
+    /// Drops the owners of tasks the manager evicted (expired past their retention).
+    fn forget_evicted(&self, owners: &mut HashMap<String, Owner>) {
+        owners.retain(|id, _| self.manager.get_task(id).is_ok());
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, Owner>> {
+        self.owners
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+}
+
+impl Drop for Tasks {
+    /// Aborts the tasks still running (the server is stopping).
+    fn drop(&mut self) {
+        self.manager.shutdown();
+    }
+}
+
+/// A limit on tasks was reached.
+fn full(message: String) -> ErrorData {
+    ErrorData::invalid_request(message, None)
+}
+
+/// Where a running task's requests to the client go: into its `inputRequests`, answered by
+/// `tasks/update`. Put in the request extensions of the call [`super::context::Call`] runs.
+#[derive(Clone)]
+pub(crate) struct Input {
+    task: TaskContext,
+}
+
+impl Input {
+    pub(crate) fn new(task: TaskContext) -> Self {
+        Self { task }
+    }
+
+    /// Parks the task on `request` (for `method`) under `key` until the client answers it with
+    /// `tasks/update`; the answer, or why there is none.
+    pub(crate) async fn ask(
+        &self,
+        key: String,
+        request: InputRequest,
+        method: &str,
+    ) -> Result<Value, String> {
+        match self.task.request_input(key, request).await {
+            Ok(value) => Ok(value),
+            Err(TaskExit::Cancelled) => Err(format!(
+                "{method} was not answered: task {} was cancelled",
+                self.task.task_id()
+            )),
+            Err(TaskExit::Error(e)) => Err(format!("{method} failed: {}", e.message)),
+        }
+    }
+}
+
+
+#[cfg(test)]
+mod tests {
+    use rmcp::model::{CallToolResult, ContentBlock, TaskStatus};
+
+    use super::*;
+
+    fn owner(session: &str) -> Owner {
+        Owner {
+            session: Some(Arc::from(session)),
+            caller: None,
+        }
+    }
+
+    fn limits(max_running: usize, per_owner: usize, ttl: Duration) -> TaskLimits {
+        TaskLimits {
+            max_running,
+            per_owner,
+            ttl,
+        }
+    }
+
+    /// An operation that runs until it is cancelled (as the host's do) or aborted.
+    fn forever(task: TaskContext) -> TaskFuture {
+        Box::pin(async move {
+            task.cancelled().await;
+            Err(TaskExit::Cancelled)
+        })
+    }
+
+    /// Waits until the task `id` of `owner` has `status`.
+    async fn until(tasks: &Tasks, owner: &Owner, id: &str, status: TaskStatus) {
+        for _ in 0..200 {
+            if tasks.get(owner, id).unwrap().status() == status {
+                return;
+            }
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+        panic!("task {id} never became {status:?}");
+    }
+
+    fn done(_task: TaskContext) -> TaskFuture {
+        Box::pin(async { Ok(CallToolResult::success(vec![ContentBlock::text("done")])) })
+    }
+
+    #[tokio::test]
+    async fn a_session_runs_at_most_its_bound_and_the_error_names_it() {
+        let tasks = Tasks::new(limits(10, 2, Duration::from_secs(60)));
+        let a = owner("a");
+        tasks.spawn(a.clone(), "t", forever).unwrap();
+        let second = tasks.spawn(a.clone(), "t", forever).unwrap();
+        let error = tasks.spawn(a.clone(), "t", forever).unwrap_err();
+        assert!(
+            error.message.contains("--max-tasks-per-session (2)")
+                && error.message.contains("tool `t`"),
+            "{}",
+            error.message
+        );
+        // Another session has its own bound.
+        tasks.spawn(owner("b"), "t", forever).unwrap();
+        // An ended task no longer counts.
+        tasks.cancel(&a, &second.task_id).unwrap();
+        until(&tasks, &a, &second.task_id, TaskStatus::Cancelled).await;
+        tasks.spawn(a, "t", forever).unwrap();
+    }
+
+    #[tokio::test]
+    async fn the_server_runs_at_most_its_bound() {
+        let tasks = Tasks::new(limits(2, 10, Duration::from_secs(60)));
+        tasks.spawn(owner("a"), "t", forever).unwrap();
+        tasks.spawn(owner("b"), "t", forever).unwrap();
+        let error = tasks.spawn(owner("c"), "t", forever).unwrap_err();
+        assert!(
+            error.message.contains("--max-tasks (2)"),
+            "{}",
+            error.message
+        );
+    }
+
+    #[tokio::test]
+    async fn finished_tasks_do_not_count() {
+        let tasks = Tasks::new(limits(1, 1, Duration::from_secs(60)));
+        let first = tasks.spawn(owner("a"), "t", done).unwrap();
+        until(&tasks, &owner("a"), &first.task_id, TaskStatus::Completed).await;
+        tasks.spawn(owner("a"), "t", done).unwrap();
+    }
+
+    #[tokio::test]
+    async fn only_the_owner_sees_a_task() {
+        let tasks = Tasks::new(limits(10, 10, Duration::from_secs(60)));
+        let task = tasks.spawn(owner("a"), "t", forever).unwrap();
+        let other = Owner {
+            session: Some(Arc::from("a")),
+            caller: Some("key:mallory".into()),
+        };
+        for someone in [owner("b"), other] {
+            let error = tasks.get(&someone, &task.task_id).unwrap_err();
+            assert_eq!(error.message, format!("unknown task: {}", task.task_id));
+            assert!(tasks.cancel(&someone, &task.task_id).is_err());
+            assert!(tasks.update(&someone, &task.task_id, []).is_err());
+        }
+        assert_eq!(
+            tasks.get(&owner("a"), &task.task_id).unwrap().status(),
+            TaskStatus::Working
+        );
+    }
+
+    #[tokio::test]
+    async fn a_task_past_its_ttl_fails_then_is_forgotten() {
+        let tasks = Tasks::new(limits(10, 1, Duration::from_millis(30)));
+        let a = owner("a");
+        let task = tasks.spawn(a.clone(), "t", forever).unwrap();
+        assert_eq!(task.ttl_ms, Some(30));
+        tokio::time::sleep(Duration::from_millis(40)).await;
+        assert_eq!(
+            tasks.get(&a, &task.task_id).unwrap().status(),
+            TaskStatus::Failed
+        );
+        // Expired, it no longer counts against the session.
+        let next = tasks.spawn(a.clone(), "t", done).unwrap();
+        tokio::time::sleep(Duration::from_millis(40)).await;
+        assert!(tasks.get(&a, &task.task_id).is_err(), "evicted");
+        assert!(!tasks.lock().contains_key(&task.task_id));
+        drop(next);
+    }
+}

@@ -1,0 +1,271 @@
+//! Tool calls run as tasks (the MCP tasks extension, `io.modelcontextprotocol/tasks`), end to
+//! end: the real host binary, `fixture-context` (whose `task_wait` may run as a task and
+//! `task_elicit` must), and rmcp's client declaring the extension (or not).
+//!
+//! Covered: a task's result through polled `tasks/get`; a required-task tool refused (`-32021`)
+//! to a client without the extension, and run plainly an optional one; `tasks/cancel`
+//! cancelling the tool (the plugin sees it); an elicitation parked in `inputRequests` and
+//! answered by `tasks/update` (also with the plugin isolated); the per-session bound; a task
+//! invisible to another session.
+
+use std::time::{Duration, Instant};
+
+use e2e::{HostProcess, PluginDir, mcp::call};
+use rmcp::{
+    ClientHandler, RoleClient, ServiceError,
+    model::{
+        CallToolResponse, CancelTaskParams, ClientCapabilities, ClientConfig, ErrorCode,
+        GetTaskParams, GetTaskResult, Implementation, TaskPayload, TaskStatus, UpdateTaskParams,
+    },
+    service::RunningService,
+};
+use serde_json::{Value, json};
+
+/// How long a test waits for something that should happen within milliseconds.
+const PATIENCE: Duration = Duration::from_secs(10);
+
+/// A client that declares the tasks extension (or not) and elicitation.
+#[derive(Debug, Clone, Copy)]
+struct TaskClient {
+    tasks: bool,
+}
+
+impl ClientHandler for TaskClient {
+    fn get_info(&self) -> ClientConfig {
+        let capabilities = if self.tasks {
+            json!({"elicitation": {}, "extensions": {"io.modelcontextprotocol/tasks": {}}})
+        } else {
+            json!({"elicitation": {}})
+        };
+        let capabilities: ClientCapabilities =
+            serde_json::from_value(capabilities).expect("client capabilities");
+        ClientConfig::new(capabilities, Implementation::new("tasks-test", "0"))
+    }
+}
+
+type Client = RunningService<RoleClient, TaskClient>;
+
+/// A host serving `fixture-context` with `host_args`, and the URL of its `context` toolset.
+fn serve(host_args: &[&str]) -> (PluginDir, HostProcess, String) {
+    let dir = PluginDir::with(&["fixture-context"]);
+    let host = HostProcess::serve(&dir, host_args);
+    let url = format!("{}/mcp?context", host.base_url());
+    (dir, host, url)
+}
+
+async fn connect(url: &str, tasks: bool) -> Client {
+    e2e::mcp::connect_as(url, TaskClient { tasks }).await
+}
+
+/// Calls `tool`; the id of the task it created. Panics on any other answer.
+async fn start(client: &Client, tool: &str, arguments: Value) -> String {
+    match client.call_tool_once(call(tool, arguments)).await {
+        Ok(CallToolResponse::Task(created)) => {
+            assert_eq!(created.task.status, TaskStatus::Working);
+            assert!(created.task.ttl_ms.is_some_and(|ttl| ttl > 0));
+            created.task.task_id
+        }
+        other => panic!("{tool} did not start a task: {other:?}"),
+    }
+}
+
+async fn get(client: &Client, id: &str) -> Result<GetTaskResult, ServiceError> {
+    client.get_task(GetTaskParams::new(id)).await
+}
+
+/// Polls `tasks/get` until the task's status is `status` (or it ended); its last state.
+async fn until(client: &Client, id: &str, status: TaskStatus) -> GetTaskResult {
+    let started = Instant::now();
+    loop {
+        let task = get(client, id).await.expect("tasks/get");
+        if task.task.status() == status || task.task.status().is_terminal() {
+            return task;
+        }
+        assert!(
+            started.elapsed() < PATIENCE,
+            "task {id} is still {:?}",
+            task.task.status()
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+fn mcp_error(error: ServiceError) -> rmcp::ErrorData {
+    match error {
+        ServiceError::McpError(error) => error,
+        other => panic!("not an MCP error: {other}"),
+    }
+}
+
+/// The text of a completed task's inlined result.
+fn result_text(task: &GetTaskResult) -> String {
+    match &task.task.payload {
+        TaskPayload::Completed { result } => result["content"][0]["text"]
+            .as_str()
+            .unwrap_or_default()
+            .to_owned(),
+        other => panic!("not completed: {other:?}"),
+    }
+}
+
+async fn seen(client: &Client) -> Vec<String> {
+    let result = client
+        .call_tool(call("seen", json!({})))
+        .await
+        .expect("seen");
+    let text = e2e::mcp::text(&result);
+    serde_json::from_str(&text).expect("a list of strings")
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn an_optional_task_tool_runs_as_a_task_and_its_result_is_polled() {
+    let (_dir, _host, url) = serve(&[]);
+    let client = connect(&url, true).await;
+    let id = start(&client, "task_wait", json!({"ms": 200})).await;
+    let task = until(&client, &id, TaskStatus::Completed).await;
+    assert_eq!(task.task.status(), TaskStatus::Completed);
+    assert_eq!(result_text(&task), "waited 200 ms");
+    // A client without the extension gets a plain result.
+    let plain = connect(&url, false).await;
+    let result = plain
+        .call_tool(call("task_wait", json!({"ms": 1})))
+        .await
+        .expect("a plain call");
+    assert_eq!(e2e::mcp::text(&result), "waited 1 ms");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_required_task_tool_is_refused_to_a_client_without_the_extension() {
+    let (_dir, _host, url) = serve(&[]);
+    let client = connect(&url, false).await;
+    let refused = client
+        .call_tool_once(call("task_elicit", json!({})))
+        .await
+        .expect_err("task_elicit must run as a task");
+    let error = mcp_error(refused);
+    assert_eq!(error.code, ErrorCode::MISSING_REQUIRED_CLIENT_CAPABILITY);
+    assert_eq!(
+        error.data,
+        Some(
+            json!({"requiredCapabilities": {"extensions": {"io.modelcontextprotocol/tasks": {}}}})
+        )
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn tasks_cancel_cancels_the_tool() {
+    let (_dir, _host, url) = serve(&[]);
+    let client = connect(&url, true).await;
+    let id = start(&client, "task_wait", json!({})).await;
+    let started = Instant::now();
+    while !seen(&client).await.contains(&"task waiting".to_owned()) {
+        assert!(started.elapsed() < PATIENCE, "the tool never ran");
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    client
+        .cancel_task(CancelTaskParams::new(&id))
+        .await
+        .expect("tasks/cancel");
+    let task = until(&client, &id, TaskStatus::Cancelled).await;
+    assert_eq!(task.task.status(), TaskStatus::Cancelled);
+    while !seen(&client)
+        .await
+        .contains(&"task saw cancellation".to_owned())
+    {
+        assert!(started.elapsed() < PATIENCE, "the plugin never saw it");
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    // Cancelling an ended task is acknowledged all the same.
+    client
+        .cancel_task(CancelTaskParams::new(&id))
+        .await
+        .expect("tasks/cancel again");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn an_elicitation_waits_in_input_requests_until_tasks_update_answers_it() {
+    an_elicitation_waits_in_input_requests_until_tasks_update_answers_it_in(&[]).await;
+}
+
+/// The same with `fixture-context` in a child process: the host runs the task, the child the
+/// tool, whose request comes back through the host into the task's `inputRequests`.
+#[tokio::test(flavor = "multi_thread")]
+async fn isolated_an_elicitation_waits_in_input_requests_until_tasks_update_answers_it() {
+    an_elicitation_waits_in_input_requests_until_tasks_update_answers_it_in(&[
+        "--isolate",
+        "context",
+    ])
+    .await;
+}
+
+async fn an_elicitation_waits_in_input_requests_until_tasks_update_answers_it_in(
+    host_args: &[&str],
+) {
+    let (_dir, _host, url) = serve(host_args);
+    let client = connect(&url, true).await;
+    let id = start(&client, "task_elicit", json!({})).await;
+    let task = until(&client, &id, TaskStatus::InputRequired).await;
+    let TaskPayload::InputRequired { input_requests } = &task.task.payload else {
+        panic!("not input_required: {task:?}");
+    };
+    let asked = serde_json::to_value(input_requests).unwrap();
+    assert_eq!(
+        asked["elicitation-1"]["method"], "elicitation/create",
+        "{asked}"
+    );
+    assert_eq!(asked["elicitation-1"]["params"]["message"], "Your name?");
+    let answers = serde_json::from_value(
+        json!({"elicitation-1": {"action": "accept", "content": {"name": "Ada"}}}),
+    )
+    .unwrap();
+    client
+        .update_task(UpdateTaskParams::new(&id, answers))
+        .await
+        .expect("tasks/update");
+    let done = until(&client, &id, TaskStatus::Completed).await;
+    assert_eq!(result_text(&done), "Hello, Ada!");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_session_runs_at_most_its_bound_of_tasks() {
+    let (_dir, _host, url) = serve(&["--max-tasks-per-session", "1"]);
+    let client = connect(&url, true).await;
+    let first = start(&client, "task_wait", json!({})).await;
+    let refused = client
+        .call_tool_once(call("task_wait", json!({})))
+        .await
+        .expect_err("one task per session");
+    let error = mcp_error(refused);
+    assert!(
+        error.message.contains("--max-tasks-per-session (1)")
+            && error.message.contains("task_wait"),
+        "{}",
+        error.message
+    );
+    // Another session has its own bound; an ended task leaves room.
+    let other = connect(&url, true).await;
+    start(&other, "task_wait", json!({"ms": 1})).await;
+    client
+        .cancel_task(CancelTaskParams::new(&first))
+        .await
+        .expect("tasks/cancel");
+    until(&client, &first, TaskStatus::Cancelled).await;
+    start(&client, "task_wait", json!({"ms": 1})).await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn another_session_cannot_see_a_task() {
+    let (_dir, _host, url) = serve(&[]);
+    let owner = connect(&url, true).await;
+    let id = start(&owner, "task_wait", json!({"ms": 2000})).await;
+    let stranger = connect(&url, true).await;
+    let unknown = mcp_error(get(&stranger, &id).await.expect_err("not its task"));
+    assert_eq!(unknown.code, ErrorCode::INVALID_PARAMS);
+    assert_eq!(unknown.message, format!("unknown task: {id}"));
+    let cancel = stranger.cancel_task(CancelTaskParams::new(&id)).await;
+    assert!(cancel.is_err(), "a stranger cannot cancel it");
+    assert_eq!(
+        get(&owner, &id).await.expect("its own task").task.status(),
+        TaskStatus::Working
+    );
+}
