@@ -21,7 +21,12 @@ fn answers(n: usize) -> BTreeMap<String, Value> {
 
 fn rounds(c: &mut Criterion) {
     let sealer = Sealer::random();
-    let binding = Binding::new("tools/call", "greet", &json!({"city": "Paris"}), Some("alice"));
+    let binding = Binding::new(
+        "tools/call",
+        "greet",
+        &json!({"city": "Paris"}),
+        Some("alice"),
+    );
     let mut group = c.benchmark_group("rounds");
     for n in [1, 3] {
         let asked: Vec<(String, &str)> = (0..n)

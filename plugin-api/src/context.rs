@@ -264,6 +264,40 @@ impl Context {
         Answers::from_json(&answers)
     }
 
+    /// For a tool marked `input_first` (with `task = ...`): the input is gathered, the long work
+    /// starts here. For a client that declared the tasks extension, the host answers the call
+    /// with a task, and runs the tool again from the start as that task: every `ask` it made is
+    /// answered at once from what was gathered, and this returns at once. For any other call it
+    /// returns at once, and the tool goes on as a plain call.
+    ///
+    /// ```
+    /// use plugin_api::{Context, Inputs, ToolError, json, plugin};
+    ///
+    /// #[derive(Debug, Default)]
+    /// pub struct Deployer;
+    ///
+    /// #[plugin(name = "deployer")]
+    /// impl Deployer {
+    ///     /// Deploy, once the user confirmed.
+    ///     #[tool(task = "required", input_first)]
+    ///     async fn deploy(&self, ctx: Context) -> Result<String, ToolError> {
+    ///         let confirm = json!({
+    ///             "message": "Deploy now?",
+    ///             "requestedSchema": {"type": "object", "properties": {"ok": {"type": "boolean"}}}
+    ///         });
+    ///         let answers = ctx.ask(Inputs::new().elicit("confirm", confirm)).await?;
+    ///         if answers.accepted("confirm").is_none() {
+    ///             return Ok("not deployed".to_owned());
+    ///         }
+    ///         ctx.run_as_task().await;
+    ///         Ok("deployed".to_owned())
+    ///     }
+    /// }
+    /// ```
+    pub async fn run_as_task(&self) {
+        self.host.run_as_task().await;
+    }
+
     /// The toolsets active for this request (the URL's selection), sorted.
     pub fn active_toolsets(&self) -> Vec<String> {
         self.host

@@ -150,6 +150,7 @@ impl Tool {
                 input_schema: None,
                 output_schema: None,
                 task: TaskSupport::Forbidden,
+                input_first: false,
             },
             inline: false,
         }
@@ -239,6 +240,15 @@ impl ToolBuilder {
     /// to the client (`Context::elicit`, ...) waits for the client's `tasks/update`.
     pub fn task(mut self, support: TaskSupport) -> Self {
         self.decl.task = support;
+        self
+    }
+
+    /// For a task tool: its call starts as a plain call that gathers the tool's input (requests
+    /// on the session, or input-required rounds under 2026-07-28), and becomes a task when the
+    /// tool calls [`crate::Context::run_as_task`], running again from the start with the answers
+    /// it gathered. Without it, a task tool's call is a task from the start.
+    pub fn input_first(mut self) -> Self {
+        self.decl.input_first = true;
         self
     }
 

@@ -182,6 +182,7 @@ fn tool(name: &str, description: &str, toolset: &str) -> ToolDecl {
         input_schema: None,
         output_schema: None,
         task: plugin_api::TaskSupport::Forbidden,
+        input_first: false,
     }
 }
 

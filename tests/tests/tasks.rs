@@ -5,32 +5,54 @@
 //! Covered: a task's result through polled `tasks/get`; a required-task tool refused (`-32021`)
 //! to a client without the extension, and run plainly an optional one; `tasks/cancel`
 //! cancelling the tool (the plugin sees it); an elicitation parked in `inputRequests` and
-//! answered by `tasks/update` (also with the plugin isolated); the per-session bound; a task
-//! invisible to another session.
+//! answered by `tasks/update` (also with the plugin isolated); an `input_first` tool gathering
+//! its input on the session (2025-11-25) or in an input-required round (2026-07-28) before it
+//! becomes a task (also isolated); the per-session bound; a task invisible to another session.
 
-use std::time::{Duration, Instant};
+use std::{
+    sync::{
+        Arc,
+        atomic::{AtomicUsize, Ordering},
+    },
+    time::{Duration, Instant},
+};
 
 use e2e::{HostProcess, PluginDir, mcp::call};
 use rmcp::{
-    ClientHandler, RoleClient, ServiceError,
+    ClientHandler, ErrorData, RoleClient, ServiceError,
     model::{
-        CallToolResponse, CancelTaskParams, ClientCapabilities, ClientConfig, ErrorCode,
-        GetTaskParams, GetTaskResult, Implementation, TaskPayload, TaskStatus, UpdateTaskParams,
+        CallToolResponse, CancelTaskParams, ClientCapabilities, ClientConfig, ElicitRequestParams,
+        ElicitResult, ErrorCode, GetTaskParams, GetTaskResult, Implementation, InputResponses,
+        TaskPayload, TaskStatus, UpdateTaskParams,
     },
-    service::RunningService,
+    service::{RequestContext, RunningService},
 };
 use serde_json::{Value, json};
 
 /// How long a test waits for something that should happen within milliseconds.
 const PATIENCE: Duration = Duration::from_secs(10);
 
-/// A client that declares the tasks extension (or not) and elicitation.
-#[derive(Debug, Clone, Copy)]
+/// A client that declares the tasks extension (or not) and elicitation, to which it answers
+/// that the user is Ada (counting how often it was asked).
+#[derive(Debug, Clone, Default)]
 struct TaskClient {
     tasks: bool,
+    elicited: Arc<AtomicUsize>,
 }
 
 impl ClientHandler for TaskClient {
+    async fn create_elicitation(
+        &self,
+        _request: ElicitRequestParams,
+        _context: RequestContext<RoleClient>,
+    ) -> Result<ElicitResult, ErrorData> {
+        self.elicited.fetch_add(1, Ordering::SeqCst);
+        Ok(
+            serde_json::from_value(json!({"action": "accept", "content": {"name": "Ada"}}))
+                .expect("an elicitation result"),
+        )
+    }
+
     fn get_info(&self) -> ClientConfig {
         let capabilities = if self.tasks {
             json!({"elicitation": {}, "extensions": {"io.modelcontextprotocol/tasks": {}}})
@@ -54,7 +76,11 @@ fn serve(host_args: &[&str]) -> (PluginDir, HostProcess, String) {
 }
 
 async fn connect(url: &str, tasks: bool) -> Client {
-    e2e::mcp::connect_as(url, TaskClient { tasks }).await
+    let client = TaskClient {
+        tasks,
+        ..TaskClient::default()
+    };
+    e2e::mcp::connect_as(url, client).await
 }
 
 /// Calls `tool`; the id of the task it created. Panics on any other answer.
@@ -224,6 +250,61 @@ async fn an_elicitation_waits_in_input_requests_until_tasks_update_answers_it_in
         .expect("tasks/update");
     let done = until(&client, &id, TaskStatus::Completed).await;
     assert_eq!(result_text(&done), "Hello, Ada!");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn an_input_first_tool_gathers_its_input_then_becomes_a_task() {
+    an_input_first_tool_gathers_its_input_then_becomes_a_task_in(&[]).await;
+}
+
+/// The same with `fixture-context` in a child process: the child's tool asks the host to make
+/// the call a task.
+#[tokio::test(flavor = "multi_thread")]
+async fn isolated_an_input_first_tool_gathers_its_input_then_becomes_a_task() {
+    an_input_first_tool_gathers_its_input_then_becomes_a_task_in(&["--isolate", "context"]).await;
+}
+
+async fn an_input_first_tool_gathers_its_input_then_becomes_a_task_in(host_args: &[&str]) {
+    let (_dir, _host, url) = serve(host_args);
+    // 2025-11-25: the name is asked on the session, once; then the call is a task, whose tool
+    // runs again with the answer it gathered.
+    let legacy = connect(&url, true).await;
+    let id = start(&legacy, "task_greet", json!({})).await;
+    let done = until(&legacy, &id, TaskStatus::Completed).await;
+    assert_eq!(result_text(&done), "Hello later, Ada!");
+    assert_eq!(legacy.service().elicited.load(Ordering::SeqCst), 1);
+
+    // 2026-07-28: round 1 is an input-required result, round 2 (with the answer) the task.
+    let handler = TaskClient {
+        tasks: true,
+        ..TaskClient::default()
+    };
+    let current = e2e::mcp::connect_2026(&url, handler).await;
+    let Ok(CallToolResponse::InputRequired(needs)) =
+        current.call_tool_once(call("task_greet", json!({}))).await
+    else {
+        panic!("round 1 is not an input-required result");
+    };
+    let keys: Vec<&String> = needs
+        .input_requests
+        .iter()
+        .flatten()
+        .map(|(k, _)| k)
+        .collect();
+    assert_eq!(keys, ["name"]);
+    let mut again = call("task_greet", json!({}));
+    again.input_responses = Some(InputResponses::from([(
+        "name".to_owned(),
+        json!({"action": "accept", "content": {"name": "Grace"}}),
+    )]));
+    again.request_state = needs.request_state;
+    let id = match current.call_tool_once(again).await {
+        Ok(CallToolResponse::Task(created)) => created.task.task_id,
+        other => panic!("round 2 did not start a task: {other:?}"),
+    };
+    let done = until(&current, &id, TaskStatus::Completed).await;
+    assert_eq!(result_text(&done), "Hello later, Grace!");
+    assert_eq!(current.service().elicited.load(Ordering::SeqCst), 0);
 }
 
 #[tokio::test(flavor = "multi_thread")]

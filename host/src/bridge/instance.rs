@@ -48,9 +48,11 @@ pub(super) fn instance(
             let mut decl = tool_decl(server, tool);
             decl.toolset = toolset_of(manifest, &decl.name, &server.name);
             // An isolated plugin's tool may run as a task as its manifest says (the child runs
-            // it plainly; this host runs the task).
+            // it plainly; this host runs the task, and makes the call one when the child's tool
+            // says so).
             if let Some(declared) = manifest.tools.iter().find(|t| t.name == decl.name) {
                 decl.task = declared.task;
+                decl.input_first = declared.input_first;
             }
             Forwarded {
                 upstream: Arc::clone(&upstream),

@@ -170,6 +170,7 @@ fn completions(prompts: &[PromptDecl], templates: &[ResourceTemplateDecl]) -> Ve
 pub fn tool_decl(server: &ServerEntry, tool: &Tool) -> ToolDecl {
     let hints = tool.annotations.as_ref();
     ToolDecl {
+        input_first: false,
         name: served_name(&server.name, &tool.name, server.namespace),
         title: tool
             .title

@@ -294,14 +294,15 @@ impl ClientHandler for Relay {
     }
 
     /// An isolated plugin's child asking for several inputs at once
-    /// ([`crate::isolation::wire::ASK_METHOD`]): asked of the calling request as one.
+    /// ([`crate::isolation::wire::ASK_METHOD`]): asked of the calling request as one; or that
+    /// its call become a task ([`crate::isolation::wire::TASK_METHOD`]).
     async fn on_custom_request(
         &self,
         request: CustomRequest,
         context: RequestContext<RoleClient>,
     ) -> Result<CustomResult, ErrorData> {
-        let method = crate::isolation::wire::ASK_METHOD;
-        if request.method != method {
+        use crate::isolation::wire::{ASK_METHOD, TASK_METHOD};
+        if request.method != ASK_METHOD && request.method != TASK_METHOD {
             return Err(ErrorData::new(
                 rmcp::model::ErrorCode::METHOD_NOT_FOUND,
                 format!("a server may not send `{}` to this host", request.method),
@@ -312,6 +313,11 @@ impl ClientHandler for Relay {
             ErrorData::internal_error(format!("cannot ask for input: {reason}"), None)
         };
         let caller = self.tagged(&context.extensions).map_err(refused)?;
+        if request.method == TASK_METHOD {
+            // Resolves at once unless the call becomes a task, which ends it (and the child's).
+            caller.run_as_task().await;
+            return Ok(CustomResult(serde_json::json!({})));
+        }
         let requests = request.params.unwrap_or_default().to_string();
         match caller.ask(requests.into()).await {
             RResult::ROk(answers) => serde_json::from_str(&answers)

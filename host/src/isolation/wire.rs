@@ -85,6 +85,10 @@ pub fn caller_of(meta: &serde_json::Map<String, Value>) -> Option<Caller> {
 /// (`HostContext::ask`), and its result the answers under the same keys.
 pub const ASK_METHOD: &str = "io.reactor-mcp/ask";
 
+/// The method of a child's request that its call become a task (`Context::run_as_task`): the
+/// parent ends the call it made when that call may become a task, and answers otherwise.
+pub const TASK_METHOD: &str = "io.reactor-mcp/run-as-task";
+
 /// The `_meta` key of a child's results that says what the tool answered.
 pub const OUTPUT_META: &str = "io.reactor-mcp/output";
 

@@ -46,7 +46,7 @@ use abi_stable::{
 };
 use async_ffi::{FfiFuture, FutureExt};
 use axum::http::request::Parts;
-use futures::{StreamExt, channel::oneshot, stream::FuturesUnordered};
+use futures::{FutureExt as _, StreamExt, channel::oneshot, stream::FuturesUnordered};
 use plugin_abi::{ErrorKind, FfiError, HostContext, HostContextBox, LogLevel};
 use rmcp::model::{
     ClientCapabilities, CreateMessageRequestParams, CustomRequest, ElicitRequestParams,
@@ -66,7 +66,7 @@ use super::{
     subscriptions::Updates,
 };
 use crate::{
-    isolation::wire::{ASK_METHOD, Caller},
+    isolation::wire::{ASK_METHOD, Caller, TASK_METHOD},
     selection::{ActiveSet, Resolution},
 };
 
@@ -171,6 +171,11 @@ enum Event {
     /// Under 2026-07-28: inputs the call has no answer to; the call ends with an
     /// input-required result.
     InputRequired(Missing),
+    /// The tool of an `input_first` task call gathered its input: the call ends, to run again
+    /// as a task.
+    BecomesTask,
+    /// An isolated plugin's child asks its parent to make the call a task.
+    AskParentForTask(oneshot::Sender<()>),
 }
 
 /// A request for the client under its key, and its method (for messages).
@@ -208,6 +213,11 @@ pub(crate) struct CallContext {
     round: Option<Arc<Round>>,
     /// How many requests the call has made, which numbers their keys (`elicitation-1`, ...).
     requests_made: Arc<AtomicUsize>,
+    /// Whether the call may become a task (`Context::run_as_task`): the plain phase of an
+    /// `input_first` task tool's call.
+    becomes_task: bool,
+    /// Whether the call runs as a task: its requests wait in the task's `inputRequests`.
+    in_task: bool,
 }
 
 impl CallContext {
@@ -219,8 +229,9 @@ impl CallContext {
         resolution: &Arc<Resolution>,
         updates: &Updates,
         caller: Option<Caller>,
-        round: Option<Arc<Round>>,
+        client: &ClientRequests,
     ) -> (Self, mpsc::UnboundedReceiver<Event>) {
+        let round = client.round.clone();
         let (events, receiver) = mpsc::unbounded_channel();
         // Over HTTP, the session the `Mcp-Session-Id` header names (none when stateless); over
         // stdio (no HTTP parts), the one session of the process.
@@ -278,6 +289,8 @@ impl CallContext {
             tells_parent,
             round,
             requests_made: Arc::default(),
+            becomes_task: client.becomes_task,
+            in_task: task_input(request).is_some(),
         };
         (context, receiver)
     }
@@ -378,6 +391,8 @@ impl CallContext {
                 let answers = Value::Object(answers).to_string();
                 return async move { RResult::ROk(answers.into()) }.into_ffi();
             }
+        }
+        if let Some(round) = self.round.as_ref().filter(|_| !self.in_task) {
             let missing = keyed
                 .into_iter()
                 .filter(|k| {
@@ -391,9 +406,9 @@ impl CallContext {
                 return failed("cannot ask for input: the tool call has ended".to_owned());
             }
             // The call ends with the input-required result; this fails once it has.
-            let events = self.events.clone();
+            let ended = self.ended();
             return async move {
-                events.closed().await;
+                ended.await;
                 RResult::RErr(FfiError::new(
                     ErrorKind::Cancelled,
                     "the call ended to ask the client for input",
@@ -427,6 +442,14 @@ impl CallContext {
             }
         }
         .into_ffi()
+    }
+}
+
+impl CallContext {
+    /// Resolves once the call has ended (its events are no longer read).
+    fn ended(&self) -> impl Future<Output = ()> + Send + 'static {
+        let events = self.events.clone();
+        async move { events.closed().await }
     }
 }
 
@@ -480,6 +503,25 @@ impl HostContext for CallContext {
             }
         }
         .into_ffi()
+    }
+
+    fn run_as_task(&self) -> FfiFuture<()> {
+        if self.becomes_task {
+            // The call ends, to run again as a task; this waits until it has.
+            if self.events.send(Event::BecomesTask).is_ok() {
+                return self.ended().into_ffi();
+            }
+        } else if self.tells_parent {
+            // The parent knows whether the call it made may become a task.
+            let (told, done) = oneshot::channel();
+            if self.events.send(Event::AskParentForTask(told)).is_ok() {
+                return async move {
+                    let _ = done.await;
+                }
+                .into_ffi();
+            }
+        }
+        async {}.into_ffi()
     }
 
     fn ask(&self, requests_json: RString) -> FfiFuture<RResult<RString, FfiError>> {
@@ -542,11 +584,20 @@ impl HostContext for CallContext {
     }
 }
 
+/// Why a call ended before the plugin answered.
+#[derive(Debug)]
+pub(crate) enum Interrupted {
+    /// Under 2026-07-28, the tool asked for these inputs, which the request did not carry.
+    NeedsInput(Missing),
+    /// The tool of an `input_first` task call gathered its input: it runs again as a task.
+    BecomesTask,
+}
+
 /// A finished call.
 #[derive(Debug)]
 pub(crate) struct Finished<T> {
     /// What the plugin answered; under 2026-07-28, or the inputs it needs first.
-    pub(crate) outcome: Result<T, Missing>,
+    pub(crate) outcome: Result<T, Interrupted>,
     /// The first client capability the tool asked for (sampling, elicitation, roots) that the
     /// client had not declared.
     pub(crate) undeclared: Option<&'static str>,
@@ -592,10 +643,10 @@ async fn run<F: Future>(
     call: impl FnOnce(HostContextBox) -> F,
 ) -> Option<Finished<F::Output>> {
     let (context, mut events) =
-        CallContext::new(request, level, resolution, updates, caller, client.round);
+        CallContext::new(request, level, resolution, updates, caller, &client);
     let undeclared = Arc::clone(&context.undeclared);
     let route = match task_input(request) {
-        Some(task) => Route::Task(task),
+        Some(task) => Route::Task(task, client.round.as_deref()),
         None if context.tells_parent => Route::Parent,
         None => Route::Client,
     };
@@ -612,9 +663,15 @@ async fn run<F: Future>(
             outcome = &mut plugin => break Ok(outcome),
             Some(event) = events.recv() => match event {
                 Event::Ask { requests, reply } => {
-                    asked.push(ask_all(peer, requests, client.timeout, reply, route));
+                    let gathered = client.gathered.as_deref();
+                    let asked_all = ask_all(peer, requests, client.timeout, reply, route, gathered);
+                    asked.push(asked_all.boxed());
                 }
-                Event::InputRequired(missing) => break Err(missing),
+                Event::InputRequired(missing) => break Err(Interrupted::NeedsInput(missing)),
+                Event::BecomesTask => break Err(Interrupted::BecomesTask),
+                Event::AskParentForTask(told) => {
+                    asked.push(ask_parent_for_task(peer, client.timeout, told).boxed());
+                }
                 other => notify(peer, other).await,
             },
             Some(()) = asked.next(), if !asked.is_empty() => {}
@@ -623,7 +680,10 @@ async fn run<F: Future>(
     // What the tool sent before it finished goes out before its answer; later sends fail.
     events.close();
     while let Ok(event) = events.try_recv() {
-        if !matches!(event, Event::Ask { .. } | Event::InputRequired(_)) {
+        if matches!(
+            event,
+            Event::Log(_) | Event::Progress(_) | Event::ResourceUpdated(_)
+        ) {
             notify(peer, event).await;
         }
     }
@@ -647,7 +707,10 @@ async fn notify(peer: &Peer<RoleServer>, event: Event) {
             peer.notify_resource_updated(ResourceUpdatedNotificationParam::new(uri))
                 .await
         }
-        Event::Ask { .. } | Event::InputRequired(_) => Ok(()),
+        Event::Ask { .. }
+        | Event::InputRequired(_)
+        | Event::BecomesTask
+        | Event::AskParentForTask(_) => Ok(()),
     };
     if let Err(error) = sent {
         tracing::debug!("a notification to the client was not sent: {error}");
@@ -660,6 +723,11 @@ pub(crate) struct ClientRequests {
     pub(crate) timeout: Duration,
     /// Under 2026-07-28, the answers of this round of the call.
     pub(crate) round: Option<Arc<Round>>,
+    /// Whether the call may become a task (the plain phase of an `input_first` task call).
+    pub(crate) becomes_task: bool,
+    /// Where the answers a client gives on its session are kept, for the task the call may
+    /// become.
+    pub(crate) gathered: Option<Arc<Round>>,
 }
 
 /// Sends `requests` to the client at once (to the parent in one request, when it
@@ -671,11 +739,12 @@ async fn ask_all(
     timeout: Duration,
     reply: oneshot::Sender<Result<String, String>>,
     route: Route<'_>,
+    gathered: Option<&Round>,
 ) {
     match route {
         Route::Client => {}
         Route::Parent => return ask_parent(peer, requests, timeout, reply).await,
-        Route::Task(task) => return ask_task(task, requests, reply).await,
+        Route::Task(task, round) => return ask_task(task, round, requests, reply).await,
     }
     let answers = futures::future::join_all(requests.into_iter().map(|keyed| async move {
         (
@@ -688,6 +757,9 @@ async fn ask_all(
         .into_iter()
         .map(|(key, answer)| answer.map(|answer| (key, answer)))
         .collect();
+    if let (Ok(answers), Some(gathered)) = (&answers, gathered) {
+        gathered.record(answers);
+    }
     let _ = reply.send(answers.map(|answers| Value::Object(answers).to_string()));
 }
 
@@ -698,18 +770,27 @@ enum Route<'a> {
     Client,
     /// To an isolated plugin's parent, which asks its own client.
     Parent,
-    /// Into the `inputRequests` of the task the call runs as, answered by `tasks/update`.
-    Task(&'a super::tasks::Input),
+    /// Into the `inputRequests` of the task the call runs as, answered by `tasks/update`,
+    /// unless the round the task started from has the answer.
+    Task(&'a super::tasks::Input, Option<&'a Round>),
 }
 
 /// Parks the task on `requests` until the client answers each with `tasks/update`, and replies
 /// with the answers under their keys, or why the first that failed did.
 async fn ask_task(
     task: &super::tasks::Input,
+    round: Option<&Round>,
     requests: Vec<Keyed>,
     reply: oneshot::Sender<Result<String, String>>,
 ) {
     let answers = futures::future::join_all(requests.into_iter().map(|keyed| async move {
+        let gathered = round.and_then(|r| r.answers(&[(keyed.key.clone(), keyed.method.as_str())]));
+        if let Some(mut gathered) = gathered {
+            return Ok((
+                keyed.key.clone(),
+                gathered.remove(&keyed.key).unwrap_or_default(),
+            ));
+        }
         let Some(request) = rounds::input_request(keyed.request) else {
             return Err(format!("{} cannot be asked within a task", keyed.method));
         };
@@ -719,6 +800,24 @@ async fn ask_task(
     .await;
     let answers: Result<serde_json::Map<String, Value>, String> = answers.into_iter().collect();
     let _ = reply.send(answers.map(|answers| Value::Object(answers).to_string()));
+}
+
+/// Asks an isolated plugin's parent whether the call becomes a task ([`TASK_METHOD`]): when
+/// it does, the parent ends the call it made (and this one with it); otherwise it answers.
+async fn ask_parent_for_task(
+    peer: &Peer<RoleServer>,
+    timeout: Duration,
+    told: oneshot::Sender<()>,
+) {
+    let request = CustomRequest::new(TASK_METHOD, None);
+    let _ = ask(
+        peer,
+        ServerRequest::CustomRequest(request),
+        TASK_METHOD,
+        timeout,
+    )
+    .await;
+    let _ = told.send(());
 }
 
 /// Sends `requests` to an isolated plugin's parent in one request ([`ASK_METHOD`]), which asks
@@ -832,6 +931,8 @@ mod tests {
             tells_parent: false,
             round: None,
             requests_made: Arc::default(),
+            becomes_task: false,
+            in_task: false,
         };
         (context, receiver)
     }

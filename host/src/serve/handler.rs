@@ -35,7 +35,7 @@ use serde_json::{Value, json};
 
 use super::{
     ServeState, audit,
-    context::{self, Call, ClientRequests, Finished, SessionLevel},
+    context::{self, Call, ClientRequests, Finished, Interrupted, SessionLevel},
     contributions::{self as contributed},
     generation::Generation,
     jsonrpc,
@@ -246,6 +246,8 @@ impl Handler {
             client: ClientRequests {
                 timeout: self.state.limits.client_request_timeout,
                 round: round.as_ref().map(|(round, _)| Arc::clone(round)),
+                becomes_task: false,
+                gathered: None,
             },
             caller,
         }
@@ -264,7 +266,11 @@ impl Handler {
             return Err(ErrorData::internal_error("the request was cancelled", None));
         };
         match finished.outcome {
-            Err(missing) => Ok(Err(self.input_required(missing, round))),
+            Err(Interrupted::NeedsInput(missing)) => Ok(Err(self.input_required(missing, round))),
+            Err(Interrupted::BecomesTask) => Err(ErrorData::internal_error(
+                "only a tool call can become a task",
+                None,
+            )),
             Ok(Err(_)) if finished.undeclared.is_some() && context::speaks_2026(context) => {
                 Err(missing_capability(finished.undeclared.unwrap_or_default()))
             }
@@ -338,13 +344,19 @@ impl Handler {
         }
         let round = self.round(&request_round, "tools/call", name, &arguments, context)?;
         let arguments = arguments.to_string();
-        if as_task {
+        // An `input_first` task tool gathers its input in a plain call first.
+        let input_first = as_task && tool.decl.input_first;
+        if as_task && !input_first {
             *plugin = Some(tool.plugin.clone());
-            return self.call_as_task(tool.clone(), arguments, context, &resolution);
+            return self.call_as_task(tool.clone(), arguments, context, &resolution, None);
         }
-        let finished = self
-            .call_of(context, &resolution, &round)
-            .run(|host| tool.call_with(arguments, host))
+        let mut call = self.call_of(context, &resolution, &round);
+        call.client.becomes_task = input_first;
+        // Over a session, the answers the client gives are kept for the task.
+        let session_answers = (input_first && round.is_none()).then(Round::gathering);
+        call.client.gathered.clone_from(&session_answers);
+        let finished = call
+            .run(|host| tool.call_with(arguments.clone(), host))
             .await;
         *plugin = Some(tool.plugin.clone());
         let Some(finished) = finished else {
@@ -357,7 +369,13 @@ impl Handler {
         };
         let outcome = match finished.outcome {
             Ok(outcome) => outcome,
-            Err(missing) => return Ok(self.input_required(missing, round).into()),
+            Err(Interrupted::NeedsInput(missing)) => {
+                return Ok(self.input_required(missing, round).into());
+            }
+            Err(Interrupted::BecomesTask) => {
+                let gathered = round.map(|(round, _)| round).or(session_answers);
+                return self.call_as_task(tool.clone(), arguments, context, &resolution, gathered);
+            }
         };
         // 2026-07-28: a call that failed for want of a capability the client did not declare is
         // the protocol's error, which names the capability.
@@ -393,6 +411,7 @@ impl Handler {
         arguments: String,
         context: &RequestContext<RoleServer>,
         resolution: &Arc<Resolution>,
+        gathered: Option<Arc<Round>>,
     ) -> Result<CallToolResponse, ErrorData> {
         let mut request = context.clone();
         // The request ends now; the call ends with the task.
@@ -414,7 +433,8 @@ impl Handler {
             .spawn(owner(context), &name.clone(), move |task| {
                 request.extensions.insert(tasks::Input::new(task.clone()));
                 Box::pin(async move {
-                    // A task's requests wait in its `inputRequests`, never in rounds.
+                    // A task's requests wait in its `inputRequests`, unless the round it
+                    // started from has their answers.
                     let run = Call {
                         request: &request,
                         level: &level,
@@ -422,7 +442,9 @@ impl Handler {
                         updates: &updates,
                         client: ClientRequests {
                             timeout,
-                            round: None,
+                            round: gathered,
+                            becomes_task: false,
+                            gathered: None,
                         },
                         caller,
                     }

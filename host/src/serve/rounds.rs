@@ -82,8 +82,8 @@ impl Binding {
 /// The answers one round of a call can use, and what the call asked.
 #[derive(Debug, Default)]
 pub struct Round {
-    /// Answers from the state and from this request, by key.
-    known: BTreeMap<String, Value>,
+    /// Answers from the state and from this request (or gathered on a session), by key.
+    known: Mutex<BTreeMap<String, Value>>,
     /// The answers the call used, by key: what the next state carries.
     used: Mutex<BTreeMap<String, Value>>,
 }
@@ -111,19 +111,29 @@ impl Round {
         };
         known.extend(responses.unwrap_or_default());
         Ok(Arc::new(Self {
-            known,
+            known: Mutex::new(known),
             used: Mutex::default(),
         }))
     }
 
+    /// A round that starts empty and keeps what the client answers on a session
+    /// ([`Round::record`]): what an `input_first` task call gathered before it became a task.
+    pub fn gathering() -> Arc<Self> {
+        Arc::default()
+    }
+
+    /// Keeps `answers`, which the client gave on its session.
+    pub fn record(&self, answers: &serde_json::Map<String, Value>) {
+        let mut known = self.known.lock().unwrap_or_else(|e| e.into_inner());
+        known.extend(answers.iter().map(|(k, v)| (k.clone(), v.clone())));
+    }
+
     /// The answers to `requests` (key, method), if every one has a valid answer.
-    pub fn answers(
-        &self,
-        requests: &[(String, &str)],
-    ) -> Option<serde_json::Map<String, Value>> {
+    pub fn answers(&self, requests: &[(String, &str)]) -> Option<serde_json::Map<String, Value>> {
         let mut answers = serde_json::Map::new();
+        let known = self.known.lock().unwrap_or_else(|e| e.into_inner());
         for (key, method) in requests {
-            let answer = self.known.get(key).filter(|a| answers_method(method, a))?;
+            let answer = known.get(key).filter(|a| answers_method(method, a))?;
             answers.insert(key.clone(), answer.clone());
         }
         let mut used = self.used.lock().unwrap_or_else(|e| e.into_inner());

@@ -213,7 +213,6 @@ impl Input {
     }
 }
 
-
 #[cfg(test)]
 mod tests {
     use rmcp::model::{CallToolResult, ContentBlock, TaskStatus};

@@ -288,6 +288,16 @@ pub trait HostContext: Clone + Send + Sync {
         }
         .into_ffi()
     }
+
+    /// For a call of an `input_first` task tool that has gathered its input: from here on the
+    /// call is a task. The host answers the client with the task and runs the tool again, from
+    /// the start, as that task (with the answers gathered so far); this call's future is
+    /// dropped. Resolves at once when the call is not such a call (already a task, a client
+    /// without the extension). Appended after `ask`: on a host without it, the default
+    /// resolves at once.
+    fn run_as_task(&self) -> FfiFuture<()> {
+        async {}.into_ffi()
+    }
 }
 
 /// A host context behind the ABI; cloning shares it.

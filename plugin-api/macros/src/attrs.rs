@@ -156,6 +156,7 @@ impl Shown {
             input_schema: None,
             output_schema: None,
             task: TaskSupport::Forbidden,
+            input_first: false,
         }
     }
 }
@@ -180,6 +181,8 @@ pub(crate) struct ToolArgs {
     pub(crate) input_schema: Option<Map<String, Value>>,
     /// `task = "optional" | "required"`: whether a call may run as a task.
     pub(crate) task: TaskSupport,
+    /// `input_first`: a task tool's call gathers its input before it becomes a task.
+    pub(crate) input_first: Option<proc_macro2::Span>,
 }
 
 impl ToolArgs {
@@ -203,6 +206,10 @@ impl ToolArgs {
                 }
             } else if key == "input_schema" {
                 args.input_schema = Some(json_object(&meta, "input_schema")?);
+            } else if key == "input_first" {
+                if flag(&meta)? {
+                    args.input_first = Some(meta.path.span());
+                }
             } else if key == "task" {
                 let value: LitStr = meta.value()?.parse()?;
                 args.task = TaskSupport::parse(&value.value()).ok_or_else(|| {
@@ -213,7 +220,7 @@ impl ToolArgs {
                 })?;
             } else {
                 return Err(meta.error(
-                    "unknown tool field; expected name, title, description, toolset, inline, meta, input_schema, task, read_only, destructive, idempotent or open_world",
+                    "unknown tool field; expected name, title, description, toolset, inline, meta, input_schema, task, input_first, read_only, destructive, idempotent or open_world",
                 ));
             }
             Ok(())

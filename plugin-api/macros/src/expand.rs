@@ -429,6 +429,15 @@ fn tool_method(
     let mut decl = args.shown.tool(name, toolset, &method.attrs);
     decl.input_schema.clone_from(&args.input_schema);
     decl.task = args.task;
+    if let Some(span) = args.input_first {
+        if args.task.is_forbidden() {
+            return Err(syn::Error::new(
+                span,
+                "`input_first` is for a tool that runs as a task: add `task = \"optional\"` or `task = \"required\"`",
+            ));
+        }
+        decl.input_first = true;
+    }
 
     let mut has_self = false;
     let mut fields = Vec::new();

@@ -152,6 +152,11 @@ pub struct ToolDecl {
     /// Whether the host may run a call as a task (the MCP tasks extension); absent: never.
     #[serde(default, skip_serializing_if = "TaskSupport::is_forbidden")]
     pub task: TaskSupport,
+    /// For a task tool: the call starts as a plain call, whose input is gathered first (requests
+    /// on the session, or input-required rounds), and becomes a task when the tool says so
+    /// (`Context::run_as_task`); absent: a task from the start.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub input_first: bool,
 }
 
 /// Whether a tool's calls may run as tasks (the MCP extension `io.modelcontextprotocol/tasks`):

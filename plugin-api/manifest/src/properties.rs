@@ -80,14 +80,17 @@ fn tool() -> impl Strategy<Value = ToolDecl> {
         annotations(),
         option::of(object(json())),
         option::of(object(json())),
-        prop_oneof![
-            Just(TaskSupport::Forbidden),
-            Just(TaskSupport::Optional),
-            Just(TaskSupport::Required)
-        ],
+        (
+            prop_oneof![
+                Just(TaskSupport::Forbidden),
+                Just(TaskSupport::Optional),
+                Just(TaskSupport::Required)
+            ],
+            any::<bool>(),
+        ),
     )
         .prop_map(
-            |(name, title, description, toolset, annotations, meta, input_schema, task)| ToolDecl {
+            |(
                 name,
                 title,
                 description,
@@ -95,8 +98,20 @@ fn tool() -> impl Strategy<Value = ToolDecl> {
                 annotations,
                 meta,
                 input_schema,
-                output_schema: None,
-                task,
+                (task, first),
+            )| {
+                ToolDecl {
+                    name,
+                    title,
+                    description,
+                    toolset,
+                    annotations,
+                    meta,
+                    input_schema,
+                    output_schema: None,
+                    task,
+                    input_first: first && !task.is_forbidden(),
+                }
             },
         )
 }

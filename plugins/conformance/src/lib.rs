@@ -634,6 +634,20 @@ impl Conformance {
         panic!("protocol_error_job: intentional protocol-level failure")
     }
 
+    /// Ask the user's name in input-required rounds, then become a task that greets them
+    /// (scenario `tasks-mrtr-composition`).
+    #[tool(read_only, open_world = false, task = "required", input_first)]
+    async fn test_tool_with_task(ctx: Context) -> Result<String, ToolError> {
+        let answers = ctx
+            .ask(Inputs::new().elicit("user_name", ask_name("What is your name?")))
+            .await?;
+        ctx.run_as_task().await;
+        Ok(format!(
+            "Hello, {}!",
+            accepted(&answers, "user_name", "name")
+        ))
+    }
+
     /// Ask the user to confirm deleting `filename` (scenario `tasks-mrtr-input`): as a task,
     /// the request waits in `inputRequests` until `tasks/update` answers it.
     #[tool(open_world = false, task = "required")]
@@ -685,23 +699,6 @@ impl Conformance {
             value(&a?),
             value(&b?)
         ))
-    }
-
-    /// Ask for a name, then greet it (scenario `tasks-mrtr-composition`), only ever a task.
-    #[tool(read_only, open_world = false, task = "required")]
-    async fn test_tool_with_task(ctx: Context) -> Result<String, ToolError> {
-        let answer = ctx
-            .elicit(json!({
-                "message": "What is your name?",
-                "requestedSchema": {
-                    "type": "object",
-                    "properties": {"name": {"type": "string"}},
-                    "required": ["name"]
-                }
-            }))
-            .await?;
-        let name = answer["content"]["name"].as_str().unwrap_or("friend");
-        Ok(format!("Hello, {name}! (async)"))
     }
 }
 
