@@ -106,6 +106,19 @@ impl SessionLevel {
     }
 }
 
+/// The session `request` belongs to: over HTTP, the one its `Mcp-Session-Id` header names (none
+/// when stateless or under 2026-07-28); over stdio (no HTTP parts), the one of the process.
+pub(crate) fn session_of(request: &RequestContext<RoleServer>) -> Option<Arc<str>> {
+    match request.extensions.get::<Parts>() {
+        Some(parts) => parts
+            .headers
+            .get("mcp-session-id")
+            .and_then(|id| id.to_str().ok())
+            .map(Arc::from),
+        None => Some(Arc::from(STDIO_SESSION)),
+    }
+}
+
 /// Whether `request` speaks 2026-07-28 or later: no sessions, every request on its own.
 pub(crate) fn speaks_2026(request: &RequestContext<RoleServer>) -> bool {
     is_2026(request.protocol_version().as_ref())
@@ -233,16 +246,7 @@ impl CallContext {
     ) -> (Self, mpsc::UnboundedReceiver<Event>) {
         let round = client.round.clone();
         let (events, receiver) = mpsc::unbounded_channel();
-        // Over HTTP, the session the `Mcp-Session-Id` header names (none when stateless); over
-        // stdio (no HTTP parts), the one session of the process.
-        let session: Option<Arc<str>> = match request.extensions.get::<Parts>() {
-            Some(parts) => parts
-                .headers
-                .get("mcp-session-id")
-                .and_then(|id| id.to_str().ok())
-                .map(Arc::from),
-            None => Some(Arc::from(STDIO_SESSION)),
-        };
+        let session = session_of(request);
         let mut resolution = Arc::clone(resolution);
         let mut capabilities = request.client_capabilities();
         let mut session = session;

@@ -769,16 +769,8 @@ use hinted;
 /// Whom a task the request creates belongs to, and who may see one: its session (the
 /// `mcp-session-id` header; over stdio, the one session) and its authenticated caller.
 fn owner(context: &RequestContext<RoleServer>) -> tasks::Owner {
-    let session = match parts(context) {
-        Some(parts) => parts
-            .headers
-            .get("mcp-session-id")
-            .and_then(|id| id.to_str().ok())
-            .map(Arc::from),
-        None => Some(Arc::from("stdio")),
-    };
     tasks::Owner {
-        session,
+        session: context::session_of(context),
         caller: caller(context).map(|c| c.owner()),
     }
 }
