@@ -298,6 +298,22 @@ impl Context {
         self.host.run_as_task().await;
     }
 
+    /// Turns one of this plugin's tools off (`false`) or on again (`true`), for every session:
+    /// an off tool is neither listed nor callable, and the sessions whose lists changed get
+    /// `notifications/tools/list_changed` (2026-07-28 clients on `subscriptions/listen`).
+    /// Returns at once; a name this plugin does not serve is refused in the host's log.
+    pub fn set_tool_available(&self, name: &str, available: bool) {
+        self.host
+            .set_available(RStr::from("tool"), RStr::from(name), available);
+    }
+
+    /// Turns one of this plugin's prompts off or on again, as
+    /// [`Context::set_tool_available`] does a tool (`notifications/prompts/list_changed`).
+    pub fn set_prompt_available(&self, name: &str, available: bool) {
+        self.host
+            .set_available(RStr::from("prompt"), RStr::from(name), available);
+    }
+
     /// The toolsets active for this request (the URL's selection), sorted.
     pub fn active_toolsets(&self) -> Vec<String> {
         self.host

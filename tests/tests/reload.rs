@@ -70,6 +70,15 @@ async fn next_heard(heard: &mut mpsc::UnboundedReceiver<&'static str>, what: &st
         .expect("the client is gone")
 }
 
+/// The next notification of a 2026-07-28 listen stream, within [`PATIENCE`].
+async fn next_streamed(stream: &mut rmcp::service::Subscription) -> ServerNotification {
+    tokio::time::timeout(PATIENCE, stream.next())
+        .await
+        .expect("a notification within the patience")
+        .expect("the stream is open")
+        .expect("a notification")
+}
+
 /// Asserts nothing is heard within [`QUIET`].
 async fn nothing_heard(heard: &mut mpsc::UnboundedReceiver<&'static str>, what: &str) {
     if let Ok(Some(list)) = tokio::time::timeout(QUIET, heard.recv()).await {
@@ -444,16 +453,74 @@ async fn a_2026_listen_stream_hears_that_its_tools_changed() {
     let mut stream = client.listen(filter).await.expect("acknowledged");
     assert_eq!(stream.acknowledged().tools_list_changed, Some(true));
     rename_in(&dir, &lib("benchmarks"), &library_bytes("benchmarks"));
-    let heard = tokio::time::timeout(PATIENCE, stream.next())
-        .await
-        .expect("a notification within the patience")
-        .expect("the stream is open")
-        .expect("a notification");
+    let heard = next_streamed(&mut stream).await;
     assert!(
         matches!(heard, ServerNotification::ToolListChangedNotification(_)),
         "{heard:?}"
     );
     assert!(tool_names(&client).await.contains(&"echo".to_owned()));
+    stream.cancel().await.expect("the stream ends");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_plugin_turns_its_tools_and_prompts_off_and_on_and_sessions_hear_of_it() {
+    a_plugin_turns_its_tools_and_prompts_off_and_on_in(&[]).await;
+}
+
+/// The same with `fixture-context` in a child process: the child tells the host, which serves
+/// the plugin's lists.
+#[tokio::test(flavor = "multi_thread")]
+async fn an_isolated_plugin_turns_its_tools_and_prompts_off_and_on_and_sessions_hear_of_it() {
+    a_plugin_turns_its_tools_and_prompts_off_and_on_in(&["--isolate", "context"]).await;
+}
+
+async fn a_plugin_turns_its_tools_and_prompts_off_and_on_in(host_args: &[&str]) {
+    let dir = PluginDir::with(&["fixture-context", "benchmarks"]);
+    let host = HostProcess::serve(&dir, host_args);
+    let url = format!("{}/mcp?context", host.base_url());
+    let (watcher, mut heard) = session(&url).await;
+    let (other, mut other_heard) = session(&format!("{}/mcp?benchmarks", host.base_url())).await;
+    let current = connect_2026(&url, ClientConfig::default()).await;
+    let mut filter = SubscriptionFilter::new();
+    filter.tools_list_changed = Some(true);
+    filter.prompts_list_changed = Some(true);
+    let mut stream = current.listen(filter).await.expect("acknowledged");
+    let toggle = async |kind: &str, name: &str, available: bool| {
+        let args = json!({"kind": kind, "name": name, "available": available});
+        call_tool(&current, "set_available", args).await
+    };
+
+    toggle("tool", "picture", false).await;
+    assert_eq!(next_heard(&mut heard, "a tool turned off").await, "tools");
+    let streamed = next_streamed(&mut stream).await;
+    assert!(
+        matches!(streamed, ServerNotification::ToolListChangedNotification(_)),
+        "{streamed:?}"
+    );
+    assert!(!tool_names(&watcher).await.contains(&"picture".to_owned()));
+    let refused = watcher
+        .call_tool(e2e::mcp::call("picture", json!({})))
+        .await
+        .expect_err("an off tool is not callable");
+    assert!(refused.to_string().contains("picture"), "{refused}");
+
+    toggle("prompt", "introduce", false).await;
+    assert_eq!(
+        next_heard(&mut heard, "a prompt turned off").await,
+        "prompts"
+    );
+    let prompts = watcher.list_all_prompts().await.expect("prompts/list");
+    assert!(prompts.iter().all(|p| p.name != "introduce"));
+
+    toggle("tool", "picture", true).await;
+    assert_eq!(next_heard(&mut heard, "a tool turned on").await, "tools");
+    assert!(tool_names(&watcher).await.contains(&"picture".to_owned()));
+    // Another plugin's tool is not this one's to turn off; a session of other toolsets hears
+    // nothing of any of it.
+    toggle("tool", "echo", false).await;
+    nothing_heard(&mut heard, "another plugin's tool").await;
+    nothing_heard(&mut other_heard, "another URL").await;
+    assert!(tool_names(&other).await.contains(&"echo".to_owned()));
     stream.cancel().await.expect("the stream ends");
 }
 

@@ -294,15 +294,16 @@ impl ClientHandler for Relay {
     }
 
     /// An isolated plugin's child asking for several inputs at once
-    /// ([`crate::isolation::wire::ASK_METHOD`]): asked of the calling request as one; or that
-    /// its call become a task ([`crate::isolation::wire::TASK_METHOD`]).
+    /// ([`crate::isolation::wire::ASK_METHOD`]): asked of the calling request as one; that its
+    /// call become a task ([`crate::isolation::wire::TASK_METHOD`]); or that its plugin turned
+    /// a tool or prompt on or off ([`crate::isolation::wire::AVAILABILITY_METHOD`]).
     async fn on_custom_request(
         &self,
         request: CustomRequest,
         context: RequestContext<RoleClient>,
     ) -> Result<CustomResult, ErrorData> {
-        use crate::isolation::wire::{ASK_METHOD, TASK_METHOD};
-        if request.method != ASK_METHOD && request.method != TASK_METHOD {
+        use crate::isolation::wire::{ASK_METHOD, AVAILABILITY_METHOD, TASK_METHOD};
+        if ![ASK_METHOD, TASK_METHOD, AVAILABILITY_METHOD].contains(&request.method.as_str()) {
             return Err(ErrorData::new(
                 rmcp::model::ErrorCode::METHOD_NOT_FOUND,
                 format!("a server may not send `{}` to this host", request.method),
@@ -316,6 +317,14 @@ impl ClientHandler for Relay {
         if request.method == TASK_METHOD {
             // Resolves at once unless the call becomes a task, which ends it (and the child's).
             caller.run_as_task().await;
+            return Ok(CustomResult(serde_json::json!({})));
+        }
+        if request.method == AVAILABILITY_METHOD {
+            let params = request.params.unwrap_or_default();
+            let kind = params["kind"].as_str().unwrap_or_default();
+            let name = params["name"].as_str().unwrap_or_default();
+            let available = params["available"].as_bool().unwrap_or(true);
+            caller.set_available(kind.into(), name.into(), available);
             return Ok(CustomResult(serde_json::json!({})));
         }
         let requests = request.params.unwrap_or_default().to_string();

@@ -89,6 +89,11 @@ pub const ASK_METHOD: &str = "io.reactor-mcp/ask";
 /// parent ends the call it made when that call may become a task, and answers otherwise.
 pub const TASK_METHOD: &str = "io.reactor-mcp/run-as-task";
 
+/// The method of a child's request saying its plugin turned a tool or prompt on or off
+/// (`{"kind": "tool" | "prompt", "name": ..., "available": ...}`): the parent, which serves
+/// them, does it.
+pub const AVAILABILITY_METHOD: &str = "io.reactor-mcp/set-available";
+
 /// The `_meta` key of a child's results that says what the tool answered.
 pub const OUTPUT_META: &str = "io.reactor-mcp/output";
 

@@ -62,11 +62,12 @@ use serde_json::Value;
 use tokio::sync::mpsc;
 
 use super::{
+    availability,
     rounds::{self, Missing, Round},
     subscriptions::Updates,
 };
 use crate::{
-    isolation::wire::{ASK_METHOD, Caller, TASK_METHOD},
+    isolation::wire::{ASK_METHOD, AVAILABILITY_METHOD, Caller, TASK_METHOD},
     selection::{ActiveSet, Resolution},
 };
 
@@ -189,6 +190,13 @@ enum Event {
     BecomesTask,
     /// An isolated plugin's child asks its parent to make the call a task.
     AskParentForTask(oneshot::Sender<()>),
+    /// An isolated plugin's child tells its parent that its plugin turned a tool or prompt on
+    /// or off.
+    SetAvailableOnParent {
+        kind: String,
+        name: String,
+        available: bool,
+    },
 }
 
 /// A request for the client under its key, and its method (for messages).
@@ -231,6 +239,8 @@ pub(crate) struct CallContext {
     becomes_task: bool,
     /// Whether the call runs as a task: its requests wait in the task's `inputRequests`.
     in_task: bool,
+    /// Where the calling plugin turns its tools and prompts on and off, and its name.
+    availability: Option<(availability::Changes, Arc<str>)>,
 }
 
 impl CallContext {
@@ -243,6 +253,7 @@ impl CallContext {
         updates: &Updates,
         caller: Option<Caller>,
         client: &ClientRequests,
+        availability: Option<(availability::Changes, Arc<str>)>,
     ) -> (Self, mpsc::UnboundedReceiver<Event>) {
         let round = client.round.clone();
         let (events, receiver) = mpsc::unbounded_channel();
@@ -295,6 +306,7 @@ impl CallContext {
             requests_made: Arc::default(),
             becomes_task: client.becomes_task,
             in_task: task_input(request).is_some(),
+            availability,
         };
         (context, receiver)
     }
@@ -509,6 +521,30 @@ impl HostContext for CallContext {
         .into_ffi()
     }
 
+    fn set_available(&self, kind: RStr<'_>, name: RStr<'_>, available: bool) {
+        if self.tells_parent {
+            // The parent serves the plugin's tools and prompts: it turns them on and off.
+            let _ = self.events.send(Event::SetAvailableOnParent {
+                kind: kind.as_str().to_owned(),
+                name: name.as_str().to_owned(),
+                available,
+            });
+            return;
+        }
+        let Some(kind) = availability::Kind::from_name(kind.as_str()) else {
+            tracing::warn!("a plugin cannot turn a `{kind}` on or off: only a tool or a prompt");
+            return;
+        };
+        if let Some((changes, plugin)) = &self.availability {
+            changes.send(availability::Change {
+                plugin: plugin.to_string(),
+                kind,
+                name: name.as_str().to_owned(),
+                available,
+            });
+        }
+    }
+
     fn run_as_task(&self) -> FfiFuture<()> {
         if self.becomes_task {
             // The call ends, to run again as a task; this waits until it has.
@@ -621,6 +657,10 @@ pub(crate) struct Call<'a> {
     pub(crate) client: ClientRequests,
     /// The request an isolated plugin's parent made, when the call comes from one.
     pub(crate) caller: Option<Caller>,
+    /// Where plugins turn their tools and prompts on and off.
+    pub(crate) availability: Option<availability::Changes>,
+    /// The plugin called, once known.
+    pub(crate) plugin: Option<Arc<str>>,
 }
 
 impl Call<'_> {
@@ -643,11 +683,21 @@ async fn run<F: Future>(
         updates,
         client,
         caller,
+        availability,
+        plugin,
     }: Call<'_>,
     call: impl FnOnce(HostContextBox) -> F,
 ) -> Option<Finished<F::Output>> {
-    let (context, mut events) =
-        CallContext::new(request, level, resolution, updates, caller, &client);
+    let availability = availability.zip(plugin);
+    let (context, mut events) = CallContext::new(
+        request,
+        level,
+        resolution,
+        updates,
+        caller,
+        &client,
+        availability,
+    );
     let undeclared = Arc::clone(&context.undeclared);
     let route = match task_input(request) {
         Some(task) => Route::Task(task, client.round.as_deref()),
@@ -686,7 +736,10 @@ async fn run<F: Future>(
     while let Ok(event) = events.try_recv() {
         if matches!(
             event,
-            Event::Log(_) | Event::Progress(_) | Event::ResourceUpdated(_)
+            Event::Log(_)
+                | Event::Progress(_)
+                | Event::ResourceUpdated(_)
+                | Event::SetAvailableOnParent { .. }
         ) {
             notify(peer, event).await;
         }
@@ -710,6 +763,17 @@ async fn notify(peer: &Peer<RoleServer>, event: Event) {
         Event::ResourceUpdated(uri) => {
             peer.notify_resource_updated(ResourceUpdatedNotificationParam::new(uri))
                 .await
+        }
+        Event::SetAvailableOnParent {
+            kind,
+            name,
+            available,
+        } => {
+            let params = serde_json::json!({"kind": kind, "name": name, "available": available});
+            let request = CustomRequest::new(AVAILABILITY_METHOD, Some(params));
+            peer.send_request(ServerRequest::CustomRequest(request))
+                .await
+                .map(drop)
         }
         Event::Ask { .. }
         | Event::InputRequired(_)
@@ -937,6 +1001,7 @@ mod tests {
             requests_made: Arc::default(),
             becomes_task: false,
             in_task: false,
+            availability: None,
         };
         (context, receiver)
     }

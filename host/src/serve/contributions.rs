@@ -113,8 +113,15 @@ pub(super) fn list_resource_templates(
 }
 
 /// `prompts/list`.
-pub(super) fn list_prompts(registry: &Registry, active: &ActiveSet) -> ListPromptsResult {
-    let prompts = registry.served_prompts(active).into_iter().map(|p| {
+/// `prompts/list`: the prompts of the active set, but those `hidden` says their plugin turned
+/// off.
+pub(super) fn list_prompts(
+    registry: &Registry,
+    active: &ActiveSet,
+    hidden: impl Fn(&str) -> bool,
+) -> ListPromptsResult {
+    let served = registry.served_prompts(active).into_iter();
+    let prompts = served.filter(|p| !hidden(&p.decl.name)).map(|p| {
         let d = &p.decl;
         let arguments = d
             .arguments
@@ -148,6 +155,8 @@ pub(super) async fn read_resource(
         .ok_or_else(|| not_found(uri))?;
     let plugin = open(generation, owner.plugin()).await?;
     let owner = owner.plugin().to_owned();
+    let mut call = call;
+    call.plugin = Some(Arc::from(owner.as_str()));
     let finished = call
         .run(|host| async {
             let json = plugin
@@ -203,6 +212,7 @@ pub(super) async fn get_prompt(
     let prompt = generation
         .registry()
         .served_prompt(&call.resolution.active, name)
+        .filter(|_| !generation.hides_prompt(name))
         .ok_or_else(|| {
             ErrorData::invalid_params(
                 format!("Unknown prompt: {name}"),
@@ -216,6 +226,8 @@ pub(super) async fn get_prompt(
         .map_err(|missing| ErrorData::invalid_params(missing, None))?;
     let plugin = open(generation, &prompt.plugin).await?;
     let arguments = Value::Object(arguments).to_string();
+    let mut call = call;
+    call.plugin = Some(Arc::from(prompt.plugin.as_str()));
     let finished = call
         .run(|host| async {
             let json = plugin
@@ -362,11 +374,14 @@ mod tests {
             json!([{"uriTemplate": "test://t/{id}", "name": "t"}])
         );
         assert_eq!(
-            wire(list_prompts(&registry, &active))["prompts"],
+            wire(list_prompts(&registry, &active, |_| false))["prompts"],
             json!([{"name": "greet", "title": "Greet", "description": "Say hello.",
                     "arguments": [{"name": "who", "description": "Whom.", "required": true},
                                   {"name": "how", "required": false}]}])
         );
+        // A prompt its plugin turned off is not listed.
+        let hidden = list_prompts(&registry, &active, |name| name == "greet");
+        assert_eq!(wire(hidden)["prompts"], json!([]));
     }
 
     #[test]
@@ -374,7 +389,8 @@ mod tests {
         let registry = registry();
         let none = ActiveSet::default();
         assert!(list_resources(&registry, &none).resources.is_empty());
-        assert!(list_prompts(&registry, &none).prompts.is_empty());
+        assert!(list_prompts(&registry, &none, |_| false).prompts.is_empty());
+
         let mut capabilities = ServerCapabilities::default();
         declare_capabilities(&registry, &none, &mut capabilities);
         assert_eq!(capabilities, ServerCapabilities::default());

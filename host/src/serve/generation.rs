@@ -17,7 +17,9 @@ use std::{
 use rmcp::model::Tool;
 
 use super::{
-    RESOLVED_QUERIES, cache_key, header_tools, mirrors_a_header,
+    RESOLVED_QUERIES,
+    availability::Hidden,
+    cache_key, header_tools, mirrors_a_header,
     served::{self, Resolved},
 };
 use crate::{
@@ -43,21 +45,34 @@ pub(crate) struct Generation {
     /// The tools with an argument mirrored into a header (`x-mcp-header`, SEP-2243), as
     /// declared (extensions applied), by name.
     header_tools: HashMap<String, Tool>,
+    /// The tools and prompts plugins turned off when it was made.
+    hidden: Arc<Hidden>,
 }
 
 impl Generation {
     /// Generation 1, over `builder`.
     pub(crate) fn first(builder: Arc<Builder>, toolsets_tool: bool) -> Self {
-        Self::numbered(1, builder, toolsets_tool)
+        Self::numbered(1, builder, toolsets_tool, Arc::default())
     }
 
-    /// The generation after this one, over `builder`.
-    pub(crate) fn next(&self, builder: Arc<Builder>, toolsets_tool: bool) -> Self {
-        Self::numbered(self.number + 1, builder, toolsets_tool)
+    /// The generation after this one, over `builder`, with what plugins turned off.
+    pub(crate) fn next(
+        &self,
+        builder: Arc<Builder>,
+        toolsets_tool: bool,
+        hidden: Arc<Hidden>,
+    ) -> Self {
+        Self::numbered(self.number + 1, builder, toolsets_tool, hidden)
     }
 
-    fn numbered(number: u64, builder: Arc<Builder>, toolsets_tool: bool) -> Self {
+    fn numbered(
+        number: u64,
+        builder: Arc<Builder>,
+        toolsets_tool: bool,
+        hidden: Arc<Hidden>,
+    ) -> Self {
         Self {
+            hidden,
             number,
             since: SystemTime::now(),
             header_tools: header_tools(builder.registry()),
@@ -79,6 +94,11 @@ impl Generation {
     /// The builder opening its plugins.
     pub(crate) fn builder(&self) -> &Arc<Builder> {
         &self.builder
+    }
+
+    /// Whether a plugin turned the prompt `name` off.
+    pub(crate) fn hides_prompt(&self, name: &str) -> bool {
+        self.hidden.prompts.contains(name)
     }
 
     /// Its registry.
@@ -114,10 +134,12 @@ impl Generation {
             fallback,
             bounds,
         );
-        let resolution = match bound {
+        let mut resolution = match bound {
             Some(bound) => bound.narrow(resolution),
             None => resolution,
         };
+        // A tool a plugin turned off is one more excluded name of every URL.
+        (resolution.filter.exclude).extend(self.hidden.tools.iter().cloned());
         let resolved = Arc::new(Resolved::new(resolution));
         let mut cache = self
             .resolved

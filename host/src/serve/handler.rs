@@ -250,6 +250,8 @@ impl Handler {
                 gathered: None,
             },
             caller,
+            availability: Some(self.state.availability.clone()),
+            plugin: None,
         }
     }
 
@@ -351,6 +353,7 @@ impl Handler {
             return self.call_as_task(tool.clone(), arguments, context, &resolution, None);
         }
         let mut call = self.call_of(context, &resolution, &round);
+        call.plugin = Some(Arc::from(tool.plugin.as_str()));
         call.client.becomes_task = input_first;
         // Over a session, the answers the client gives are kept for the task.
         let session_answers = (input_first && round.is_none()).then(Round::gathering);
@@ -427,6 +430,10 @@ impl Handler {
             .then(|| crate::isolation::wire::caller_of(&context.meta))
             .flatten();
         let name = tool.decl.name.clone();
+        let (availability, plugin) = (
+            self.state.availability.clone(),
+            Arc::from(tool.plugin.as_str()),
+        );
         let task = self
             .state
             .tasks
@@ -447,6 +454,8 @@ impl Handler {
                             gathered: None,
                         },
                         caller,
+                        availability: Some(availability),
+                        plugin: Some(plugin),
                     }
                     .run(|host| tool.call_with(arguments, host));
                     tokio::select! {
@@ -692,7 +701,9 @@ impl ServerHandler for Handler {
         context: RequestContext<RoleServer>,
     ) -> Result<ListPromptsResult, ErrorData> {
         let (generation, active) = &self.active(&context);
-        let listed = contributed::list_prompts(generation.registry(), active);
+        let listed = contributed::list_prompts(generation.registry(), active, |p| {
+            generation.hides_prompt(p)
+        });
         Ok(hinted!(listed, &context))
     }
 

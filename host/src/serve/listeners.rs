@@ -203,7 +203,9 @@ impl Listeners {
                         bounds,
                         selection.bound.as_ref(),
                     );
-                    Served::of(generation.registry(), &resolved.resolution)
+                    Served::of(generation.registry(), &resolved.resolution, |p| {
+                        generation.hides_prompt(p)
+                    })
                 };
                 resolve(old).differs(&resolve(new), changed)
             });
@@ -234,7 +236,8 @@ struct Served {
 }
 
 impl Served {
-    fn of(registry: &Registry, resolution: &Resolution) -> Self {
+    /// `hidden` says which prompts their plugins turned off.
+    fn of(registry: &Registry, resolution: &Resolution, hidden: impl Fn(&str) -> bool) -> Self {
         let active = &resolution.active;
         let filter = &resolution.filter;
         let tools: Vec<_> = registry
@@ -277,7 +280,7 @@ impl Served {
                     )
                     .collect(),
             ),
-            prompts: serde_json::to_value(contributed::list_prompts(registry, active))
+            prompts: serde_json::to_value(contributed::list_prompts(registry, active, hidden))
                 .unwrap_or_default(),
             prompt_plugins: owners(
                 registry
@@ -329,7 +332,7 @@ mod tests {
 
     fn served(registry: &Registry) -> Served {
         let resolution = resolve(&Query::parse(""), &registry.declared(), None);
-        Served::of(registry, &resolution)
+        Served::of(registry, &resolution, |_| false)
     }
 
     #[test]

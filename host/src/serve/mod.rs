@@ -33,6 +33,7 @@
 //! and every opened plugin is told to stop. This is the only module that knows axum and rmcp.
 
 mod audit;
+mod availability;
 mod context;
 mod contributions;
 mod drain;
@@ -303,8 +304,12 @@ async fn start(
         .await
         .map_err(|e| ServeError::Io(std::io::Error::other(e)))?;
     let sealer = rounds::Sealer::from_env().map_err(ServeError::Options)?;
-    let (state, updates) = ServeState::new(builder, args, sealer);
+    let (state, updates, availability) = ServeState::new(builder, args, sealer);
     let state = Arc::new(state);
+    tokio::spawn(availability::apply_changes(
+        Arc::clone(&state),
+        availability,
+    ));
     tokio::spawn(subscriptions::dispatch(
         Arc::clone(&state.subscriptions),
         updates,
@@ -343,6 +348,10 @@ pub(crate) struct ServeState {
     listeners: Arc<listeners::Listeners>,
     /// Whether sessions are kept (not `--stateless`): only then is a session told anything.
     sessions: bool,
+    /// Where plugins turn their tools and prompts on and off ([`availability`]).
+    availability: availability::Changes,
+    /// What plugins turned off; each generation holds a snapshot.
+    hidden: std::sync::Mutex<availability::Hidden>,
     /// Seals the state of 2026-07-28 input-required results.
     sealer: rounds::Sealer,
     /// The calls run as tasks (the tasks extension), server-wide: a task outlives the request,
@@ -397,7 +406,11 @@ impl ServeState {
         builder: Arc<Builder>,
         args: &Options,
         sealer: rounds::Sealer,
-    ) -> (Self, tokio::sync::mpsc::UnboundedReceiver<String>) {
+    ) -> (
+        Self,
+        tokio::sync::mpsc::UnboundedReceiver<String>,
+        tokio::sync::mpsc::UnboundedReceiver<availability::Change>,
+    ) {
         let capabilities = ServerCapabilities::builder()
             .enable_tools()
             .enable_tool_list_changed()
@@ -409,8 +422,11 @@ impl ServeState {
             env!("CARGO_PKG_VERSION"),
         ));
         let (updates, receiver) = subscriptions::Updates::channel();
+        let (availability, changes) = availability::Changes::channel();
         let state = Self {
             current: ArcSwap::from_pointee(Generation::first(builder, args.toolsets_tool)),
+            availability,
+            hidden: std::sync::Mutex::default(),
             fallback: args.fallback.clone(),
             bounds: args.tool_bounds.clone(),
             toolsets_tool: args.toolsets_tool,
@@ -431,7 +447,23 @@ impl ServeState {
                 ttl: args.sessions.task_ttl,
             }),
         };
-        (state, receiver)
+        (state, receiver, changes)
+    }
+
+    /// What plugins turned off, now.
+    pub(crate) fn hidden(&self) -> availability::Hidden {
+        self.hidden
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .clone()
+    }
+
+    /// Records what plugins turned off, for the generations to come.
+    pub(crate) fn set_hidden(&self, hidden: availability::Hidden) {
+        *self
+            .hidden
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner) = hidden;
     }
 
     /// The current generation: a request takes it once and is served from it to its end.

@@ -115,7 +115,12 @@ pub(crate) async fn apply(
         return None;
     }
     let builder = Arc::new(old.builder().next(registry, &changes.replaced));
-    let next = Arc::new(old.next(builder, state.toolsets_tool));
+    // A plugin replaced or removed starts anew: what it turned off is on again.
+    let starting_anew = changes.replaced.union(&changes.removed).cloned().collect();
+    let hidden = state.hidden().forgetting(old.registry(), &starting_anew);
+    state.set_hidden(hidden.clone());
+    let hidden = Arc::new(hidden);
+    let next = Arc::new(old.next(builder, state.toolsets_tool, hidden));
     state.swap(Arc::clone(&next));
     reopen_relisted(&old, &next, relisted).await;
     let told = state.listeners.announce(

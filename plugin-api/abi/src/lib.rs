@@ -298,6 +298,14 @@ pub trait HostContext: Clone + Send + Sync {
     fn run_as_task(&self) -> FfiFuture<()> {
         async {}.into_ffi()
     }
+
+    /// Turns the calling plugin's own tool or prompt (`kind` is `tool` or `prompt`) `name` on
+    /// or off, for every session: the host lists and serves it, or not, and tells the sessions
+    /// whose lists changed. Returns at once. Appended after `run_as_task`: on a host without
+    /// it, the default does nothing.
+    fn set_available(&self, kind: RStr<'_>, name: RStr<'_>, available: bool) {
+        let _ = (kind, name, available);
+    }
 }
 
 /// A host context behind the ABI; cloning shares it.

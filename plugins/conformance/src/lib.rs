@@ -8,7 +8,11 @@
 //! every plugin (initialize, ping, `logging/setLevel`, subscriptions, Host/Origin checks, SSE
 //! streams) is not here.
 
-use std::{collections::HashMap, time::Duration};
+use std::{
+    collections::HashMap,
+    sync::atomic::{AtomicBool, Ordering},
+    time::Duration,
+};
 
 use base64::{Engine, engine::general_purpose::STANDARD};
 use plugin_api::{
@@ -37,9 +41,13 @@ const SILENCE_WAV: &[u8] = &[
 /// ask ("~50ms"), so a client sees them arrive during the call.
 const STEP: Duration = Duration::from_millis(50);
 
-/// The plugin's (empty) state.
+/// The plugin's state: whether the hooks turned `test_dynamic_tool` and `test_dynamic_prompt`
+/// off.
 #[derive(Debug, Default)]
-pub struct Conformance;
+pub struct Conformance {
+    tool_off: AtomicBool,
+    prompt_off: AtomicBool,
+}
 
 /// What the MCP conformance suite's server scenarios call.
 #[plugin(
@@ -411,6 +419,30 @@ impl Conformance {
         ))
     }
 
+    /// Turn `test_dynamic_tool` off, or on again: the tool list changes (scenario
+    /// `server-stateless`, whose listen stream hears `notifications/tools/list_changed`).
+    #[tool(open_world = false)]
+    fn test_trigger_tool_change(&self, ctx: &Context) -> String {
+        let off = !self.tool_off.fetch_xor(true, Ordering::SeqCst);
+        ctx.set_tool_available("test_dynamic_tool", !off);
+        format!("test_dynamic_tool is {}", if off { "off" } else { "on" })
+    }
+
+    /// Turn `test_dynamic_prompt` off, or on again: the prompt list changes (scenario
+    /// `server-stateless`).
+    #[tool(open_world = false)]
+    fn test_trigger_prompt_change(&self, ctx: &Context) -> String {
+        let off = !self.prompt_off.fetch_xor(true, Ordering::SeqCst);
+        ctx.set_prompt_available("test_dynamic_prompt", !off);
+        format!("test_dynamic_prompt is {}", if off { "off" } else { "on" })
+    }
+
+    /// A tool `test_trigger_tool_change` turns off and on.
+    #[tool(read_only, idempotent, open_world = false)]
+    fn test_dynamic_tool() -> String {
+        "still here".to_owned()
+    }
+
     /// Log one `info` message (scenario `server-stateless`): a 2026-07-28 request gets it only
     /// when its own `logLevel` lets `info` through.
     #[tool(read_only, idempotent, open_world = false)]
@@ -516,6 +548,12 @@ impl Conformance {
             "Answer with this context in mind: {}",
             accepted(&answers, "user_context", "context")
         ))
+    }
+
+    /// A prompt `test_trigger_prompt_change` turns off and on.
+    #[prompt(title = "Dynamic prompt")]
+    fn test_dynamic_prompt(&self) -> String {
+        "A prompt that comes and goes.".to_owned()
     }
 
     /// A prompt without arguments (scenario `prompts-get-simple`).
@@ -818,7 +856,7 @@ mod tests {
 
     #[test]
     fn template_data_is_json_naming_the_id() {
-        let text = Conformance.template_data("1\"2".to_owned());
+        let text = Conformance::default().template_data("1\"2".to_owned());
         assert_eq!(
             text,
             r#"{"id":"1\"2","templateTest":true,"data":"Data for ID: 1\"2"}"#

@@ -1,0 +1,256 @@
+//! Tools and prompts a plugin turned off while it runs (`Context::set_tool_available`,
+//! `Context::set_prompt_available`), as the TypeScript SDK's `RegisteredTool.disable()` does.
+//!
+//! The server keeps what is turned off ([`Hidden`]); each generation holds a snapshot of it, in
+//! which a hidden tool is one more excluded name of every URL's tool filter (so it is neither
+//! listed nor callable) and a hidden prompt is neither listed nor got. A change makes the next
+//! generation over the same plugins, and the sessions whose lists changed hear of it as after
+//! any other change ([`super::listeners`]). A plugin may turn off only its own tools and prompts;
+//! what a plugin turned off is on again once the plugin is replaced or removed (hot reload).
+
+use std::{collections::BTreeSet, sync::Arc};
+
+use tokio::sync::mpsc;
+
+use super::ServeState;
+use crate::registry::Registry;
+
+/// What is turned off, by served name.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub(crate) struct Hidden {
+    /// Tools.
+    pub(crate) tools: BTreeSet<String>,
+    /// Prompts.
+    pub(crate) prompts: BTreeSet<String>,
+}
+
+/// What a plugin's contribution is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Kind {
+    /// A tool.
+    Tool,
+    /// A prompt.
+    Prompt,
+}
+
+impl Kind {
+    /// `tool` or `prompt`, as the ABI names them.
+    pub(crate) fn from_name(name: &str) -> Option<Self> {
+        match name {
+            "tool" => Some(Self::Tool),
+            "prompt" => Some(Self::Prompt),
+            _ => None,
+        }
+    }
+}
+
+/// A plugin turning one of its contributions on or off.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Change {
+    /// The plugin asking.
+    pub(crate) plugin: String,
+    /// A tool or a prompt.
+    pub(crate) kind: Kind,
+    /// Its served name.
+    pub(crate) name: String,
+    /// On or off.
+    pub(crate) available: bool,
+}
+
+/// Where changes go: to [`apply_changes`].
+#[derive(Debug, Clone)]
+pub(crate) struct Changes(mpsc::UnboundedSender<Change>);
+
+impl Changes {
+    /// The sending end, and the receiving end [`apply_changes`] reads.
+    pub(crate) fn channel() -> (Self, mpsc::UnboundedReceiver<Change>) {
+        let (sender, receiver) = mpsc::unbounded_channel();
+        (Self(sender), receiver)
+    }
+
+    /// Sends `change`; nothing happens once the server stopped.
+    pub(crate) fn send(&self, change: Change) {
+        let _ = self.0.send(change);
+    }
+}
+
+impl Hidden {
+    /// `self` with `change` applied, if `registry` says the plugin serves what it names;
+    /// otherwise why not.
+    pub(crate) fn with(&self, change: &Change, registry: &Registry) -> Result<Self, String> {
+        let names = match change.kind {
+            Kind::Tool => "tool",
+            Kind::Prompt => "prompt",
+        };
+        if owner(registry, change.kind, &change.name) != Some(change.plugin.as_str()) {
+            return Err(format!(
+                "plugin `{}` cannot turn {} the {names} `{}`: it does not serve it",
+                change.plugin,
+                if change.available { "on" } else { "off" },
+                change.name
+            ));
+        }
+        let mut next = self.clone();
+        let set = match change.kind {
+            Kind::Tool => &mut next.tools,
+            Kind::Prompt => &mut next.prompts,
+        };
+        if change.available {
+            set.remove(&change.name);
+        } else {
+            set.insert(change.name.clone());
+        }
+        Ok(next)
+    }
+}
+
+impl Hidden {
+    /// `self` without what the `plugins` (by name, as `registry` knows them) turned off: a
+    /// plugin replaced or removed starts anew, everything on.
+    pub(crate) fn forgetting(&self, registry: &Registry, plugins: &BTreeSet<String>) -> Self {
+        let kept = |kind: Kind, names: &BTreeSet<String>| {
+            let starts_anew =
+                |name: &String| owner(registry, kind, name).is_some_and(|o| plugins.contains(o));
+            names.iter().filter(|n| !starts_anew(n)).cloned().collect()
+        };
+        Self {
+            tools: kept(Kind::Tool, &self.tools),
+            prompts: kept(Kind::Prompt, &self.prompts),
+        }
+    }
+}
+
+/// The plugin serving the tool or prompt `name`, as `registry` says.
+fn owner<'r>(registry: &'r Registry, kind: Kind, name: &str) -> Option<&'r str> {
+    match kind {
+        Kind::Tool => registry
+            .tools()
+            .iter()
+            .find(|t| t.decl.name == name)
+            .map(|t| t.plugin.as_str()),
+        Kind::Prompt => registry
+            .prompts()
+            .iter()
+            .find(|p| p.decl.name == name)
+            .map(|p| p.plugin.as_str()),
+    }
+}
+
+/// Applies each change the plugins send, until the server stops: a change that turns something
+/// on or off makes the next generation, and the sessions whose lists changed are told.
+pub(crate) async fn apply_changes(
+    state: Arc<ServeState>,
+    mut changes: mpsc::UnboundedReceiver<Change>,
+) {
+    while let Some(change) = changes.recv().await {
+        let old = state.generation();
+        let hidden = state.hidden();
+        let next = match hidden.with(&change, old.registry()) {
+            Ok(next) => next,
+            Err(refused) => {
+                tracing::warn!("{refused}");
+                continue;
+            }
+        };
+        if next == hidden {
+            continue;
+        }
+        state.set_hidden(next.clone());
+        let builder = Arc::clone(old.builder());
+        let generation = Arc::new(old.next(builder, state.toolsets_tool, Arc::new(next)));
+        state.swap(Arc::clone(&generation));
+        let told = state.listeners.announce(
+            &old,
+            &generation,
+            &BTreeSet::new(),
+            state.fallback.as_ref(),
+            &state.bounds,
+        );
+        tracing::info!(
+            plugin = change.plugin,
+            "generation {}: {} `{}` turned {}; {told} session(s) told their lists changed",
+            generation.info().number,
+            if change.kind == Kind::Tool {
+                "tool"
+            } else {
+                "prompt"
+            },
+            change.name,
+            if change.available { "on" } else { "off" },
+        );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use plugin_manifest::Manifest;
+
+    use super::*;
+    use crate::discovery::DiscoveredPlugin;
+
+    /// Two plugins: `a` with the tool `ta` and the prompt `pa`, `b` with the tool `tb`.
+    fn registry() -> Registry {
+        let plugin = |json: &str, file: &str| {
+            DiscoveredPlugin::library(file, Manifest::from_json(json).unwrap())
+        };
+        Registry::new(vec![
+            plugin(
+                r#"{"abi": "0.1.0", "name": "a", "version": "1", "toolsets": [{"name": "a"}],
+                    "tools": [{"name": "ta", "toolset": "a"}],
+                    "prompts": [{"name": "pa", "toolset": "a"}]}"#,
+                "liba.so",
+            ),
+            plugin(
+                r#"{"abi": "0.1.0", "name": "b", "version": "1", "toolsets": [{"name": "b"}],
+                    "tools": [{"name": "tb", "toolset": "b"}]}"#,
+                "libb.so",
+            ),
+        ])
+    }
+
+    fn change(plugin: &str, kind: Kind, name: &str, available: bool) -> Change {
+        Change {
+            plugin: plugin.to_owned(),
+            kind,
+            name: name.to_owned(),
+            available,
+        }
+    }
+
+    #[test]
+    fn a_plugin_turns_its_own_tools_and_prompts_off_and_on_and_nobody_elses() {
+        let registry = registry();
+        let off = Hidden::default()
+            .with(&change("a", Kind::Tool, "ta", false), &registry)
+            .and_then(|h| h.with(&change("a", Kind::Prompt, "pa", false), &registry))
+            .unwrap();
+        assert!(off.tools.contains("ta") && off.prompts.contains("pa"));
+        let on = off
+            .with(&change("a", Kind::Tool, "ta", true), &registry)
+            .unwrap();
+        assert!(on.tools.is_empty() && on.prompts.contains("pa"));
+        let refused = off
+            .with(&change("a", Kind::Tool, "tb", false), &registry)
+            .unwrap_err();
+        assert_eq!(
+            refused,
+            "plugin `a` cannot turn off the tool `tb`: it does not serve it"
+        );
+        assert!(
+            off.with(&change("a", Kind::Prompt, "ta", false), &registry)
+                .is_err()
+        );
+    }
+
+    #[test]
+    fn a_plugin_starting_anew_has_everything_on() {
+        let registry = registry();
+        let hidden = Hidden {
+            tools: BTreeSet::from(["ta".to_owned(), "tb".to_owned()]),
+            prompts: BTreeSet::from(["pa".to_owned()]),
+        };
+        let after = hidden.forgetting(&registry, &BTreeSet::from(["a".to_owned()]));
+        assert_eq!(after.tools, BTreeSet::from(["tb".to_owned()]));
+        assert!(after.prompts.is_empty());
+    }
+}
