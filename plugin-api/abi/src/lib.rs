@@ -217,11 +217,14 @@ pub trait HostContext: Clone + Send + Sync {
     /// to every session subscribed to it (`resources/subscribe`), whichever request this
     /// context came with. Returns at once; the sending happens on the host's side. Added
     /// after the first release: on a host without it, the default does nothing.
-    // `last_prefix_field` stays here for the life of ABI 0.1: methods appended below are
-    // optional in the vtable (abi_stable calls their default body when a host built before them
-    // hands a vtable without them), while moving the attribute changes the prefix's length,
-    // which abi_stable's layout check refuses (`MismatchedPrefixSize`) for every library built
-    // before the move.
+    // `last_prefix_field` stays here: methods appended below are optional in the vtable
+    // (abi_stable calls their default body when a host built before them hands a vtable without
+    // them), while moving the attribute changes the prefix's length, which abi_stable's layout
+    // check refuses (`MismatchedPrefixSize`) for every library built before the move. The other
+    // way does not hold: a host whose `HostContext` has more methods than a plugin's is refused
+    // by that check ("too many fields"), so appending one is a new minor version of this crate
+    // (0.1 had up to `session`; 0.2 adds `caller_name` to `set_available`), and discovery
+    // refuses a plugin of another minor version by its manifest, naming both versions.
     #[sabi(last_prefix_field)]
     fn resource_updated(&self, uri: RString) {
         drop(uri);

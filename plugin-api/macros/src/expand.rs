@@ -150,9 +150,9 @@ pub(crate) fn plugin(args: PluginArgs, mut item: ItemImpl) -> syn::Result<TokenS
         )
         .collect();
     let mut manifest = Manifest {
-        // Every crate of the workspace has the workspace's version, and plugin-api depends on
-        // this crate and on plugin-abi at exactly that version: this crate's version is the ABI's.
-        abi: env!("CARGO_PKG_VERSION").to_owned(),
+        // plugin-api depends on this crate and on plugin-abi at exactly these versions: the ABI
+        // this crate's code is generated for is the one it is built with.
+        abi: plugin_abi::VERSION.to_owned(),
         name: name.clone(),
         version,
         description,
