@@ -373,20 +373,15 @@ impl Conformance {
     /// `input-required-result-multi-round`).
     #[tool(read_only, open_world = false)]
     async fn test_input_required_result_multi_round(ctx: Context) -> Result<String, ToolError> {
-        let name = ctx
-            .ask(Inputs::new().elicit("step1", ask_name("Step 1: What is your name?")))
-            .await?;
-        let colour = ctx
-            .ask(Inputs::new().elicit(
-                "step2",
-                ask_for("Step 2: What is your favorite color?", "color", "string"),
-            ))
-            .await?;
-        Ok(format!(
-            "{} likes {}",
-            accepted(&name, "step1", "name"),
-            accepted(&colour, "step2", "color")
-        ))
+        let name = ask_field(&ctx, "step1", "Step 1: What is your name?", "name").await?;
+        let colour = ask_field(
+            &ctx,
+            "step2",
+            "Step 2: What is your favorite color?",
+            "color",
+        )
+        .await?;
+        Ok(format!("{name} likes {colour}"))
     }
 
     /// Ask for a confirmation; a tampered `requestState` is refused by the host before this
@@ -538,16 +533,14 @@ impl Conformance {
     /// `input-required-result-non-tool-request`).
     #[prompt(title = "Prompt asking for input")]
     async fn test_input_required_result_prompt(&self, ctx: Context) -> Result<String, ToolError> {
-        let answers = ctx
-            .ask(Inputs::new().elicit(
-                "user_context",
-                ask_for("What context should the prompt use?", "context", "string"),
-            ))
-            .await?;
-        Ok(format!(
-            "Answer with this context in mind: {}",
-            accepted(&answers, "user_context", "context")
-        ))
+        let context = ask_field(
+            &ctx,
+            "user_context",
+            "What context should the prompt use?",
+            "context",
+        )
+        .await?;
+        Ok(format!("Answer with this context in mind: {context}"))
     }
 
     /// A prompt `test_trigger_prompt_change` turns off and on.
@@ -768,6 +761,20 @@ fn ask_for(message: &str, field: &str, kind: &str) -> Value {
             "required": [field]
         }
     })
+}
+
+/// Asks the user, under `key`, for one text `field` with `message`: the field they gave, or
+/// `nobody` when they declined.
+async fn ask_field(
+    ctx: &Context,
+    key: &str,
+    message: &str,
+    field: &str,
+) -> Result<String, ToolError> {
+    let answers = ctx
+        .ask(Inputs::new().elicit(key, ask_for(message, field, "string")))
+        .await?;
+    Ok(accepted(&answers, key, field))
 }
 
 /// `elicitation/create` params asking for a name with `message`.
