@@ -143,6 +143,7 @@ pub(crate) async fn apply_changes(
     mut changes: mpsc::UnboundedReceiver<Change>,
 ) {
     while let Some(change) = changes.recv().await {
+        let _changing = state.changing.lock().await;
         let old = state.generation();
         let hidden = state.hidden();
         let next = match hidden.with(&change, old.registry()) {

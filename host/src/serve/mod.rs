@@ -352,6 +352,9 @@ pub(crate) struct ServeState {
     availability: availability::Changes,
     /// What plugins turned off; each generation holds a snapshot.
     hidden: std::sync::Mutex<availability::Hidden>,
+    /// Held while a new generation is made from the current one (a scan, a plugin turning
+    /// something off), so that one never builds on a generation another replaced meanwhile.
+    changing: tokio::sync::Mutex<()>,
     /// Seals the state of 2026-07-28 input-required results.
     sealer: rounds::Sealer,
     /// The calls run as tasks (the tasks extension), server-wide: a task outlives the request,
@@ -427,6 +430,7 @@ impl ServeState {
             current: ArcSwap::from_pointee(Generation::first(builder, args.toolsets_tool)),
             availability,
             hidden: std::sync::Mutex::default(),
+            changing: tokio::sync::Mutex::default(),
             fallback: args.fallback.clone(),
             bounds: args.tool_bounds.clone(),
             toolsets_tool: args.toolsets_tool,

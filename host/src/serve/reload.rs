@@ -107,6 +107,9 @@ pub(crate) async fn apply(
     found: &Discovery,
     relisted: &BTreeSet<String>,
 ) -> Option<Arc<Generation>> {
+    // One change of generation at a time: a scan and a plugin turning something off each build
+    // on the generation before theirs.
+    let _changing = state.changing.lock().await;
     let old = state.generation();
     let registry = Arc::new(Registry::new(found.plugins.clone()));
     let changes = Changes::between(old.registry(), &registry, relisted);
