@@ -266,5 +266,6 @@ mod tests {
             new_key(&path, &new("a", &["a"])).is_err(),
             "a broken file is left alone"
         );
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), "[[keys]");
     }
 }

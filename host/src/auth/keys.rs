@@ -128,14 +128,15 @@ impl KeySet {
             format,
             reason,
         };
-        let root: Value = if is_json(path, text) {
+        let json = is_json(path, text);
+        let format = if json { "JSON" } else { "TOML" };
+        let root: Value = if json {
             serde_json::from_str(text).map_err(|e| syntax("JSON", e.to_string()))?
         } else {
             let table: toml::Table =
                 toml::from_str(text).map_err(|e| syntax("TOML", e.to_string()))?;
             serde_json::to_value(table).map_err(|e| syntax("TOML", e.to_string()))?
         };
-        let format = if is_json(path, text) { "JSON" } else { "TOML" };
         let written = match root.get("keys") {
             None if root.as_object().is_some_and(serde_json::Map::is_empty) => Vec::new(),
             None => return Err(syntax(format, "it has no `keys` list".to_owned())),

@@ -40,7 +40,7 @@ pub use extensions::{
 
 use crate::{
     discovery::DiscoveredPlugin,
-    selection::{ActiveSet, Declared},
+    selection::{ActiveSet, Declared, Resolution},
 };
 
 /// Every contribution of the discovered plugins.
@@ -327,6 +327,17 @@ impl Registry {
     /// first of each name only.
     pub fn served_tools(&self, active: &ActiveSet) -> Vec<&ToolEntry> {
         served(&self.tools, active)
+    }
+
+    /// The statically declared tools `resolution` shows, as their extensions leave them: those
+    /// of its active set that its filter lets through (by name and read-only annotation).
+    pub fn shown_tools(&self, resolution: &Resolution) -> Vec<ToolDecl> {
+        let filter = &resolution.filter;
+        self.served_tools(&resolution.active)
+            .into_iter()
+            .map(|t| self.extensions().apply_to(&t.decl))
+            .filter(|t| filter.allows(&t.name, t.annotations.read_only == Some(true)))
+            .collect()
     }
 
     /// Every declared resource, in load then declaration order (shadowed ones too).

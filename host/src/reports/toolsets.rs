@@ -130,12 +130,10 @@ impl ToolsetsReport {
 fn served_tools(registry: &Registry, resolution: &Resolution, toolsets_tool: bool) -> Vec<String> {
     let filter = &resolution.filter;
     let mut tools: Vec<String> = registry
-        .served_tools(&resolution.active)
+        .shown_tools(resolution)
         .into_iter()
-        .filter(|t| !(toolsets_tool && t.decl.name == TOOLSETS_TOOL))
-        .map(|t| registry.extensions().apply_to(&t.decl))
-        .filter(|t| filter.allows(&t.name, t.annotations.read_only == Some(true)))
         .map(|t| t.name)
+        .filter(|name| !(toolsets_tool && name == TOOLSETS_TOOL))
         .collect();
     if toolsets_tool && filter.allows(TOOLSETS_TOOL, true) {
         tools.push(TOOLSETS_TOOL.to_owned());

@@ -36,10 +36,16 @@ pub(crate) enum Kind {
 impl Kind {
     /// `tool` or `prompt`, as the ABI names them.
     pub(crate) fn from_name(name: &str) -> Option<Self> {
-        match name {
-            "tool" => Some(Self::Tool),
-            "prompt" => Some(Self::Prompt),
-            _ => None,
+        [Self::Tool, Self::Prompt]
+            .into_iter()
+            .find(|kind| kind.name() == name)
+    }
+
+    /// Its name: `tool` or `prompt`.
+    pub(crate) fn name(self) -> &'static str {
+        match self {
+            Self::Tool => "tool",
+            Self::Prompt => "prompt",
         }
     }
 }
@@ -78,10 +84,7 @@ impl Hidden {
     /// `self` with `change` applied, if `registry` says the plugin serves what it names;
     /// otherwise why not.
     pub(crate) fn with(&self, change: &Change, registry: &Registry) -> Result<Self, String> {
-        let names = match change.kind {
-            Kind::Tool => "tool",
-            Kind::Prompt => "prompt",
-        };
+        let names = change.kind.name();
         if owner(registry, change.kind, &change.name) != Some(change.plugin.as_str()) {
             return Err(format!(
                 "plugin `{}` cannot turn {} the {names} `{}`: it does not serve it",
@@ -102,9 +105,7 @@ impl Hidden {
         }
         Ok(next)
     }
-}
 
-impl Hidden {
     /// `self` without what the `plugins` (by name, as `registry` knows them) turned off: a
     /// plugin replaced or removed starts anew, everything on.
     pub(crate) fn forgetting(&self, registry: &Registry, plugins: &BTreeSet<String>) -> Self {
@@ -145,7 +146,7 @@ pub(crate) async fn apply_changes(
     while let Some(change) = changes.recv().await {
         let _changing = state.changing.lock().await;
         let old = state.generation();
-        let hidden = state.hidden();
+        let hidden = old.hidden();
         let next = match hidden.with(&change, old.registry()) {
             Ok(next) => next,
             Err(refused) => {
@@ -153,29 +154,16 @@ pub(crate) async fn apply_changes(
                 continue;
             }
         };
-        if next == hidden {
+        if next == **hidden {
             continue;
         }
-        state.set_hidden(next.clone());
-        let builder = Arc::clone(old.builder());
-        let generation = Arc::new(old.next(builder, state.toolsets_tool, Arc::new(next)));
-        state.swap(Arc::clone(&generation));
-        let told = state.listeners.announce(
-            &old,
-            &generation,
-            &BTreeSet::new(),
-            state.fallback.as_ref(),
-            &state.bounds,
-        );
+        let generation = state.advance(&old, Arc::clone(old.builder()), next);
+        let told = state.announce(&old, &generation, &BTreeSet::new());
         tracing::info!(
             plugin = change.plugin,
             "generation {}: {} `{}` turned {}; {told} session(s) told their lists changed",
             generation.info().number,
-            if change.kind == Kind::Tool {
-                "tool"
-            } else {
-                "prompt"
-            },
+            change.kind.name(),
             change.name,
             if change.available { "on" } else { "off" },
         );

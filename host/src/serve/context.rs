@@ -245,22 +245,25 @@ pub(crate) struct CallContext {
 
 impl CallContext {
     /// The context of the call `request` makes, on the session whose level is `level`, with
-    /// the request's selection; and the receiving end [`run`] drains.
-    fn new(
-        request: &RequestContext<RoleServer>,
-        level: &SessionLevel,
-        resolution: &Arc<Resolution>,
-        updates: &Updates,
-        caller: Option<Caller>,
-        client: &ClientRequests,
-        availability: Option<(availability::Changes, Arc<str>)>,
-    ) -> (Self, mpsc::UnboundedReceiver<Event>) {
+    /// the request's selection; and the receiving end [`Call::run`] drains.
+    fn new(call: Call<'_>) -> (Self, mpsc::UnboundedReceiver<Event>) {
+        let Call {
+            request,
+            level,
+            resolution,
+            updates,
+            client,
+            caller,
+            availability,
+            plugin,
+        } = call;
+        let availability = availability.zip(plugin);
         let round = client.round.clone();
         let (events, receiver) = mpsc::unbounded_channel();
-        let session = session_of(request);
+        let mut session = session_of(request);
+        let in_task = task_input(request).is_some();
         let mut resolution = Arc::clone(resolution);
         let mut capabilities = request.client_capabilities();
-        let mut session = session;
         let tells_parent = caller.is_some();
         let mut identity = request
             .extensions
@@ -293,10 +296,7 @@ impl CallContext {
             // Under 2026-07-28 requests are answered by rounds; a task's wait in its
             // `inputRequests`, with or without a session; an isolated plugin's go to its parent,
             // which knows whether it runs a task.
-            no_requests: (session.is_none()
-                && round.is_none()
-                && task_input(request).is_none()
-                && !tells_parent)
+            no_requests: (session.is_none() && round.is_none() && !in_task && !tells_parent)
                 .then_some(NO_SESSION),
             undeclared: Arc::default(),
             session,
@@ -305,7 +305,7 @@ impl CallContext {
             round,
             requests_made: Arc::default(),
             becomes_task: client.becomes_task,
-            in_task: task_input(request).is_some(),
+            in_task,
             availability,
         };
         (context, receiver)
@@ -565,20 +565,10 @@ impl HostContext for CallContext {
     }
 
     fn ask(&self, requests_json: RString) -> FfiFuture<RResult<RString, FfiError>> {
-        let requests: Result<serde_json::Map<String, Value>, _> =
-            serde_json::from_str(&requests_json);
-        let requests = match requests {
-            Ok(requests) => requests
-                .into_iter()
-                .map(|(key, request)| {
-                    let method = request["method"].as_str().unwrap_or_default().to_owned();
-                    let params = request.get("params").cloned().unwrap_or_default();
-                    (key, method, params.to_string())
-                })
-                .collect(),
-            Err(e) => return failed(format!("the requests to ask are not a JSON object: {e}")),
-        };
-        self.send(requests)
+        match plugin_abi::keyed_requests(&requests_json) {
+            Ok(requests) => self.send(requests),
+            Err(message) => failed(message),
+        }
     }
 
     fn active_toolsets(&self) -> RVec<RString> {
@@ -671,83 +661,60 @@ impl Call<'_> {
         self,
         call: impl FnOnce(HostContextBox) -> F,
     ) -> Option<Finished<F::Output>> {
-        run(self, call).await
-    }
-}
-
-async fn run<F: Future>(
-    Call {
-        request,
-        level,
-        resolution,
-        updates,
-        client,
-        caller,
-        availability,
-        plugin,
-    }: Call<'_>,
-    call: impl FnOnce(HostContextBox) -> F,
-) -> Option<Finished<F::Output>> {
-    let availability = availability.zip(plugin);
-    let (context, mut events) = CallContext::new(
-        request,
-        level,
-        resolution,
-        updates,
-        caller,
-        &client,
-        availability,
-    );
-    let undeclared = Arc::clone(&context.undeclared);
-    let route = match task_input(request) {
-        Some(task) => Route::Task(task, client.round.as_deref()),
-        None if context.tells_parent => Route::Parent,
-        None => Route::Client,
-    };
-    let peer = &request.peer;
-    let mut plugin = pin!(call(HostContextBox::from_ptr(
-        RArc::new(context),
-        TD_Opaque
-    )));
-    let mut asked = FuturesUnordered::new();
-    let outcome = loop {
-        tokio::select! {
-            biased;
-            () = request.ct.cancelled() => return None,
-            outcome = &mut plugin => break Ok(outcome),
-            Some(event) = events.recv() => match event {
-                Event::Ask { requests, reply } => {
-                    let gathered = client.gathered.as_deref();
-                    let asked_all = ask_all(peer, requests, client.timeout, reply, route, gathered);
-                    asked.push(asked_all.boxed());
-                }
-                Event::InputRequired(missing) => break Err(Interrupted::NeedsInput(missing)),
-                Event::BecomesTask => break Err(Interrupted::BecomesTask),
-                Event::AskParentForTask(told) => {
-                    asked.push(ask_parent_for_task(peer, client.timeout, told).boxed());
-                }
-                other => notify(peer, other).await,
-            },
-            Some(()) = asked.next(), if !asked.is_empty() => {}
+        let (request, timeout) = (self.request, self.client.timeout);
+        let (round, gathered) = (self.client.round.clone(), self.client.gathered.clone());
+        let (context, mut events) = CallContext::new(self);
+        let undeclared = Arc::clone(&context.undeclared);
+        let route = match task_input(request) {
+            Some(task) => Route::Task(task, round.as_deref()),
+            None if context.tells_parent => Route::Parent,
+            None => Route::Client,
+        };
+        let peer = &request.peer;
+        let mut plugin = pin!(call(HostContextBox::from_ptr(
+            RArc::new(context),
+            TD_Opaque
+        )));
+        let mut asked = FuturesUnordered::new();
+        let outcome = loop {
+            tokio::select! {
+                biased;
+                () = request.ct.cancelled() => return None,
+                outcome = &mut plugin => break Ok(outcome),
+                Some(event) = events.recv() => match event {
+                    Event::Ask { requests, reply } => {
+                        let gathered = gathered.as_deref();
+                        let asked_all = ask_all(peer, requests, timeout, reply, route, gathered);
+                        asked.push(asked_all.boxed());
+                    }
+                    Event::InputRequired(missing) => break Err(Interrupted::NeedsInput(missing)),
+                    Event::BecomesTask => break Err(Interrupted::BecomesTask),
+                    Event::AskParentForTask(told) => {
+                        asked.push(ask_parent_for_task(peer, timeout, told).boxed());
+                    }
+                    other => notify(peer, other).await,
+                },
+                Some(()) = asked.next(), if !asked.is_empty() => {}
+            }
+        };
+        // What the tool sent before it finished goes out before its answer; later sends fail.
+        events.close();
+        while let Ok(event) = events.try_recv() {
+            if matches!(
+                event,
+                Event::Log(_)
+                    | Event::Progress(_)
+                    | Event::ResourceUpdated(_)
+                    | Event::SetAvailableOnParent { .. }
+            ) {
+                notify(peer, event).await;
+            }
         }
-    };
-    // What the tool sent before it finished goes out before its answer; later sends fail.
-    events.close();
-    while let Ok(event) = events.try_recv() {
-        if matches!(
-            event,
-            Event::Log(_)
-                | Event::Progress(_)
-                | Event::ResourceUpdated(_)
-                | Event::SetAvailableOnParent { .. }
-        ) {
-            notify(peer, event).await;
-        }
+        Some(Finished {
+            outcome,
+            undeclared: undeclared.get().copied(),
+        })
     }
-    Some(Finished {
-        outcome,
-        undeclared: undeclared.get().copied(),
-    })
 }
 
 /// Where the requests of a call run as a task go ([`super::tasks`]), if it is one.

@@ -96,6 +96,11 @@ impl Generation {
         &self.builder
     }
 
+    /// The tools and prompts plugins turned off when it was made.
+    pub(crate) fn hidden(&self) -> &Arc<Hidden> {
+        &self.hidden
+    }
+
     /// Whether a plugin turned the prompt `name` off.
     pub(crate) fn hides_prompt(&self, name: &str) -> bool {
         self.hidden.prompts.contains(name)

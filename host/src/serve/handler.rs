@@ -232,26 +232,36 @@ impl Handler {
         resolution: &'a Arc<Resolution>,
         round: &Option<(Arc<Round>, Binding)>,
     ) -> Call<'a> {
-        // In an isolated plugin's child, the request the parent made.
-        let caller = self
-            .state
-            .for_parent
-            .then(|| crate::isolation::wire::caller_of(&context.meta))
-            .flatten();
         Call {
             request: context,
             level: &self.level,
             resolution,
             updates: &self.state.updates,
-            client: ClientRequests {
-                timeout: self.state.limits.client_request_timeout,
-                round: round.as_ref().map(|(round, _)| Arc::clone(round)),
-                becomes_task: false,
-                gathered: None,
-            },
-            caller,
+            client: self.client_requests(round.as_ref().map(|(round, _)| Arc::clone(round))),
+            caller: self.parent_caller(context),
             availability: Some(self.state.availability.clone()),
             plugin: None,
+        }
+    }
+
+    /// In an isolated plugin's child, the request the parent made.
+    fn parent_caller(
+        &self,
+        context: &RequestContext<RoleServer>,
+    ) -> Option<crate::isolation::wire::Caller> {
+        self.state
+            .for_parent
+            .then(|| crate::isolation::wire::caller_of(&context.meta))
+            .flatten()
+    }
+
+    /// How a call's requests to the client are served, answered from `round` when it has one.
+    fn client_requests(&self, round: Option<Arc<Round>>) -> ClientRequests {
+        ClientRequests {
+            timeout: self.state.limits.client_request_timeout,
+            round,
+            becomes_task: false,
+            gathered: None,
         }
     }
 
@@ -420,15 +430,11 @@ impl Handler {
         // The request ends now; the call ends with the task.
         request.ct = CancellationToken::new();
         let (level, resolution) = (self.level.clone(), Arc::clone(resolution));
-        let (updates, timeout) = (
-            self.state.updates.clone(),
-            self.state.limits.client_request_timeout,
-        );
-        let caller = self
-            .state
-            .for_parent
-            .then(|| crate::isolation::wire::caller_of(&context.meta))
-            .flatten();
+        let updates = self.state.updates.clone();
+        // A task's requests wait in its `inputRequests`, unless the round it started from has
+        // their answers.
+        let client = self.client_requests(gathered);
+        let caller = self.parent_caller(context);
         let name = tool.decl.name.clone();
         let (availability, plugin) = (
             self.state.availability.clone(),
@@ -440,19 +446,12 @@ impl Handler {
             .spawn(owner(context), &name.clone(), move |task| {
                 request.extensions.insert(tasks::Input::new(task.clone()));
                 Box::pin(async move {
-                    // A task's requests wait in its `inputRequests`, unless the round it
-                    // started from has their answers.
                     let run = Call {
                         request: &request,
                         level: &level,
                         resolution: &resolution,
                         updates: &updates,
-                        client: ClientRequests {
-                            timeout,
-                            round: gathered,
-                            becomes_task: false,
-                            gathered: None,
-                        },
+                        client,
                         caller,
                         availability: Some(availability),
                         plugin: Some(plugin),

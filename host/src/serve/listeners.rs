@@ -239,13 +239,7 @@ impl Served {
     /// `hidden` says which prompts their plugins turned off.
     fn of(registry: &Registry, resolution: &Resolution, hidden: impl Fn(&str) -> bool) -> Self {
         let active = &resolution.active;
-        let filter = &resolution.filter;
-        let tools: Vec<_> = registry
-            .served_tools(active)
-            .into_iter()
-            .map(|t| registry.extensions().apply_to(&t.decl))
-            .filter(|t| filter.allows(&t.name, t.annotations.read_only == Some(true)))
-            .collect();
+        let tools = registry.shown_tools(resolution);
         let mut tool_plugins: BTreeSet<String> = registry
             .tool_plugins_for(active)
             .iter()

@@ -350,8 +350,6 @@ pub(crate) struct ServeState {
     sessions: bool,
     /// Where plugins turn their tools and prompts on and off ([`availability`]).
     availability: availability::Changes,
-    /// What plugins turned off; each generation holds a snapshot.
-    hidden: std::sync::Mutex<availability::Hidden>,
     /// Held while a new generation is made from the current one (a scan, a plugin turning
     /// something off), so that one never builds on a generation another replaced meanwhile.
     changing: tokio::sync::Mutex<()>,
@@ -429,7 +427,6 @@ impl ServeState {
         let state = Self {
             current: ArcSwap::from_pointee(Generation::first(builder, args.toolsets_tool)),
             availability,
-            hidden: std::sync::Mutex::default(),
             changing: tokio::sync::Mutex::default(),
             fallback: args.fallback.clone(),
             bounds: args.tool_bounds.clone(),
@@ -454,20 +451,29 @@ impl ServeState {
         (state, receiver, changes)
     }
 
-    /// What plugins turned off, now.
-    pub(crate) fn hidden(&self) -> availability::Hidden {
-        self.hidden
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .clone()
+    /// Makes the generation after `old`, over `builder` with what plugins turned off, the
+    /// current one.
+    fn advance(
+        &self,
+        old: &Generation,
+        builder: Arc<Builder>,
+        hidden: availability::Hidden,
+    ) -> Arc<Generation> {
+        let next = Arc::new(old.next(builder, self.toolsets_tool, Arc::new(hidden)));
+        self.swap(Arc::clone(&next));
+        next
     }
 
-    /// Records what plugins turned off, for the generations to come.
-    pub(crate) fn set_hidden(&self, hidden: availability::Hidden) {
-        *self
-            .hidden
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner) = hidden;
+    /// Tells the sessions whose lists differ from `old` to `next` (`code` naming the plugins
+    /// whose code may differ); how many were told.
+    fn announce(
+        &self,
+        old: &Generation,
+        next: &Generation,
+        code: &std::collections::BTreeSet<String>,
+    ) -> usize {
+        self.listeners
+            .announce(old, next, code, self.fallback.as_ref(), &self.bounds)
     }
 
     /// The current generation: a request takes it once and is served from it to its end.

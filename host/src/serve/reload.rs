@@ -120,19 +120,10 @@ pub(crate) async fn apply(
     let builder = Arc::new(old.builder().next(registry, &changes.replaced));
     // A plugin replaced or removed starts anew: what it turned off is on again.
     let starting_anew = changes.replaced.union(&changes.removed).cloned().collect();
-    let hidden = state.hidden().forgetting(old.registry(), &starting_anew);
-    state.set_hidden(hidden.clone());
-    let hidden = Arc::new(hidden);
-    let next = Arc::new(old.next(builder, state.toolsets_tool, hidden));
-    state.swap(Arc::clone(&next));
+    let hidden = old.hidden().forgetting(old.registry(), &starting_anew);
+    let next = state.advance(&old, builder, hidden);
     reopen_relisted(&old, &next, relisted).await;
-    let told = state.listeners.announce(
-        &old,
-        &next,
-        &changes.code(),
-        state.fallback.as_ref(),
-        &state.bounds,
-    );
+    let told = state.announce(&old, &next, &changes.code());
     tracing::info!(
         "generation {}: {changes}; {told} of {} session(s) told their lists changed",
         next.info().number,

@@ -257,23 +257,17 @@ pub trait HostContext: Clone + Send + Sync {
     /// and all the requests go out in one round. Appended after `caller_scopes`: on a host
     /// without it, the default sends each request through `request`.
     fn ask(&self, requests_json: RString) -> FfiFuture<RResult<RString, FfiError>> {
-        let requests: serde_json::Map<String, serde_json::Value> =
-            match serde_json::from_str(&requests_json) {
-                Ok(requests) => requests,
-                Err(e) => {
-                    let error = FfiError::new(
-                        ErrorKind::Tool,
-                        format!("the requests to ask are not a JSON object: {e}"),
-                    );
-                    return async move { RResult::RErr(error) }.into_ffi();
-                }
-            };
+        let requests = match keyed_requests(&requests_json) {
+            Ok(requests) => requests,
+            Err(message) => {
+                let error = FfiError::new(ErrorKind::Tool, message);
+                return async move { RResult::RErr(error) }.into_ffi();
+            }
+        };
         let sent: Vec<_> = requests
             .into_iter()
-            .map(|(key, request)| {
-                let method = request["method"].as_str().unwrap_or_default().to_owned();
-                let params = request.get("params").cloned().unwrap_or_default();
-                let answer = self.request(RStr::from(method.as_str()), params.to_string().into());
+            .map(|(key, method, params)| {
+                let answer = self.request(RStr::from(method.as_str()), params.into());
                 (key, answer)
             })
             .collect();
@@ -309,6 +303,21 @@ pub trait HostContext: Clone + Send + Sync {
     fn set_available(&self, kind: RStr<'_>, name: RStr<'_>, available: bool) {
         let _ = (kind, name, available);
     }
+}
+
+/// The keyed requests of [`HostContext::ask`]'s JSON (`{key: {"method": ..., "params": ...}}`)
+/// as (key, method, params JSON), or why they do not read.
+pub fn keyed_requests(json: &str) -> Result<Vec<(String, String, String)>, String> {
+    let requests: serde_json::Map<String, serde_json::Value> = serde_json::from_str(json)
+        .map_err(|e| format!("the requests to ask are not a JSON object: {e}"))?;
+    Ok(requests
+        .into_iter()
+        .map(|(key, request)| {
+            let method = request["method"].as_str().unwrap_or_default().to_owned();
+            let params = request.get("params").cloned().unwrap_or_default();
+            (key, method, params.to_string())
+        })
+        .collect())
 }
 
 /// A host context behind the ABI; cloning shares it.

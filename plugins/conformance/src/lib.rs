@@ -304,26 +304,14 @@ impl Conformance {
     /// `-missing-input-response`, `-result-type`, `-ignore-extra-params`, `-validate-input`).
     #[tool(read_only, open_world = false)]
     async fn test_input_required_result_elicitation(ctx: Context) -> Result<String, ToolError> {
-        let answers = ctx
-            .ask(Inputs::new().elicit("user_name", ask_name("What is your name?")))
-            .await?;
-        Ok(format!(
-            "Hello, {}!",
-            accepted(&answers, "user_name", "name")
-        ))
+        greet_by_name(&ctx).await
     }
 
     /// Ask the client's model a question and tell its answer (scenario
     /// `input-required-result-basic-sampling`).
     #[tool(read_only, open_world = false)]
     async fn test_input_required_result_sampling(ctx: Context) -> Result<String, ToolError> {
-        let answers = ctx
-            .ask(Inputs::new().sample("capital_question", capital_question()))
-            .await?;
-        Ok(format!(
-            "The model said: {}",
-            sampled(&answers, "capital_question")
-        ))
+        ask_the_capital(&ctx).await
     }
 
     /// Ask for the client's roots and name them (scenario
@@ -397,21 +385,9 @@ impl Conformance {
     #[tool(read_only, open_world = false)]
     async fn test_input_required_result_capabilities(ctx: Context) -> Result<String, ToolError> {
         if ctx.client_capabilities().get("elicitation").is_some() {
-            let answers = ctx
-                .ask(Inputs::new().elicit("user_name", ask_name("What is your name?")))
-                .await?;
-            return Ok(format!(
-                "Hello, {}!",
-                accepted(&answers, "user_name", "name")
-            ));
+            return greet_by_name(&ctx).await;
         }
-        let answers = ctx
-            .ask(Inputs::new().sample("capital_question", capital_question()))
-            .await?;
-        Ok(format!(
-            "The model said: {}",
-            sampled(&answers, "capital_question")
-        ))
+        ask_the_capital(&ctx).await
     }
 
     /// Turn `test_dynamic_tool` off, or on again: the tool list changes (scenario
@@ -669,14 +645,9 @@ impl Conformance {
     /// (scenario `tasks-mrtr-composition`).
     #[tool(read_only, open_world = false, task = "required", input_first)]
     async fn test_tool_with_task(ctx: Context) -> Result<String, ToolError> {
-        let answers = ctx
-            .ask(Inputs::new().elicit("user_name", ask_name("What is your name?")))
-            .await?;
+        let name = ask_field(&ctx, "user_name", "What is your name?", "name").await?;
         ctx.run_as_task().await;
-        Ok(format!(
-            "Hello, {}!",
-            accepted(&answers, "user_name", "name")
-        ))
+        Ok(format!("Hello, {name}!"))
     }
 
     /// Ask the user to confirm deleting `filename` (scenario `tasks-mrtr-input`): as a task,
@@ -761,6 +732,23 @@ fn ask_for(message: &str, field: &str, kind: &str) -> Value {
             "required": [field]
         }
     })
+}
+
+/// Asks the user's name (`user_name`) and greets them.
+async fn greet_by_name(ctx: &Context) -> Result<String, ToolError> {
+    let name = ask_field(ctx, "user_name", "What is your name?", "name").await?;
+    Ok(format!("Hello, {name}!"))
+}
+
+/// Asks the client's model the capital of France (`capital_question`) and tells its answer.
+async fn ask_the_capital(ctx: &Context) -> Result<String, ToolError> {
+    let answers = ctx
+        .ask(Inputs::new().sample("capital_question", capital_question()))
+        .await?;
+    Ok(format!(
+        "The model said: {}",
+        sampled(&answers, "capital_question")
+    ))
 }
 
 /// Asks the user, under `key`, for one text `field` with `message`: the field they gave, or
