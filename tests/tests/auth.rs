@@ -3,8 +3,8 @@
 //!
 //! Covered: a non-loopback bind without authentication refuses to start naming the flags;
 //! `keys new` and `keys list`; a key valid, wrong, missing, expired, bounded to its toolsets and
-//! read-only, and the keys file changing under a running server; `/healthz` open, `/toolsets`
-//! for the caller; a session id presented by another caller gets 404; plugins see the caller;
+//! read-only, and the keys file changing under a running server; `/healthz` open and naming no
+//! plugin, `/toolsets` and `/contributions` for the caller; a session id presented by another caller gets 404; plugins see the caller;
 //! an audit line per call. With a JWKS this test serves from keys it generates (the
 //! [`issuer`]): a valid token (ES256 and EdDSA), expired, not yet valid, wrong issuer, wrong
 //! audience, bad signature, `alg: none`, HMAC signed with the public key, an unknown key id then
@@ -315,6 +315,85 @@ async fn a_caller_learns_nothing_of_processes_outside_its_bound() {
     assert_eq!(seen["processes"][0]["plugin"], "sandboxes", "{seen}");
     let hidden = report(alice.clone()).await;
     assert_eq!(hidden.get("processes"), None, "{hidden}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn reports_name_only_plugins_inside_the_bound_and_healthz_names_none() {
+    let (_dir, host, url, _, keys) = serve_with_keys(
+        &["benchmarks", "fixture-base", "fixture-ext-unopenable"],
+        &[
+            ("alice", &["--toolsets", "benchmarks"]),
+            ("admin", &["--toolsets", "*"]),
+            ("bob", &["--toolsets", "base"]),
+        ],
+    );
+    let (alice, admin, bob) = (&keys[0], &keys[1], &keys[2]);
+    // Listing `base` opens ext-unopenable, whose extension of `trace` fails to open.
+    let opener = connect_with_token(&format!("{url}?toolsets=base"), admin).await;
+    tool_names(&opener).await;
+    let report = |path: &'static str, token: Option<String>| {
+        let url = format!("{}{path}", host.base_url());
+        async move {
+            let answer = send(&url, token.as_deref(), None, None).await;
+            assert_eq!(answer.status, 200, "{path}: {answer:?}");
+            serde_json::from_str::<Value>(&answer.body).unwrap()
+        }
+    };
+
+    let health = report("/healthz", None).await;
+    assert_eq!(health["status"], "degraded", "{health}");
+    assert_eq!(health.get("failed"), None, "{health}");
+    assert_eq!(health.get("processes"), None, "{health}");
+    assert!(!health.to_string().contains("unopenable"), "{health}");
+
+    let seen = report("/toolsets", Some(admin.clone())).await;
+    assert_eq!(seen["failed"][0]["plugin"], "ext-unopenable", "{seen}");
+    assert!(
+        seen["failed"][0]["reason"]
+            .as_str()
+            .is_some_and(|r| r.contains("ext-unopenable")),
+        "{seen}"
+    );
+    let hidden = report("/toolsets", Some(alice.clone())).await;
+    assert_eq!(hidden.get("failed"), None, "{hidden}");
+    // ext-unopenable has no toolset of its own: it is seen by who may use the tool it extends.
+    let extended = report("/toolsets", Some(bob.clone())).await;
+    assert_eq!(
+        extended["failed"][0]["plugin"], "ext-unopenable",
+        "{extended}"
+    );
+
+    let tools_of = |report: &Value| -> Vec<String> {
+        report["tools"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| {
+                format!(
+                    "{}/{}",
+                    t["toolset"].as_str().unwrap(),
+                    t["name"].as_str().unwrap()
+                )
+            })
+            .collect()
+    };
+    let all = report("/contributions", Some(admin.clone())).await;
+    assert!(tools_of(&all).contains(&"base/trace".to_owned()), "{all}");
+    let trace = all["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["name"] == "trace")
+        .unwrap();
+    assert_eq!(trace["extensions"][0]["plugin"], "ext-unopenable", "{all}");
+    let bounded = report("/contributions", Some(alice.clone())).await;
+    let tools = tools_of(&bounded);
+    assert!(tools.contains(&"benchmarks/echo".to_owned()), "{bounded}");
+    assert!(
+        tools.iter().all(|t| t.starts_with("benchmarks/")),
+        "{bounded}"
+    );
+    assert!(!bounded.to_string().contains("unopenable"), "{bounded}");
 }
 
 #[tokio::test(flavor = "multi_thread")]

@@ -232,7 +232,7 @@ async fn build_of_peer(client: &RunningService<RoleClient, Hearing>) -> String {
 #[tokio::test(flavor = "multi_thread")]
 async fn a_replaced_plugin_answers_anew_while_a_call_in_flight_finishes_on_the_old_library() {
     let dir = PluginDir::with(&[RELOADABLE]);
-    let host = HostProcess::serve(&dir, &[]);
+    let mut host = HostProcess::serve(&dir, &[]);
     let url = format!("{}/mcp", host.base_url());
     let (client, mut heard) = session(&url).await;
     assert_eq!(build_of_peer(&client).await, BUILD_A);
@@ -248,11 +248,16 @@ async fn a_replaced_plugin_answers_anew_while_a_call_in_flight_finishes_on_the_o
         tool_names(client.peer()).await,
         ["build", "build_after", "list_server_toolsets"]
     );
+    assert!(
+        !host.stderr_so_far().contains(&format!("{BUILD_A} stopped")),
+        "a build is not stopped while a call runs on it"
+    );
     assert_eq!(
         in_flight.await.unwrap(),
         BUILD_A,
         "the call in flight ends on its library"
     );
+    host.wait_for_stderr(&format!("{BUILD_A} stopped"), PATIENCE);
     let fresh = connect(&url).await;
     assert_eq!(build_of(&fresh).await, BUILD_B);
     assert_eq!(
@@ -266,6 +271,10 @@ async fn a_replaced_plugin_answers_anew_while_a_call_in_flight_finishes_on_the_o
         "no file of the plugin folder is mapped: {copies:?}"
     );
     assert_eq!(copies.len(), 2, "one private copy per build: {copies:?}");
+    assert!(
+        !host.stderr_so_far().contains(&format!("{BUILD_B} stopped")),
+        "the build served is not stopped"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread")]

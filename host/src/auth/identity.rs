@@ -3,7 +3,10 @@
 
 use std::collections::BTreeSet;
 
-use crate::selection::{ActiveSet, Resolution, ToolFilter};
+use crate::{
+    registry::Registry,
+    selection::{ActiveSet, Resolution, ToolFilter},
+};
 
 /// How a caller proved who it is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -65,6 +68,27 @@ impl Bound {
     /// Whether the caller may use `toolset`.
     pub fn allows_toolset(&self, toolset: &str) -> bool {
         self.toolsets.as_ref().is_none_or(|t| t.contains(toolset))
+    }
+
+    /// Whether the caller may learn of the plugin called `name` (its processes, its failures,
+    /// its conflicts, its pending extensions): it may use one of the plugin's toolsets or a
+    /// tool the plugin extends.
+    pub fn sees_plugin(&self, registry: &Registry, name: &str) -> bool {
+        let Some(plugin) = registry.plugin(name) else {
+            return false;
+        };
+        let manifest = &plugin.manifest;
+        self.toolsets.is_none()
+            || manifest
+                .toolsets
+                .iter()
+                .any(|t| self.allows_toolset(&t.name))
+            || manifest.extends.iter().any(|extension| {
+                registry
+                    .tools()
+                    .iter()
+                    .any(|t| t.decl.name == extension.tool && self.allows_toolset(&t.decl.toolset))
+            })
     }
 
     /// `resolution` narrowed to this bound: its active set less the toolsets the caller may not

@@ -149,11 +149,15 @@ pub enum CallError {
 }
 
 /// A live plugin: its instance and its tools, in order.
+///
+/// It is stopped once: at shutdown ([`Builder::stop_all`]), or, in process, when the last
+/// reference to it goes: hot reload replaced or removed it and the last call on it finished.
 pub struct LoadedPlugin {
     manifest: Manifest,
-    instance: PluginInstanceBox,
+    instance: Arc<PluginInstanceBox>,
     tools: Vec<LoadedTool>,
     process: Option<Arc<Upstream>>,
+    stopped: std::sync::atomic::AtomicBool,
 }
 
 impl std::fmt::Debug for LoadedPlugin {
@@ -181,10 +185,12 @@ impl LoadedPlugin {
         self.process.as_ref().map(|p| p.status())
     }
 
-    /// Tells the plugin the host is stopping.
+    /// Tells the plugin the host is stopping; only the first time counts.
     pub fn stop(&self) {
-        self.instance.stop();
-        tracing::info!(plugin = %self.manifest.name, "stopped plugin");
+        if !self.stopped.swap(true, std::sync::atomic::Ordering::AcqRel) {
+            self.instance.stop();
+            tracing::info!(plugin = %self.manifest.name, "stopped plugin");
+        }
     }
 
     /// Applies the plugin's extension number `index` (in its manifest's `extends`) to `tool`'s
@@ -200,6 +206,29 @@ impl LoadedPlugin {
             plugin: tool.plugin.clone(),
             handler: Arc::new(handler),
         })
+    }
+}
+
+impl Drop for LoadedPlugin {
+    /// Stops an in-process plugin nobody uses any more (hot reload replaced or removed it)
+    /// unless it was stopped already; within a runtime, on the blocking pool, since a stop
+    /// hook may block. A process (bridged server, isolated library) is not stopped here: the
+    /// next generation may serve it on (a bridged server whose tools changed), and it is ended
+    /// when the last plugin value serving it goes ([`Upstream`]'s drop).
+    fn drop(&mut self) {
+        if *self.stopped.get_mut() || self.process.is_some() {
+            return;
+        }
+        let instance = Arc::clone(&self.instance);
+        let plugin = self.manifest.name.clone();
+        let stop = move || {
+            instance.stop();
+            tracing::info!(%plugin, "stopped plugin: no generation serves this build any more");
+        };
+        match tokio::runtime::Handle::try_current() {
+            Ok(runtime) => drop(runtime.spawn_blocking(stop)),
+            Err(_) => stop(),
+        }
     }
 }
 
@@ -619,9 +648,10 @@ pub fn activate_with(
     contributions::check_contributions(manifest, &opened.instance).map_err(mismatch)?;
     Ok(LoadedPlugin {
         manifest: manifest.clone(),
-        instance: opened.instance,
+        instance: Arc::new(opened.instance),
         tools,
         process: opened.process,
+        stopped: std::sync::atomic::AtomicBool::new(false),
     })
 }
 

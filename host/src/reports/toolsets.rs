@@ -46,9 +46,22 @@ pub struct ToolsetsReport {
     /// run, which wait to be started again, which are parked.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub processes: Vec<ProcessStatus>,
+    /// The plugins that failed to open, each with why; they are retried when their file
+    /// changes.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub failed: Vec<FailedPlugin>,
     /// Which generation of the plugin folder this is, when a server answers.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub generation: Option<GenerationInfo>,
+}
+
+/// A plugin that failed to open, and why.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct FailedPlugin {
+    /// The plugin.
+    pub plugin: String,
+    /// Why it failed.
+    pub reason: String,
 }
 
 /// Which generation of the plugins a running server serves: a new one is made each time the
@@ -112,6 +125,7 @@ impl ToolsetsReport {
                 .collect(),
             conflicts: registry.conflicts().to_vec(),
             processes: Vec::new(),
+            failed: Vec::new(),
             generation: None,
         }
     }

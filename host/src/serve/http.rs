@@ -23,31 +23,32 @@ use crate::{
     reports::{ContributionsReport, ToolsetsReport},
 };
 
-/// `GET /healthz`: the server is up, with a few counts, the generation it serves and the state
-/// of the processes of opened bridged servers and isolated plugins; status `degraded` (still
-/// HTTP 200: everything else is served) when a plugin failed to open, each named with why, or
-/// while a process is parked.
-pub(crate) async fn healthz(State(state): State<Arc<ServeState>>) -> Json<Value> {
+/// `GET /healthz`: the server is up, with a few counts, the generation it serves and, when
+/// `detailed`, the state of the processes of opened bridged servers and isolated plugins and
+/// the plugins that failed to open, each with why. Status `degraded` (still HTTP 200:
+/// everything else is served) when a plugin failed to open or while a process is parked.
+/// The probe needs no credentials, so with authentication on it is not `detailed`: it names no
+/// plugin, and a caller finds both lists in `/toolsets`, within its bound.
+pub(crate) async fn healthz(State(state): State<Arc<ServeState>>, detailed: bool) -> Json<Value> {
     let generation = state.generation();
     let registry = generation.registry();
     let builder = generation.builder();
     let processes = builder.processes();
-    let failed: Vec<Value> = builder
-        .failures()
-        .into_iter()
-        .map(|(plugin, error)| json!({"plugin": plugin, "reason": error.to_string()}))
-        .collect();
+    let failed = super::failed_plugins(&generation);
     let degraded = !failed.is_empty() || processes.iter().any(|p| p.parked);
-    Json(json!({
+    let mut health = json!({
         "status": if degraded { "degraded" } else { "ok" },
         "version": env!("CARGO_PKG_VERSION"),
         "plugins": registry.plugins().len(),
         "opened": builder.opened().len(),
         "toolsets": registry.toolsets().count(),
-        "processes": processes,
-        "failed": failed,
         "generation": generation.info(),
-    }))
+    });
+    if detailed {
+        health["processes"] = json!(processes);
+        health["failed"] = json!(failed);
+    }
+    Json(health)
 }
 
 /// `GET /toolsets[?query]`: what the URL with this query, and a request with these selection
@@ -72,10 +73,16 @@ pub(crate) async fn toolsets(
 
 /// `GET /contributions`: every declared tool with the extensions applied to it, in order, and
 /// the pending extensions; from manifests alone. Opens nothing, changes nothing.
+/// To a caller, only what it may use.
 pub(crate) async fn contributions(
     State(state): State<Arc<ServeState>>,
+    caller: Option<Extension<Caller>>,
 ) -> Json<ContributionsReport> {
-    Json(ContributionsReport::new(state.generation().registry()))
+    let caller = caller.and_then(|Extension(Caller(identity))| identity);
+    Json(ServeState::contributions_report(
+        &state.generation(),
+        caller.as_deref(),
+    ))
 }
 
 /// Applies [`AccessPolicy`] to a request: `Ok` to go on, else the refusal (logged).

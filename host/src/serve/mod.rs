@@ -377,25 +377,36 @@ impl ServeState {
         )
         .with_generation(generation.info());
         report.processes = generation.builder().processes();
+        report.failed = failed_plugins(generation);
         if let Some(caller) = caller {
             // A caller learns of no plugin outside its bound: rows, processes and conflicts
             // are those of plugins with a toolset it may use.
-            let registry = generation.registry();
-            let visible = |plugin: &str| {
-                registry.plugin(plugin).is_some_and(|p| {
-                    p.manifest
-                        .toolsets
-                        .iter()
-                        .any(|t| caller.bound.allows_toolset(&t.name))
-                })
-            };
+            let visible = |plugin: &str| caller.bound.sees_plugin(generation.registry(), plugin);
             report
                 .toolsets
                 .retain(|t| caller.bound.allows_toolset(&t.name));
             report.processes.retain(|p| visible(&p.plugin));
+            report.failed.retain(|f| visible(&f.plugin));
             report
                 .conflicts
                 .retain(|c| visible(&c.kept) && visible(&c.shadowed));
+        }
+        report
+    }
+
+    /// `GET /contributions` on `generation`; to a caller, only the tools of toolsets it may use
+    /// (with every extension applied to them) and the pending extensions of plugins it may use.
+    pub(crate) fn contributions_report(
+        generation: &Generation,
+        caller: Option<&crate::auth::Identity>,
+    ) -> crate::reports::ContributionsReport {
+        let mut report = crate::reports::ContributionsReport::new(generation.registry());
+        if let Some(caller) = caller {
+            let visible = |plugin: &str| caller.bound.sees_plugin(generation.registry(), plugin);
+            report
+                .tools
+                .retain(|t| caller.bound.allows_toolset(&t.toolset));
+            report.pending.retain(|p| visible(&p.extension.plugin));
         }
         report
     }
@@ -599,7 +610,11 @@ fn front_door(
         config,
     );
     let router = Router::new()
-        .route("/healthz", get(http::healthz))
+        .route("/healthz", {
+            // Open to anyone: with authentication on, it names no plugin.
+            let detailed = auth.is_none();
+            get(move |state| http::healthz(state, detailed))
+        })
         .route("/toolsets", get(http::toolsets))
         .route("/contributions", get(http::contributions))
         .route_service(path, mcp)
@@ -665,6 +680,19 @@ fn check_path(path: &str) -> Result<String, ServeError> {
         )));
     }
     Ok(path.to_owned())
+}
+
+/// The plugins of `generation` that failed to open, each with why.
+pub(super) fn failed_plugins(generation: &Generation) -> Vec<crate::reports::FailedPlugin> {
+    generation
+        .builder()
+        .failures()
+        .into_iter()
+        .map(|(plugin, error)| crate::reports::FailedPlugin {
+            plugin,
+            reason: error.to_string(),
+        })
+        .collect()
 }
 
 /// Resolves on SIGINT (Ctrl-C) or, on Unix, SIGTERM.
