@@ -1,6 +1,7 @@
 //! Bridged MCP servers end to end: the real host binary with an `mcp.json` declaring the real
 //! `@modelcontextprotocol/server-everything` (installed by `cargo xtask bridge-server`, which
-//! `cargo xtask test` runs and passes on) and a tiny stdio server the tests carry
+//! `cargo xtask test` runs and passes on; its tools, resources, prompts, completions and
+//! resource subscriptions) and a tiny stdio server the tests carry
 //! (`tests/servers/tiny_mcp.py`) for the failure cases.
 
 // Logging and sampling types are deprecated by SEP-2577 (protocol 2026-07-28); clients of
@@ -23,7 +24,7 @@ use rmcp::{
     model::{
         ClientInfo, CreateMessageRequestParams, CreateMessageResult, ElicitRequestParams,
         ElicitResult, GetPromptRequestParams, Implementation, LoggingMessageNotificationParam,
-        ReadResourceRequestParams,
+        ReadResourceRequestParams, ResourceUpdatedNotificationParam, SubscribeRequestParams,
     },
     service::{NotificationContext, RequestContext},
 };
@@ -96,6 +97,25 @@ fn with_everything() -> Option<(PluginDir, tempfile::TempDir)> {
     Some(with_servers(json!({
         "everything": {"command": node, "args": [script]},
     })))
+}
+
+/// A host serving server-everything with its lists cached first (`list --refresh`), its plugin
+/// and cache folders; `None` when it is not installed.
+fn serve_everything_listed() -> Option<(PluginDir, tempfile::TempDir, HostProcess)> {
+    let (dir, cache) = with_everything()?;
+    refresh(&dir, &cache).assert_success();
+    let host = serve(&dir, &cache);
+    Some((dir, cache, host))
+}
+
+/// The URI of one of server-everything's static documents, as `peer` lists it.
+async fn static_document(peer: &rmcp::service::Peer<RoleClient>) -> String {
+    let resources = peer.list_all_resources().await.unwrap();
+    resources
+        .iter()
+        .find(|r| r.uri.starts_with("demo://resource/static/document/"))
+        .map(|r| r.uri.clone())
+        .unwrap_or_else(|| panic!("no static document in {resources:?}"))
 }
 
 /// What `list` prints for `dir` with its tool lists kept in `cache`.
@@ -218,21 +238,15 @@ async fn server_everything_is_served_under_its_name_through_one_shared_child() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn server_everythings_resources_prompts_and_completions_are_served_once_listed() {
-    let Some((dir, cache)) = with_everything() else {
+    let Some((_dir, _cache, host)) = serve_everything_listed() else {
         return;
     };
-    refresh(&dir, &cache).assert_success();
-    let host = serve(&dir, &cache);
     let client = connect(&format!("{}/mcp?toolsets=everything", host.base_url())).await;
     let peer = client.peer();
 
-    let resources = peer.list_all_resources().await.unwrap();
-    let document = resources
-        .iter()
-        .find(|r| r.uri.starts_with("demo://resource/static/document/"))
-        .unwrap_or_else(|| panic!("no static document in {resources:?}"));
+    let document = static_document(peer).await;
     let read = peer
-        .read_resource(ReadResourceRequestParams::new(document.uri.clone()))
+        .read_resource(ReadResourceRequestParams::new(document))
         .await
         .unwrap();
     assert!(!read.contents.is_empty(), "{read:?}");
@@ -268,6 +282,68 @@ async fn server_everythings_resources_prompts_and_completions_are_served_once_li
         .unwrap();
     assert_eq!(completed, ["Engineering"]);
     assert_eq!(children(host.pid()).len(), 1, "one child served all of it");
+}
+
+/// A client that passes on the URIs of the `notifications/resources/updated` it gets.
+#[derive(Debug, Clone)]
+struct UpdatesHeard(tokio::sync::mpsc::UnboundedSender<String>);
+
+impl ClientHandler for UpdatesHeard {
+    async fn on_resource_updated(
+        &self,
+        params: ResourceUpdatedNotificationParam,
+        _context: NotificationContext<RoleClient>,
+    ) {
+        let _ = self.0.send(params.uri);
+    }
+}
+
+/// The next URI `heard` within 12 s.
+async fn heard_within(
+    heard: &mut tokio::sync::mpsc::UnboundedReceiver<String>,
+    what: &str,
+) -> String {
+    tokio::time::timeout(Duration::from_secs(12), heard.recv())
+        .await
+        .unwrap_or_else(|_| panic!("{what}: no notifications/resources/updated"))
+        .expect("the client is there")
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_subscription_reaches_server_everything_and_its_updates_come_with_no_call_in_flight() {
+    let Some((_dir, _cache, host)) = serve_everything_listed() else {
+        return;
+    };
+    let url = format!("{}/mcp?toolsets=everything", host.base_url());
+    let (sender, mut heard) = tokio::sync::mpsc::unbounded_channel();
+    let client = connect_as(&url, UpdatesHeard(sender)).await;
+    let (bystander_sender, mut bystander_heard) = tokio::sync::mpsc::unbounded_channel();
+    let _bystander = connect_as(&url, UpdatesHeard(bystander_sender)).await;
+    let uri = static_document(client.peer()).await;
+    client
+        .peer()
+        .subscribe(SubscribeRequestParams::new(uri.clone()))
+        .await
+        .unwrap();
+    // server-everything tells each subscriber of its subscribed URIs once when its simulated
+    // updates are turned on, then every 5 s.
+    let started = call_tool(
+        client.peer(),
+        "everything__toggle-subscriber-updates",
+        json!({}),
+    )
+    .await;
+    assert!(text(&started).starts_with("Started"), "{started:?}");
+    assert_eq!(heard_within(&mut heard, "at once").await, uri);
+    assert_eq!(
+        heard_within(&mut heard, "5 s later, no call in flight").await,
+        uri
+    );
+    assert!(
+        bystander_heard.try_recv().is_err(),
+        "a session that did not subscribe hears nothing"
+    );
+    assert_eq!(children(host.pid()).len(), 1, "one child serves it all");
 }
 
 /// A process killed on drop.

@@ -30,6 +30,7 @@ pub mod upstream;
 
 pub use opener::{Upstreams, open};
 pub use refresh::refresh;
+pub use relay::ResourceUpdates;
 
 use std::sync::Arc;
 

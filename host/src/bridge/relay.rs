@@ -48,6 +48,10 @@ use crate::serve::level_number;
 /// The calls in flight on one connection, each under a number of its own.
 type Calls = Arc<Mutex<HashMap<u64, Call>>>;
 
+/// Where a bridged server's `notifications/resources/updated` go once a session subscribed to
+/// one of its resources: the host's subscribers, by URI.
+pub type ResourceUpdates = Arc<dyn Fn(String) + Send + Sync>;
+
 /// A call in flight: its request's context, its progress token once sent, and a signal each
 /// progress report gives.
 struct Call {
@@ -64,6 +68,8 @@ pub(super) struct Relay {
     next: Arc<AtomicU64>,
     /// Signalled at each `notifications/tools/list_changed`.
     tools_changed: Arc<Notify>,
+    /// Set at the first subscription ([`Relay::updates_to`]).
+    updates: Arc<Mutex<Option<ResourceUpdates>>>,
 }
 
 impl std::fmt::Debug for Relay {
@@ -109,7 +115,14 @@ impl Relay {
             calls: Calls::default(),
             next: Arc::default(),
             tools_changed: Arc::default(),
+            updates: Arc::default(),
         }
+    }
+
+    /// Sends the server's resource updates to `updates` from now on, whether a call is in
+    /// flight or not.
+    pub(super) fn updates_to(&self, updates: ResourceUpdates) {
+        *lock(&self.updates) = Some(updates);
     }
 
     /// Signalled each time the server says its tool list changed.
@@ -203,9 +216,14 @@ impl Relay {
         }
     }
 
-    /// Tells the host's subscribers that `uri` changed, through the context of a call in flight
-    /// (the host's updates are shared by every session); with none, the change stays in the log.
+    /// Tells the host's subscribers that `uri` changed: where [`Relay::updates_to`] said, else
+    /// through the context of a call in flight (the host's updates are shared by every
+    /// session); with neither, the change stays in the log.
     fn deliver_resource_updated(&self, uri: &str) {
+        if let Some(updates) = lock(&self.updates).clone() {
+            updates(uri.to_owned());
+            return;
+        }
         let context = lock(&self.calls)
             .values()
             .next()

@@ -12,6 +12,7 @@
 //! it ([`Relay`]).
 
 use std::{
+    collections::BTreeSet,
     sync::{Arc, Mutex},
     time::{Duration, Instant},
 };
@@ -24,6 +25,7 @@ use rmcp::{
         ClientRequest, CompleteRequestParams, CompleteResult, ErrorCode, GetPromptRequestParams,
         GetPromptResult, JsonObject, PaginatedRequestParams, ReadResourceRequestParams,
         ReadResourceResult, RequestId, RequestMetaObject, ServerCapabilities, ServerResult,
+        SubscribeRequestParams,
     },
     service::{Peer, PeerRequestOptions, RunningService, ServiceError},
     transport::{
@@ -37,7 +39,7 @@ use super::{
     config::{ServerEntry, Transport},
     lock,
     process::{ChildProcess, StderrLines, describe},
-    relay::{Relay, Tagged},
+    relay::{Relay, ResourceUpdates, Tagged},
     restarts::Restarts,
 };
 
@@ -81,6 +83,8 @@ pub struct Upstream {
     /// The current stdio child.
     child: Mutex<Option<Arc<ChildProcess>>>,
     restarts: Mutex<Restarts>,
+    /// The URIs subscribed to on the server, made again on each new connection.
+    subscribed: Mutex<BTreeSet<String>>,
 }
 
 impl Upstream {
@@ -93,6 +97,52 @@ impl Upstream {
             stderr: StderrLines::default(),
             child: Mutex::default(),
             restarts: Mutex::default(),
+            subscribed: Mutex::default(),
+        }
+    }
+
+    /// Subscribes to `uri` on the server, once per URI, when the server offers subscriptions
+    /// (the host's own subscription stands either way); its updates then go to `updates`,
+    /// with or without a call in flight. Kept for as long as this upstream lives, and made
+    /// again on each new connection: the host sends on only what its sessions subscribed to.
+    pub async fn subscribe(&self, uri: &str, updates: ResourceUpdates) {
+        self.relay.updates_to(updates);
+        match self.peer().await {
+            Ok(peer) => {
+                if lock(&self.subscribed).insert(uri.to_owned()) {
+                    self.subscribe_on(&peer, uri).await;
+                }
+            }
+            Err(reason) => {
+                tracing::warn!(server = %self.server.name, "not subscribed to {uri}: {reason}");
+            }
+        }
+    }
+
+    /// Sends `resources/subscribe` for `uri` to a server that offers it, bounded by
+    /// `call_timeout`; a refusal is logged. (The connection speaks 2025-11-25, where
+    /// `resources/subscribe` is how a client subscribes.)
+    #[allow(deprecated)]
+    async fn subscribe_on(&self, peer: &Peer<RoleClient>, uri: &str) {
+        let offered = peer.peer_info().is_some_and(|info| {
+            info.capabilities
+                .resources
+                .as_ref()
+                .and_then(|resources| resources.subscribe)
+                == Some(true)
+        });
+        if !offered {
+            return;
+        }
+        let subscribing = peer.subscribe(SubscribeRequestParams::new(uri));
+        match tokio::time::timeout(self.server.call_timeout, subscribing).await {
+            Ok(Ok(())) => tracing::debug!(server = %self.server.name, "subscribed to {uri}"),
+            Ok(Err(error)) => {
+                tracing::warn!(server = %self.server.name, "refused the subscription to {uri}: {error}");
+            }
+            Err(_) => {
+                tracing::warn!(server = %self.server.name, "no answer to the subscription to {uri}");
+            }
         }
     }
 
@@ -166,6 +216,10 @@ impl Upstream {
                 self.restarts().started(Instant::now());
                 let peer = started.peer().clone();
                 log_everything(&peer).await;
+                let subscribed: Vec<String> = lock(&self.subscribed).iter().cloned().collect();
+                for uri in &subscribed {
+                    self.subscribe_on(&peer, uri).await;
+                }
                 *connection = Some(started);
                 return Ok(peer);
             }

@@ -180,6 +180,11 @@ impl LoadedPlugin {
         self.tools.iter().find(|t| t.decl.name == name)
     }
 
+    /// Its process or connection, when it runs out of process.
+    pub fn upstream(&self) -> Option<&Arc<Upstream>> {
+        self.process.as_ref()
+    }
+
     /// Its process or connection's state, when it runs out of process.
     pub fn process_status(&self) -> Option<ProcessStatus> {
         self.process.as_ref().map(|p| p.status())

@@ -36,10 +36,11 @@ use tokio_util::sync::CancellationToken;
 use super::{
     context::{Call, Finished},
     generation::Generation,
-    subscriptions::{Refused, Session},
+    subscriptions::{Refused, Session, Updates},
 };
 use crate::{
     build::{CallError, LoadedPlugin},
+    discovery::Provider,
     registry::{CompletionOwner, Registry},
     selection::ActiveSet,
 };
@@ -200,6 +201,42 @@ pub(super) fn subscribe<P: Clone>(
         return Err(not_found(uri));
     }
     session.subscribe(uri, peer).map_err(refused)
+}
+
+/// Carries a subscription to `uri` to the bridged MCP server serving it, if one does (started
+/// when needed), so that what the server says changed reaches the host's subscribers through
+/// `updates`, with or without a call in flight. In-process plugins say so themselves, and an
+/// isolated child tells its parent of each change. A server that cannot be reached leaves the
+/// host's subscription standing, and says why in the log.
+pub(super) async fn subscribe_upstream(
+    generation: &Generation,
+    active: &ActiveSet,
+    uri: &str,
+    updates: &Updates,
+) {
+    let registry = generation.registry();
+    let Some(owner) = registry.resource_owner(active, uri) else {
+        return;
+    };
+    let bridged = registry
+        .plugin(owner.plugin())
+        .is_some_and(|p| matches!(p.provider, Provider::Bridged { .. }));
+    if !bridged {
+        return;
+    }
+    match open(generation, owner.plugin()).await {
+        Ok(plugin) => {
+            if let Some(upstream) = plugin.upstream() {
+                let updates = updates.clone();
+                upstream
+                    .subscribe(uri, Arc::new(move |uri| updates.send(uri)))
+                    .await;
+            }
+        }
+        Err(error) => {
+            tracing::warn!("not subscribed to {uri} on its server: {}", error.message);
+        }
+    }
 }
 
 /// `prompts/get`: checks the arguments, then the plugin serving the prompt answers, as `call`.

@@ -553,11 +553,15 @@ impl ServerHandler for Handler {
         for uri in context.accepted().resource_subscriptions.iter().flatten() {
             let subscriber = Subscriber::Stream(context.sink().clone());
             let registry = generation.registry();
-            if let Err(error) = contributed::subscribe(registry, active, &stream, uri, subscriber) {
-                tracing::info!(
+            match contributed::subscribe(registry, active, &stream, uri, subscriber) {
+                Ok(()) => {
+                    contributed::subscribe_upstream(generation, active, uri, &self.state.updates)
+                        .await;
+                }
+                Err(error) => tracing::info!(
                     "subscriptions/listen: not subscribed to {uri}: {}",
                     error.message
-                );
+                ),
             }
         }
         context.cancelled().await;
@@ -682,7 +686,10 @@ impl ServerHandler for Handler {
             &self.subscriptions,
             &request.uri,
             Subscriber::Session(context.peer),
-        )
+        )?;
+        contributed::subscribe_upstream(generation, active, &request.uri, &self.state.updates)
+            .await;
+        Ok(())
     }
 
     async fn unsubscribe(
