@@ -242,6 +242,15 @@ pub enum KeysCommand {
         #[arg(long, env = "REACTOR_MCP_AUTH_KEYS", value_name = "FILE")]
         file: PathBuf,
     },
+    /// Remove every key of this name from the file; a running server refuses them once it has
+    /// read the file again.
+    Revoke {
+        /// The name the keys were made under.
+        name: String,
+        /// The keys file.
+        #[arg(long, env = "REACTOR_MCP_AUTH_KEYS", value_name = "FILE")]
+        file: PathBuf,
+    },
 }
 
 /// The options of `serve`.

@@ -116,6 +116,14 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             }
             Ok(())
         }
+        Command::Keys(KeysCommand::Revoke { name, file }) => {
+            let count = admin::revoke(&file, &name)?;
+            eprintln!(
+                "revoked {count} key(s) named `{name}` in {}",
+                file.display()
+            );
+            Ok(())
+        }
         Command::Keys(KeysCommand::List { file }) => {
             let text = admin::list(&file)?;
             #[allow(clippy::print_stdout)]

@@ -1,11 +1,14 @@
-//! `reactor-mcp-server keys new NAME --toolsets a,b [--readonly] [--expires TIME]` and
-//! `keys list`: make a key, keep only its hash; show names and bounds, never keys.
+//! `reactor-mcp-server keys new NAME --toolsets a,b [--readonly] [--expires TIME]`, `keys list`
+//! and `keys revoke NAME`: make a key, keep only its hash; show names and bounds, never keys;
+//! take a tenant's keys out of the file.
 //!
 //! A new key is 32 random bytes from the operating system, printed once as `rmk_` and 64 hex
 //! digits. Its entry is appended to the file (created if missing): as a `[[keys]]` table at the
 //! end of a TOML file (what is above is kept as written), or into the `keys` list of a JSON one.
-//! The new file is written beside the old one and renamed over it, so a server re-reading it
-//! never sees half of it.
+//! Revoking removes every entry of that name: the `[[keys]]` tables of a TOML file (the rest of
+//! its text kept as written), the entries of a JSON one. The new file is written beside the old
+//! one and renamed over it, so a server re-reading it never sees half of it; a running server
+//! refuses the revoked keys once it has read the file again.
 
 use std::{io::Write as _, path::Path};
 
@@ -130,6 +133,86 @@ pub fn list(path: &Path) -> Result<String, AdminError> {
     Ok(text)
 }
 
+/// Removes every key named `name` from `path`; returns how many there were. A name no key has
+/// is an error, and so is a TOML file whose keys are not all `[[keys]]` tables (it is left as
+/// it is, to be edited by hand).
+pub fn revoke(path: &Path, name: &str) -> Result<usize, AdminError> {
+    let text = std::fs::read_to_string(path).map_err(|source| KeysError::Read {
+        path: path.to_owned(),
+        source,
+    })?;
+    let (keys, _) = KeySet::parse(path, &text)?;
+    let count = keys.entries().iter().filter(|e| e.name() == name).count();
+    if count == 0 {
+        return Err(AdminError::Invalid(format!(
+            "no key is named `{name}` in {} (`keys list` shows the names)",
+            path.display()
+        )));
+    }
+    let updated = if is_json(path, &text) {
+        without_json(&text, name)
+    } else {
+        without_toml(&text, name)
+    };
+    let (left, _) = KeySet::parse(path, &updated)?;
+    if left.entries().iter().any(|e| e.name() == name) {
+        return Err(AdminError::Invalid(format!(
+            "the keys named `{name}` in {} are not all `[[keys]]` tables: remove them by hand",
+            path.display()
+        )));
+    }
+    write_atomically(path, &updated).map_err(|source| AdminError::Write {
+        path: path.to_owned(),
+        source,
+    })?;
+    Ok(count)
+}
+
+/// `text` (a JSON keys file) without the entries named `name`.
+fn without_json(text: &str, name: &str) -> String {
+    let mut root: Value = serde_json::from_str(text).unwrap_or_else(|_| json!({}));
+    if let Some(Value::Array(keys)) = root.get_mut("keys") {
+        keys.retain(|entry| entry.get("name").and_then(Value::as_str) != Some(name));
+    }
+    pretty(&root)
+}
+
+/// `root` as a JSON keys file holds it: indented, ending with a newline.
+fn pretty(root: &Value) -> String {
+    let mut out = serde_json::to_string_pretty(root).unwrap_or_default();
+    out.push('\n');
+    out
+}
+
+/// `text` (a TOML keys file) without the `[[keys]]` tables named `name`: each table runs from
+/// its header to the next header; everything else is kept as written.
+fn without_toml(text: &str, name: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut block = String::new();
+    let mut in_keys = false;
+    let flush = |block: &mut String, in_keys: bool, out: &mut String| {
+        let named = in_keys
+            && block
+                .split_once('\n')
+                .and_then(|(_, body)| toml::from_str::<toml::Table>(body).ok())
+                .is_some_and(|table| table.get("name").and_then(toml::Value::as_str) == Some(name));
+        if !named {
+            out.push_str(block);
+        }
+        block.clear();
+    };
+    for line in text.split_inclusive('\n') {
+        let header = line.trim_start();
+        if header.starts_with('[') {
+            flush(&mut block, in_keys, &mut out);
+            in_keys = header.trim_end() == "[[keys]]";
+        }
+        block.push_str(line);
+    }
+    flush(&mut block, in_keys, &mut out);
+    out
+}
+
 /// 32 random bytes as `rmk_` and hex.
 fn random_key() -> Result<String, String> {
     let mut bytes = [0u8; 32];
@@ -146,9 +229,7 @@ fn append_json(text: &str, entry: Value) -> String {
             keys.push(without_nulls(entry));
         }
     }
-    let mut out = serde_json::to_string_pretty(&root).unwrap_or_default();
-    out.push('\n');
-    out
+    pretty(&root)
 }
 
 /// `text` (a TOML keys file, perhaps empty) with `entry` appended as a `[[keys]]` table.
@@ -242,6 +323,51 @@ mod tests {
                 .unwrap()
                 .starts_with("# our keys\n\n[[keys]]\n")
         );
+    }
+
+    #[test]
+    fn revoking_removes_every_key_of_the_name_and_keeps_the_rest_as_written() {
+        let dir = tempfile::tempdir().unwrap();
+        for file in ["keys.toml", "keys.json"] {
+            let path = dir.path().join(file);
+            if file.ends_with(".toml") {
+                std::fs::write(&path, "# our keys\n").unwrap();
+            }
+            let alice = new_key(&path, &new("alice", &["a"])).unwrap();
+            let bob = new_key(&path, &new("bob", &["b"])).unwrap();
+            let again = new_key(&path, &new("alice", &["c"])).unwrap();
+            assert_eq!(revoke(&path, "alice").unwrap(), 2, "{file}");
+            let (keys, problems) = KeySet::read(&path).unwrap();
+            assert!(problems.is_empty(), "{problems:?}");
+            assert!(matches!(keys.find(&alice, 0), Lookup::Unknown), "{file}");
+            assert!(matches!(keys.find(&again, 0), Lookup::Unknown), "{file}");
+            assert!(matches!(keys.find(&bob, 0), Lookup::Valid(e) if e.name() == "bob"));
+            let text = std::fs::read_to_string(&path).unwrap();
+            if file.ends_with(".toml") {
+                assert!(text.starts_with("# our keys\n"), "{text}");
+            }
+            let unknown = revoke(&path, "alice").unwrap_err().to_string();
+            assert!(unknown.contains("no key is named `alice`"), "{unknown}");
+            assert_eq!(
+                std::fs::read_to_string(&path).unwrap(),
+                text,
+                "left as it was"
+            );
+        }
+    }
+
+    #[test]
+    fn a_key_written_otherwise_than_as_a_table_is_left_to_remove_by_hand() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("keys.toml");
+        let inline = format!(
+            "keys = [{{ name = \"alice\", sha256 = \"{}\", toolsets = [\"a\"] }}]\n",
+            sha256_hex("rmk_x")
+        );
+        std::fs::write(&path, &inline).unwrap();
+        let refused = revoke(&path, "alice").unwrap_err().to_string();
+        assert!(refused.contains("by hand"), "{refused}");
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), inline);
     }
 
     #[test]
