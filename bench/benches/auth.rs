@@ -159,6 +159,7 @@ fn auth(c: &mut Criterion) {
                 issuer: ISSUER.to_owned(),
                 audience: None,
                 scopes: Vec::new(),
+                jwks_refresh: host::auth::oauth::DEFAULT_JWKS_REFRESH,
             },
         );
         runtime.block_on(oauth.identify(&token, AUDIENCE)).unwrap();

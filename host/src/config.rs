@@ -339,6 +339,17 @@ pub struct AuthArgs {
         requires = "oauth_issuer"
     )]
     pub oauth_scopes: Vec<(String, String)>,
+    /// How often the issuer's signing keys are fetched again, in seconds: a key the issuer
+    /// drops is refused from then on, for tokens accepted before too.
+    #[arg(
+        long,
+        env = "REACTOR_MCP_OAUTH_JWKS_REFRESH",
+        value_name = "SECONDS",
+        default_value_t = crate::auth::oauth::DEFAULT_JWKS_REFRESH.as_secs(),
+        value_parser = clap::value_parser!(u64).range(1..),
+        requires = "oauth_issuer"
+    )]
+    pub oauth_jwks_refresh: u64,
 }
 
 impl AuthArgs {
@@ -354,6 +365,7 @@ impl AuthArgs {
                     issuer: issuer.trim().to_owned(),
                     audience: self.oauth_audience.clone(),
                     scopes: self.oauth_scopes.clone(),
+                    jwks_refresh: std::time::Duration::from_secs(self.oauth_jwks_refresh),
                 }),
         }
     }

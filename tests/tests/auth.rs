@@ -8,8 +8,8 @@
 //! another caller gets 404; plugins see the caller; an audit line per call. With a JWKS this test
 //! serves from keys it generates (the [`issuer`]): a valid token (ES256 and EdDSA), expired, not
 //! yet valid, wrong issuer, wrong audience, bad signature, `alg: none`, HMAC signed with the public
-//! key, an unknown key id then rotated keys, scopes mapping to toolsets and the
-//! `insufficient_scope` step-up; the protected resource metadata.
+//! key, an unknown key id then rotated keys, a dropped key refused at the next refresh, scopes
+//! mapping to toolsets and the `insufficient_scope` step-up; the protected resource metadata.
 
 mod issuer;
 
@@ -678,6 +678,42 @@ async fn an_unknown_key_id_is_refused_until_the_issuer_publishes_it() {
             == 200
     })
     .await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_key_the_issuer_drops_is_refused_at_the_next_refresh_for_tokens_seen_before_too() {
+    let (old, new) = (SigningKey::es256("old"), SigningKey::ed25519("new"));
+    let issuer = Issuer::start(&[&old, &new]).await;
+    let (_dir, _host, url) = serve_oauth(&["benchmarks"], &issuer, &["--oauth-jwks-refresh", "1"]);
+    let claims = issuer.claims(AUDIENCE, "alice", "");
+    let (seen, kept) = (old.sign(&claims), new.sign(&claims));
+    for token in [&seen, &kept] {
+        assert_eq!(
+            send(&url, Some(token), None, Some(initialize()))
+                .await
+                .status,
+            200
+        );
+    }
+    issuer.publish(&[&new]);
+    eventually("the dropped key's token is refused", || async {
+        send(&url, Some(&seen), None, Some(initialize()))
+            .await
+            .status
+            == 401
+    })
+    .await;
+    assert_refused(
+        &send(&url, Some(&seen), None, Some(initialize())).await,
+        "no key with id `old`",
+    );
+    assert_eq!(
+        send(&url, Some(&kept), None, Some(initialize()))
+            .await
+            .status,
+        200,
+        "a token of a key still published is still accepted"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread")]

@@ -1,7 +1,9 @@
 //! The issuer's signing keys: its metadata (RFC 8414, else OpenID Connect discovery) names its
-//! JWKS, fetched once and kept. A token naming a key id the set lacks (the issuer rotated its
-//! keys) fetches both again, at most once per [`REFETCH_AFTER`], so a flood of tokens with
-//! made-up key ids cannot make the server hammer the issuer.
+//! JWKS, fetched at start-up and again every `--oauth-jwks-refresh` ([`Jwks::keep_fresh`]), so
+//! a key the issuer drops stops being accepted. A token naming a key id the set lacks (the
+//! issuer rotated its keys) fetches both again, at most once per [`REFETCH_AFTER`], so a flood
+//! of tokens with made-up key ids cannot make the server hammer the issuer. A fetch that fails
+//! keeps the keys held.
 
 use std::{
     sync::{Arc, PoisonError, RwLock},
@@ -76,22 +78,7 @@ impl Jwks {
             return Ok(key);
         }
         if fetched.at.is_none_or(|at| at.elapsed() >= REFETCH_AFTER) {
-            fetched.at = Some(Instant::now());
-            fetched.error = match self.fetch().await {
-                Ok(set) => {
-                    tracing::info!(
-                        "fetched {} signing key(s) of the issuer {}",
-                        set.keys.len(),
-                        self.issuer
-                    );
-                    *self.keys.write().unwrap_or_else(PoisonError::into_inner) = Arc::new(set);
-                    None
-                }
-                Err(error) => {
-                    tracing::warn!("{error}");
-                    Some(error)
-                }
-            };
+            self.fetch_into(&mut fetched).await;
         }
         if let Some(error) = &fetched.error {
             return Err(error.clone());
@@ -104,11 +91,47 @@ impl Jwks {
         })
     }
 
-    /// Fetches the keys now (at start-up, so the first request does not wait); a failure is
-    /// logged, and a token tries again once [`REFETCH_AFTER`] has passed.
-    pub async fn prefetch(self: Arc<Self>) {
-        // No key has an empty id: this fetches, and finds nothing.
-        let _ = self.key(Some("")).await;
+    /// Fetches the keys now (at start-up, so the first request does not wait) and again every
+    /// `every`, for as long as it runs; a failure is logged and keeps the keys held, and a
+    /// token with an unknown key id tries again once [`REFETCH_AFTER`] has passed.
+    pub async fn keep_fresh(self: Arc<Self>, every: Duration) {
+        loop {
+            self.fetch_into(&mut *self.fetched.lock().await).await;
+            tokio::time::sleep(every).await;
+        }
+    }
+
+    /// Whether `key` is among the keys held: a token it signed may be trusted without another
+    /// check only while it is.
+    pub fn holds(&self, key: &Jwk) -> bool {
+        self.keys
+            .read()
+            .unwrap_or_else(PoisonError::into_inner)
+            .keys
+            .contains(key)
+    }
+
+    /// Fetches the keys, records the fetch in `fetched` and keeps the new set, or logs why not.
+    async fn fetch_into(&self, fetched: &mut Fetched) {
+        fetched.at = Some(Instant::now());
+        fetched.error = match self.fetch().await {
+            Ok(set) => {
+                let mut keys = self.keys.write().unwrap_or_else(PoisonError::into_inner);
+                if **keys != set {
+                    tracing::info!(
+                        "fetched {} signing key(s) of the issuer {}",
+                        set.keys.len(),
+                        self.issuer
+                    );
+                    *keys = Arc::new(set);
+                }
+                None
+            }
+            Err(error) => {
+                tracing::warn!("{error}");
+                Some(error)
+            }
+        };
     }
 
     /// The key with id `kid`, or the only one when `kid` is `None`, among the keys held.

@@ -62,14 +62,14 @@ impl Claims {
     }
 }
 
-/// Checks `token` against the keys of `issuer` and the audience `audience`; the claims, or why
-/// the token is refused.
+/// Checks `token` against the keys of `issuer` and the audience `audience`; the claims and the
+/// key that signed them, or why the token is refused.
 pub async fn check(
     token: &str,
     jwks: &Jwks,
     issuer: &str,
     audience: &str,
-) -> Result<Claims, String> {
+) -> Result<(Claims, Jwk), String> {
     let header = decode_header(token).map_err(|e| {
         format!("the token is not a signed JWT ({e}); unsigned tokens (alg `none`) are refused")
     })?;
@@ -81,7 +81,8 @@ pub async fn check(
         ));
     }
     let jwk = jwks.key(header.kid.as_deref()).await?;
-    verify(token, header.alg, &jwk, issuer, audience)
+    let claims = verify(token, header.alg, &jwk, issuer, audience)?;
+    Ok((claims, jwk))
 }
 
 /// Verifies `token`, signed with `alg`, with `jwk`.

@@ -242,6 +242,7 @@ mod tests {
                 issuer: "https://auth.example".into(),
                 audience: None,
                 scopes: Vec::new(),
+                jwks_refresh: crate::auth::oauth::DEFAULT_JWKS_REFRESH,
             }),
             ..AuthOptions::default()
         };

@@ -9,8 +9,10 @@
 use std::{
     collections::{BTreeSet, HashMap},
     sync::{Arc, Mutex, PoisonError},
+    time::Duration,
 };
 
+use jsonwebtoken::jwk::Jwk;
 use serde_json::{Value, json};
 
 use super::{
@@ -29,7 +31,13 @@ pub struct OAuthOptions {
     pub audience: Option<String>,
     /// Which toolsets each scope opens (`--oauth-scopes scope=toolset`), `*` for every one.
     pub scopes: Vec<(String, String)>,
+    /// How often the issuer's keys are fetched again (`--oauth-jwks-refresh`): a key the
+    /// issuer dropped is refused from then on, for tokens checked before too.
+    pub jwks_refresh: Duration,
 }
+
+/// How often the issuer's keys are fetched again unless `--oauth-jwks-refresh` says otherwise.
+pub const DEFAULT_JWKS_REFRESH: Duration = Duration::from_secs(300);
 
 /// Parses one `--oauth-scopes` entry, `scope=toolset`.
 pub fn parse_scope(entry: &str) -> Result<(String, String), String> {
@@ -43,8 +51,9 @@ pub fn parse_scope(entry: &str) -> Result<(String, String), String> {
     }
 }
 
-/// A token checked before: the resource it was checked for, the caller it gives, its `exp`.
-type Checked = (String, Arc<Identity>, i64);
+/// A token checked before: the resource it was checked for, the caller it gives, its `exp`,
+/// and the key that signed it.
+type Checked = (String, Arc<Identity>, i64, Jwk);
 
 /// How many checked tokens are remembered; beyond it they are all forgotten at once.
 const REMEMBERED: usize = 1024;
@@ -80,9 +89,14 @@ impl OAuth {
         }
     }
 
-    /// The issuer's keys, to fetch at start-up.
+    /// The issuer's keys, to fetch at start-up and every [`OAuth::jwks_refresh`].
     pub fn jwks(&self) -> &Arc<Jwks> {
         &self.jwks
+    }
+
+    /// How often the issuer's keys are fetched again.
+    pub fn jwks_refresh(&self) -> Duration {
+        self.options.jwks_refresh
     }
 
     /// The audience tokens must name: `--oauth-audience`, else `default_resource`.
@@ -91,15 +105,17 @@ impl OAuth {
     }
 
     /// The caller a token gives, checked against `resource`; or why it is refused. A token
-    /// checked before for the same resource and not expired since is not checked again.
+    /// checked before for the same resource, not expired since, and whose key the issuer still
+    /// publishes, is not checked again.
     pub async fn identify(&self, token: &str, resource: &str) -> Result<Arc<Identity>, String> {
-        if let Some((checked_for, identity, exp)) = self.remembered().get(token)
+        if let Some((checked_for, identity, exp, key)) = self.remembered().get(token)
             && checked_for == resource
             && super::keys::now() < *exp
+            && self.jwks.holds(key)
         {
             return Ok(Arc::clone(identity));
         }
-        let claims = jwt::check(token, &self.jwks, &self.options.issuer, resource).await?;
+        let (claims, key) = jwt::check(token, &self.jwks, &self.options.issuer, resource).await?;
         let scopes = claims.scopes();
         let identity = Arc::new(Identity {
             name: claims.name(),
@@ -114,7 +130,7 @@ impl OAuth {
             }
             remembered.insert(
                 token.to_owned(),
-                (resource.to_owned(), Arc::clone(&identity), exp),
+                (resource.to_owned(), Arc::clone(&identity), exp, key),
             );
         }
         Ok(identity)
@@ -202,6 +218,7 @@ mod tests {
                 .iter()
                 .map(|(s, t)| ((*s).to_owned(), (*t).to_owned()))
                 .collect(),
+            jwks_refresh: DEFAULT_JWKS_REFRESH,
         })
     }
 

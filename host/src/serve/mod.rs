@@ -206,7 +206,7 @@ pub async fn run(
         .map_err(|e| ServeError::Auth(e.to_string()))?
         .map(Arc::new);
     if let Some(oauth) = auth.as_ref().and_then(|a| a.oauth()) {
-        tokio::spawn(Arc::clone(oauth.jwks()).prefetch());
+        tokio::spawn(Arc::clone(oauth.jwks()).keep_fresh(oauth.jwks_refresh()));
     }
     let sessions_cancel = CancellationToken::new();
     let (state, _reloading) = start(registry, &args, source).await?;
