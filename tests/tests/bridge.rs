@@ -802,6 +802,44 @@ async fn sampling_and_elicitation_reach_the_client_that_called_and_answer_upstre
 }
 
 #[tokio::test(flavor = "multi_thread")]
+async fn a_2026_client_answers_server_everythings_sampling_and_elicitation_in_rounds() {
+    let Some((node, script)) = everything() else {
+        return;
+    };
+    let (dir, cache) = with_servers(json!({"everything": {"command": node, "args": [script]}}));
+    let host = serve(&dir, &cache);
+    let url = format!("{}/mcp?toolsets=everything", host.base_url());
+    let caller = Answering::new("caller");
+    // 2026-07-28 has no requests to the client: the host answers with an input-required
+    // result, rmcp's client answers it, and the call runs again on the server with the answer.
+    let current = e2e::mcp::connect_2026(&url, caller.clone()).await;
+    let sampled = current
+        .call_tool(e2e::mcp::call(
+            "everything__trigger-sampling-request",
+            json!({"prompt": "hi"}),
+        ))
+        .await
+        .expect("the rounds end with a result");
+    assert!(
+        text(&sampled).contains("caller says: Resource trigger-sampling-request context: hi"),
+        "{sampled:?}"
+    );
+    let elicited = current
+        .call_tool(e2e::mcp::call(
+            "everything__trigger-elicitation-request",
+            json!({}),
+        ))
+        .await
+        .expect("the rounds end with a result");
+    assert!(text(&elicited).contains("- Name: caller"), "{elicited:?}");
+    assert_eq!(
+        caller.asked(),
+        ["sampling/createMessage", "elicitation/create"],
+        "each asked once"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
 async fn progress_reports_restart_the_call_timeout() {
     let Some((node, script)) = everything() else {
         return;
