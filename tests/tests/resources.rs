@@ -503,6 +503,46 @@ async fn a_subscriber_hears_of_a_change_another_session_made_until_it_unsubscrib
 
 /// The same with `fixture-library` isolated.
 #[tokio::test(flavor = "multi_thread")]
+async fn a_change_a_plugin_makes_after_its_call_answered_reaches_the_subscriber() {
+    a_change_a_plugin_makes_after_its_call_answered_reaches_the_subscriber_in(&[]).await;
+}
+
+/// The same with `fixture-library` isolated: the child tells its parent, which subscribed
+/// there for its session.
+#[tokio::test(flavor = "multi_thread")]
+async fn isolated_a_change_a_plugin_makes_after_its_call_answered_reaches_the_subscriber() {
+    a_change_a_plugin_makes_after_its_call_answered_reaches_the_subscriber_in(ISOLATED).await;
+}
+
+#[allow(deprecated)] // resources/subscribe is legacy-only: the client speaks 2025-11-25
+async fn a_change_a_plugin_makes_after_its_call_answered_reaches_the_subscriber_in(
+    host_args: &[&str],
+) {
+    let dir = PluginDir::with(&[LIBRARY]);
+    let host = HostProcess::serve(&dir, host_args);
+    let base = host.base_url();
+    let (subscriber, mut heard) = listen(&format!("{base}/mcp?library")).await;
+    let (writer, _) = listen(&format!("{base}/mcp?only=librarian")).await;
+    subscriber
+        .subscribe(SubscribeRequestParams::new("library://note"))
+        .await
+        .unwrap();
+    let answered = call_tool(
+        &writer,
+        "write_note_later",
+        json!({"text": "back at noon", "ms": 300}),
+    )
+    .await;
+    assert_eq!(text(&answered), "library://note to be rewritten in 300 ms");
+    assert_eq!(
+        next_update(&mut heard, "the subscriber, after the call").await,
+        "library://note"
+    );
+    assert_eq!(read_note(&subscriber).await, "back at noon");
+    nothing_heard(&mut heard, "the subscriber, after its one update").await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
 #[allow(deprecated)] // resources/subscribe is legacy-only: the client speaks 2025-11-25
 async fn isolated_a_subscriber_hears_of_a_change_another_session_made_until_it_unsubscribes() {
     a_subscriber_hears_of_a_change_another_session_made_until_it_unsubscribes_in(ISOLATED).await;

@@ -101,10 +101,11 @@ impl Upstream {
         }
     }
 
-    /// Subscribes to `uri` on the server, once per URI, when the server offers subscriptions
-    /// (the host's own subscription stands either way); its updates then go to `updates`,
-    /// with or without a call in flight. Kept for as long as this upstream lives, and made
-    /// again on each new connection: the host sends on only what its sessions subscribed to.
+    /// Subscribes to `uri` on the server (or isolated plugin's child), once per URI, when it
+    /// offers subscriptions (the host's own subscription stands either way); its updates then
+    /// go to `updates`, with or without a call in flight. Kept for as long as this upstream
+    /// lives, and made again on each new connection: the host sends on only what its sessions
+    /// subscribed to.
     pub async fn subscribe(&self, uri: &str, updates: ResourceUpdates) {
         self.relay.updates_to(updates);
         match self.peer().await {

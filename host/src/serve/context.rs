@@ -51,7 +51,7 @@ use plugin_abi::{ErrorKind, FfiError, HostContext, HostContextBox, LogLevel};
 use rmcp::model::{
     ClientCapabilities, CreateMessageRequestParams, CustomRequest, ElicitRequestParams,
     LoggingMessageNotificationParam, ProgressNotificationParam, ProgressToken, ProtocolVersion,
-    Request, RequestNoParam, ResourceUpdatedNotificationParam, ServerRequest,
+    Request, RequestNoParam, ServerRequest,
 };
 use rmcp::{
     RoleServer, ServiceError,
@@ -174,8 +174,6 @@ pub(crate) fn level_number(level: LoggingLevel) -> u8 {
 enum Event {
     Log(LoggingMessageNotificationParam),
     Progress(ProgressNotificationParam),
-    /// A resource changed, told to the parent of an isolated plugin's child.
-    ResourceUpdated(String),
     /// Requests for the client, each under its key; the reply is a JSON object of their
     /// results under the same keys, or why they failed.
     Ask {
@@ -588,10 +586,10 @@ impl HostContext for CallContext {
             .into()
     }
 
+    /// Tells this server's subscribers that `uri` changed, from any thread, during the call or
+    /// after it. An isolated plugin's parent is one of them when its own sessions subscribed
+    /// ([`crate::bridge::upstream::Upstream::subscribe`]).
     fn resource_updated(&self, uri: RString) {
-        if self.tells_parent {
-            let _ = self.events.send(Event::ResourceUpdated(uri.to_string()));
-        }
         self.updates.send(uri.into_string());
     }
 
@@ -702,10 +700,7 @@ impl Call<'_> {
         while let Ok(event) = events.try_recv() {
             if matches!(
                 event,
-                Event::Log(_)
-                    | Event::Progress(_)
-                    | Event::ResourceUpdated(_)
-                    | Event::SetAvailableOnParent { .. }
+                Event::Log(_) | Event::Progress(_) | Event::SetAvailableOnParent { .. }
             ) {
                 notify(peer, event).await;
             }
@@ -727,10 +722,6 @@ async fn notify(peer: &Peer<RoleServer>, event: Event) {
     let sent = match event {
         Event::Log(message) => peer.notify_logging_message(message).await,
         Event::Progress(report) => peer.notify_progress(report).await,
-        Event::ResourceUpdated(uri) => {
-            peer.notify_resource_updated(ResourceUpdatedNotificationParam::new(uri))
-                .await
-        }
         Event::SetAvailableOnParent {
             kind,
             name,

@@ -203,10 +203,10 @@ pub(super) fn subscribe<P: Clone>(
     session.subscribe(uri, peer).map_err(refused)
 }
 
-/// Carries a subscription to `uri` to the bridged MCP server serving it, if one does (started
-/// when needed), so that what the server says changed reaches the host's subscribers through
-/// `updates`, with or without a call in flight. In-process plugins say so themselves, and an
-/// isolated child tells its parent of each change. A server that cannot be reached leaves the
+/// Carries a subscription to `uri` to the process serving it, if one does (a bridged MCP
+/// server, an isolated plugin's child; started when needed), so that what it says changed
+/// reaches the host's subscribers through `updates`, with or without a call in flight.
+/// In-process plugins reach `updates` themselves. A process that cannot be reached leaves the
 /// host's subscription standing, and says why in the log.
 pub(super) async fn subscribe_upstream(
     generation: &Generation,
@@ -218,10 +218,10 @@ pub(super) async fn subscribe_upstream(
     let Some(owner) = registry.resource_owner(active, uri) else {
         return;
     };
-    let bridged = registry
+    let out_of_process = registry
         .plugin(owner.plugin())
-        .is_some_and(|p| matches!(p.provider, Provider::Bridged { .. }));
-    if !bridged {
+        .is_some_and(|p| !matches!(p.provider, Provider::Library));
+    if !out_of_process {
         return;
     }
     match open(generation, owner.plugin()).await {
