@@ -195,5 +195,6 @@ fn registry(
             .join(", ")
     );
     let registry = Arc::new(Registry::new(discovery.plugins.clone()));
+    registry.warn_of_new_conflicts(None);
     Ok((registry, common.source(discovery, no_watch)))
 }

@@ -252,7 +252,21 @@ impl Registry {
                     .ok()
             })
             .collect();
-        for conflict in &registry.conflicts {
+        registry.extensions = Extensions::new(&plugins);
+        registry.plugins = plugins;
+        registry
+    }
+
+    /// Its conflicts that `before` (the registry it replaces, if any) did not have, each logged
+    /// as a warning: a rescan that changes nothing, or changes something else, says nothing
+    /// again.
+    pub fn warn_of_new_conflicts(&self, before: Option<&Registry>) -> Vec<&Conflict> {
+        let new: Vec<&Conflict> = self
+            .conflicts
+            .iter()
+            .filter(|c| before.is_none_or(|b| !b.conflicts.contains(c)))
+            .collect();
+        for conflict in &new {
             tracing::warn!(
                 "{} `{}` is offered by plugins `{}` and `{}`: `{}` is served where both are active",
                 conflict.kind,
@@ -262,9 +276,7 @@ impl Registry {
                 conflict.kept
             );
         }
-        registry.extensions = Extensions::new(&plugins);
-        registry.plugins = plugins;
-        registry
+        new
     }
 
     /// The plugins, in load order.

@@ -32,6 +32,23 @@ fn a_tool_offered_twice_is_served_from_the_first_plugin_and_listed() {
     assert_eq!(registry.served_tools(&only_b)[0].plugin, "b");
 }
 
+#[test]
+fn only_conflicts_the_registry_before_did_not_have_are_warned_of() {
+    let a = plugin("a", r#"[{"name":"a"}]"#, r#"[{"name":"t","toolset":"a"}]"#);
+    let b = plugin("b", r#"[{"name":"b"}]"#, r#"[{"name":"t","toolset":"b"}]"#);
+    let c = plugin("c", r#"[{"name":"c"}]"#, r#"[{"name":"t","toolset":"c"}]"#);
+    let first = Registry::new(vec![a.clone(), b.clone()]);
+    assert_eq!(first.warn_of_new_conflicts(None).len(), 1);
+    let same = Registry::new(vec![a.clone(), b.clone()]);
+    assert!(same.warn_of_new_conflicts(Some(&first)).is_empty());
+    let more = Registry::new(vec![a, b, c]);
+    let new = more.warn_of_new_conflicts(Some(&same));
+    assert_eq!(
+        new.iter().map(|c| c.shadowed.as_str()).collect::<Vec<_>>(),
+        ["c"]
+    );
+}
+
 /// Each entry's key (name, URI) and plugin.
 fn keyed<D: Contribution>(entries: Vec<&Entry<D>>) -> Vec<(&str, &str)> {
     entries

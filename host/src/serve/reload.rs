@@ -117,6 +117,7 @@ pub(crate) async fn apply(
         tracing::debug!("scanned the plugins again: nothing changed");
         return None;
     }
+    registry.warn_of_new_conflicts(Some(old.registry()));
     let builder = Arc::new(old.builder().next(registry, &changes.replaced));
     // A plugin replaced or removed starts anew: what it turned off is on again.
     let starting_anew = changes.replaced.union(&changes.removed).cloned().collect();
