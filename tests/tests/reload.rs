@@ -530,6 +530,15 @@ async fn a_plugin_turns_its_tools_and_prompts_off_and_on_in(host_args: &[&str]) 
     nothing_heard(&mut heard, "another plugin's tool").await;
     nothing_heard(&mut other_heard, "another URL").await;
     assert!(tool_names(&other).await.contains(&"echo".to_owned()));
+
+    // From a task of the plugin's runtime, after the call has answered.
+    let later = json!({"kind": "tool", "name": "picture", "available": false, "after_ms": 200});
+    call_tool(&current, "set_available", later).await;
+    assert_eq!(
+        next_heard(&mut heard, "a tool turned off after the call").await,
+        "tools"
+    );
+    assert!(!tool_names(&watcher).await.contains(&"picture".to_owned()));
     stream.cancel().await.expect("the stream ends");
 }
 

@@ -70,6 +70,9 @@ pub(super) struct Relay {
     tools_changed: Arc<Notify>,
     /// Set at the first subscription ([`Relay::updates_to`]).
     updates: Arc<Mutex<Option<ResourceUpdates>>>,
+    /// The context of the latest call: what an isolated plugin turns on or off is the plugin's,
+    /// not a call's, so a change it makes after its call answered goes through this one.
+    latest: Arc<Mutex<Option<HostContextBox>>>,
 }
 
 impl std::fmt::Debug for Relay {
@@ -116,6 +119,7 @@ impl Relay {
             next: Arc::default(),
             tools_changed: Arc::default(),
             updates: Arc::default(),
+            latest: Arc::default(),
         }
     }
 
@@ -140,6 +144,7 @@ impl Relay {
     pub(super) fn listen(&self, context: HostContextBox) -> Listening {
         let key = self.next.fetch_add(1, Ordering::Relaxed);
         let progressed = Arc::new(Notify::new());
+        *lock(&self.latest) = Some(context.clone());
         lock(&self.calls).insert(
             key,
             Call {
@@ -331,18 +336,22 @@ impl ClientHandler for Relay {
         let refused = |reason: String| {
             ErrorData::internal_error(format!("cannot ask for input: {reason}"), None)
         };
-        let caller = self.tagged(&context.extensions).map_err(refused)?;
-        if request.method == TASK_METHOD {
-            // Resolves at once unless the call becomes a task, which ends it (and the child's).
-            caller.run_as_task().await;
-            return Ok(CustomResult(serde_json::json!({})));
-        }
+        let tagged = self.tagged(&context.extensions);
         if request.method == AVAILABILITY_METHOD {
+            let caller = tagged
+                .or_else(|reason| lock(&self.latest).clone().ok_or(reason))
+                .map_err(refused)?;
             let params = request.params.unwrap_or_default();
             let kind = params["kind"].as_str().unwrap_or_default();
             let name = params["name"].as_str().unwrap_or_default();
             let available = params["available"].as_bool().unwrap_or(true);
             caller.set_available(kind.into(), name.into(), available);
+            return Ok(CustomResult(serde_json::json!({})));
+        }
+        let caller = tagged.map_err(refused)?;
+        if request.method == TASK_METHOD {
+            // Resolves at once unless the call becomes a task, which ends it (and the child's).
+            caller.run_as_task().await;
             return Ok(CustomResult(serde_json::json!({})));
         }
         let requests = request.params.unwrap_or_default().to_string();

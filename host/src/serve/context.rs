@@ -227,6 +227,9 @@ pub(crate) struct CallContext {
     /// resource change too (it tells its own subscribers), and asked for every input (it
     /// checks the client's capabilities, and asks the client or ends the call for input).
     tells_parent: bool,
+    /// The parent's connection and the runtime to reach it from, when `tells_parent`: what the
+    /// plugin tells it after the call has answered (and its events channel closed) goes there.
+    parent: Option<(Peer<RoleServer>, tokio::runtime::Handle)>,
     /// Under 2026-07-28, the answers this round of the call can use: requests are answered
     /// from them, or end the call with an input-required result.
     round: Option<Arc<Round>>,
@@ -300,6 +303,10 @@ impl CallContext {
             session,
             updates: updates.clone(),
             tells_parent,
+            parent: tells_parent
+                .then(|| tokio::runtime::Handle::try_current().ok())
+                .flatten()
+                .map(|runtime| (request.peer.clone(), runtime)),
             round,
             requests_made: Arc::default(),
             becomes_task: client.becomes_task,
@@ -521,12 +528,18 @@ impl HostContext for CallContext {
 
     fn set_available(&self, kind: RStr<'_>, name: RStr<'_>, available: bool) {
         if self.tells_parent {
-            // The parent serves the plugin's tools and prompts: it turns them on and off.
-            let _ = self.events.send(Event::SetAvailableOnParent {
+            // The parent serves the plugin's tools and prompts: it turns them on and off. In
+            // order with the call's other events while it runs; straight to the parent after.
+            let event = Event::SetAvailableOnParent {
                 kind: kind.as_str().to_owned(),
                 name: name.as_str().to_owned(),
                 available,
-            });
+            };
+            if let Err(mpsc::error::SendError(event)) = self.events.send(event)
+                && let Some((peer, runtime)) = self.parent.clone()
+            {
+                runtime.spawn(async move { notify(&peer, event).await });
+            }
             return;
         }
         let Some(kind) = availability::Kind::from_name(kind.as_str()) else {
@@ -955,6 +968,7 @@ mod tests {
             undeclared: Arc::default(),
             updates: Updates::channel().0,
             tells_parent: false,
+            parent: None,
             round: None,
             requests_made: Arc::default(),
             becomes_task: false,
