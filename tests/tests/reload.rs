@@ -520,6 +520,12 @@ async fn a_plugin_turns_its_tools_and_prompts_off_and_on_in(host_args: &[&str]) 
     );
     let prompts = watcher.list_all_prompts().await.expect("prompts/list");
     assert!(prompts.iter().all(|p| p.name != "introduce"));
+    let report = get(&host, "/toolsets").await;
+    assert_eq!(
+        report["off"],
+        json!({"tools": ["picture"], "prompts": ["introduce"]}),
+        "{report}"
+    );
 
     toggle("tool", "picture", true).await;
     assert_eq!(next_heard(&mut heard, "a tool turned on").await, "tools");

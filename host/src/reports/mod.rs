@@ -12,4 +12,6 @@ pub mod listing;
 pub mod toolsets;
 
 pub use contributions::ContributionsReport;
-pub use toolsets::{FailedPlugin, GenerationInfo, TOOLSETS_TOOL, ToolsetRow, ToolsetsReport};
+pub use toolsets::{
+    FailedPlugin, GenerationInfo, TOOLSETS_TOOL, ToolsetRow, ToolsetsReport, TurnedOff,
+};

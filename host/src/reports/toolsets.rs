@@ -50,9 +50,29 @@ pub struct ToolsetsReport {
     /// changes.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub failed: Vec<FailedPlugin>,
+    /// The tools and prompts their plugins turned off (`Context::set_tool_available`), for
+    /// every URL, until they turn them on again.
+    #[serde(skip_serializing_if = "TurnedOff::is_empty")]
+    pub off: TurnedOff,
     /// Which generation of the plugin folder this is, when a server answers.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub generation: Option<GenerationInfo>,
+}
+
+/// The tools and prompts plugins turned off, sorted.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct TurnedOff {
+    /// Tools.
+    pub tools: Vec<String>,
+    /// Prompts.
+    pub prompts: Vec<String>,
+}
+
+impl TurnedOff {
+    /// Whether nothing is off.
+    pub fn is_empty(&self) -> bool {
+        self.tools.is_empty() && self.prompts.is_empty()
+    }
 }
 
 /// A plugin that failed to open, and why.
@@ -126,6 +146,7 @@ impl ToolsetsReport {
             conflicts: registry.conflicts().to_vec(),
             processes: Vec::new(),
             failed: Vec::new(),
+            off: TurnedOff::default(),
             generation: None,
         }
     }

@@ -109,10 +109,32 @@ impl Hidden {
     /// `self` without what the `plugins` (by name, as `registry` knows them) turned off: a
     /// plugin replaced or removed starts anew, everything on.
     pub(crate) fn forgetting(&self, registry: &Registry, plugins: &BTreeSet<String>) -> Self {
+        self.kept_by_owner(registry, |owner| {
+            !owner.is_some_and(|owner| plugins.contains(owner))
+        })
+    }
+
+    /// What is off, of the plugins (by name) `shown` keeps, as `/toolsets` reports it.
+    pub(crate) fn report(
+        &self,
+        registry: &Registry,
+        shown: impl Fn(&str) -> bool,
+    ) -> crate::reports::TurnedOff {
+        let kept = self.kept_by_owner(registry, |owner| owner.is_some_and(&shown));
+        crate::reports::TurnedOff {
+            tools: kept.tools.into_iter().collect(),
+            prompts: kept.prompts.into_iter().collect(),
+        }
+    }
+
+    /// The names whose plugin (as `registry` says; `None` when it serves none) `keep` keeps.
+    fn kept_by_owner(&self, registry: &Registry, keep: impl Fn(Option<&str>) -> bool) -> Self {
         let kept = |kind: Kind, names: &BTreeSet<String>| {
-            let starts_anew =
-                |name: &String| owner(registry, kind, name).is_some_and(|o| plugins.contains(o));
-            names.iter().filter(|n| !starts_anew(n)).cloned().collect()
+            names
+                .iter()
+                .filter(|name| keep(owner(registry, kind, name)))
+                .cloned()
+                .collect()
         };
         Self {
             tools: kept(Kind::Tool, &self.tools),

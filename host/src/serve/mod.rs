@@ -378,6 +378,10 @@ impl ServeState {
         .with_generation(generation.info());
         report.processes = generation.builder().processes();
         report.failed = failed_plugins(generation);
+        let registry = generation.registry();
+        report.off = generation.hidden().report(registry, |plugin| {
+            caller.is_none_or(|c| c.bound.sees_plugin(registry, plugin))
+        });
         if let Some(caller) = caller {
             // A caller learns of no plugin outside its bound: rows, processes and conflicts
             // are those of plugins with a toolset it may use.
