@@ -48,8 +48,8 @@ use crate::serve::level_number;
 /// The calls in flight on one connection, each under a number of its own.
 type Calls = Arc<Mutex<HashMap<u64, Call>>>;
 
-/// Where a bridged server's `notifications/resources/updated` go once a session subscribed to
-/// one of its resources: the host's subscribers, by URI.
+/// Where a bridged server's (or an isolated plugin's child's) `notifications/resources/updated`
+/// go once a session subscribed to one of its resources: the host's subscribers, by URI.
 pub type ResourceUpdates = Arc<dyn Fn(String) + Send + Sync>;
 
 /// A call in flight: its request's context, its progress token once sent, and a signal each

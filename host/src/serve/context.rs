@@ -223,9 +223,9 @@ pub(crate) struct CallContext {
     undeclared: Arc<OnceLock<&'static str>>,
     /// Where "this resource changed" goes: to every subscribed session, not only this one.
     updates: Updates,
-    /// Whether the call comes from an isolated plugin's parent, which is told of every
-    /// resource change too (it tells its own subscribers), and asked for every input (it
-    /// checks the client's capabilities, and asks the client or ends the call for input).
+    /// Whether the call comes from an isolated plugin's parent, which is told what the plugin
+    /// turns on or off (it serves the plugin's tools and prompts), and asked for every input
+    /// (it checks the client's capabilities, and asks the client or ends the call for input).
     tells_parent: bool,
     /// The parent's connection and the runtime to reach it from, when `tells_parent`: what the
     /// plugin tells it after the call has answered (and its events channel closed) goes there.
