@@ -314,6 +314,14 @@ impl Context {
             .set_available(RStr::from("prompt"), RStr::from(name), available);
     }
 
+    /// Turns one of this plugin's static resources (by URI) off or on again, as
+    /// [`Context::set_tool_available`] does a tool: an off resource is neither listed, read nor
+    /// subscribed to (`notifications/resources/list_changed`).
+    pub fn set_resource_available(&self, uri: &str, available: bool) {
+        self.host
+            .set_available(RStr::from("resource"), RStr::from(uri), available);
+    }
+
     /// The toolsets active for this request (the URL's selection), sorted.
     pub fn active_toolsets(&self) -> Vec<String> {
         self.host

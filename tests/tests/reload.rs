@@ -15,7 +15,7 @@ use e2e::{
 };
 use rmcp::{
     ClientHandler, RoleClient,
-    model::{ClientConfig, ServerNotification, SubscriptionFilter},
+    model::{ClientConfig, ReadResourceRequestParams, ServerNotification, SubscriptionFilter},
     service::{NotificationContext, RunningService},
 };
 use serde_json::{Value, json};
@@ -520,12 +520,32 @@ async fn a_plugin_turns_its_tools_and_prompts_off_and_on_in(host_args: &[&str]) 
     );
     let prompts = watcher.list_all_prompts().await.expect("prompts/list");
     assert!(prompts.iter().all(|p| p.name != "introduce"));
+    toggle("resource", "context://motd", false).await;
+    assert_eq!(
+        next_heard(&mut heard, "a resource turned off").await,
+        "resources"
+    );
+    let resources = watcher.list_all_resources().await.expect("resources/list");
+    assert!(resources.iter().all(|r| r.uri != "context://motd"));
+    watcher
+        .read_resource(ReadResourceRequestParams::new("context://motd"))
+        .await
+        .expect_err("an off resource is not read");
     let report = get(&host, "/toolsets").await;
     assert_eq!(
         report["off"],
-        json!({"tools": ["picture"], "prompts": ["introduce"]}),
+        json!({"tools": ["picture"], "prompts": ["introduce"], "resources": ["context://motd"]}),
         "{report}"
     );
+    toggle("resource", "context://motd", true).await;
+    assert_eq!(
+        next_heard(&mut heard, "a resource turned on").await,
+        "resources"
+    );
+    watcher
+        .read_resource(ReadResourceRequestParams::new("context://motd"))
+        .await
+        .expect("an on resource is read");
 
     toggle("tool", "picture", true).await;
     assert_eq!(next_heard(&mut heard, "a tool turned on").await, "tools");

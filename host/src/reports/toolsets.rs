@@ -66,12 +66,14 @@ pub struct TurnedOff {
     pub tools: Vec<String>,
     /// Prompts.
     pub prompts: Vec<String>,
+    /// Static resources, by URI.
+    pub resources: Vec<String>,
 }
 
 impl TurnedOff {
     /// Whether nothing is off.
     pub fn is_empty(&self) -> bool {
-        self.tools.is_empty() && self.prompts.is_empty()
+        self.tools.is_empty() && self.prompts.is_empty() && self.resources.is_empty()
     }
 }
 

@@ -15,13 +15,15 @@ use tokio::sync::mpsc;
 use super::ServeState;
 use crate::registry::Registry;
 
-/// What is turned off, by served name.
+/// What is turned off, by served name (URI for resources).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub(crate) struct Hidden {
     /// Tools.
     pub(crate) tools: BTreeSet<String>,
     /// Prompts.
     pub(crate) prompts: BTreeSet<String>,
+    /// Static resources.
+    pub(crate) resources: BTreeSet<String>,
 }
 
 /// What a plugin's contribution is.
@@ -31,21 +33,24 @@ pub(crate) enum Kind {
     Tool,
     /// A prompt.
     Prompt,
+    /// A static resource, by URI.
+    Resource,
 }
 
 impl Kind {
-    /// `tool` or `prompt`, as the ABI names them.
+    /// `tool`, `prompt` or `resource`, as the ABI names them.
     pub(crate) fn from_name(name: &str) -> Option<Self> {
-        [Self::Tool, Self::Prompt]
+        [Self::Tool, Self::Prompt, Self::Resource]
             .into_iter()
             .find(|kind| kind.name() == name)
     }
 
-    /// Its name: `tool` or `prompt`.
+    /// Its name: `tool`, `prompt` or `resource`.
     pub(crate) fn name(self) -> &'static str {
         match self {
             Self::Tool => "tool",
             Self::Prompt => "prompt",
+            Self::Resource => "resource",
         }
     }
 }
@@ -97,6 +102,7 @@ impl Hidden {
         let set = match change.kind {
             Kind::Tool => &mut next.tools,
             Kind::Prompt => &mut next.prompts,
+            Kind::Resource => &mut next.resources,
         };
         if change.available {
             set.remove(&change.name);
@@ -124,6 +130,7 @@ impl Hidden {
         crate::reports::TurnedOff {
             tools: kept.tools.into_iter().collect(),
             prompts: kept.prompts.into_iter().collect(),
+            resources: kept.resources.into_iter().collect(),
         }
     }
 
@@ -139,6 +146,7 @@ impl Hidden {
         Self {
             tools: kept(Kind::Tool, &self.tools),
             prompts: kept(Kind::Prompt, &self.prompts),
+            resources: kept(Kind::Resource, &self.resources),
         }
     }
 }
@@ -156,6 +164,11 @@ fn owner<'r>(registry: &'r Registry, kind: Kind, name: &str) -> Option<&'r str> 
             .iter()
             .find(|p| p.decl.name == name)
             .map(|p| p.plugin.as_str()),
+        Kind::Resource => registry
+            .resources()
+            .iter()
+            .find(|r| r.decl.uri == name)
+            .map(|r| r.plugin.as_str()),
     }
 }
 
@@ -259,6 +272,7 @@ mod tests {
         let hidden = Hidden {
             tools: BTreeSet::from(["ta".to_owned(), "tb".to_owned()]),
             prompts: BTreeSet::from(["pa".to_owned()]),
+            resources: BTreeSet::new(),
         };
         let after = hidden.forgetting(&registry, &BTreeSet::from(["a".to_owned()]));
         assert_eq!(after.tools, BTreeSet::from(["tb".to_owned()]));

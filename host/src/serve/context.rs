@@ -543,7 +543,9 @@ impl HostContext for CallContext {
             return;
         }
         let Some(kind) = availability::Kind::from_name(kind.as_str()) else {
-            tracing::warn!("a plugin cannot turn a `{kind}` on or off: only a tool or a prompt");
+            tracing::warn!(
+                "a plugin cannot turn a `{kind}` on or off: only a tool, a prompt or a resource"
+            );
             return;
         };
         if let Some((changes, plugin)) = &self.availability {

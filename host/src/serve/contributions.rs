@@ -81,8 +81,13 @@ pub(super) fn prompts_capability() -> PromptsCapability {
 }
 
 /// `resources/list`.
-pub(super) fn list_resources(registry: &Registry, active: &ActiveSet) -> ListResourcesResult {
-    let resources = registry.served_resources(active).into_iter().map(|r| {
+pub(super) fn list_resources(
+    registry: &Registry,
+    active: &ActiveSet,
+    hidden: impl Fn(&str) -> bool,
+) -> ListResourcesResult {
+    let served = registry.served_resources(active).into_iter();
+    let resources = served.filter(|r| !hidden(&r.decl.uri)).map(|r| {
         let d = &r.decl;
         let mut resource = Resource::new(d.uri.clone(), d.name.clone());
         resource.title.clone_from(&d.title);
@@ -153,6 +158,7 @@ pub(super) async fn read_resource(
     let registry = generation.registry();
     let owner = registry
         .resource_owner(&call.resolution.active, uri)
+        .filter(|_| !generation.hides_resource(uri))
         .ok_or_else(|| not_found(uri))?;
     let plugin = open(generation, owner.plugin()).await?;
     let owner = owner.plugin().to_owned();
@@ -178,11 +184,12 @@ pub(super) async fn read_resource(
 /// `resources/subscribe`: a URI served here is recorded for `session`, reached through `peer`.
 /// Only a URI the session's active set serves is, so a session hears only of resources it can
 /// read; and only within the session's bounds (URI length first, then the count), else
-/// `-32602` naming the bound. (`resources/unsubscribe` needs no check: it forgets the URI if it
-/// was recorded.)
+/// `-32602` naming the bound; not a resource `hidden` says its plugin turned off.
+/// (`resources/unsubscribe` needs no check: it forgets the URI if it was recorded.)
 pub(super) fn subscribe<P: Clone>(
     registry: &Registry,
     active: &ActiveSet,
+    hidden: impl Fn(&str) -> bool,
     session: &Session<P>,
     uri: &str,
     peer: P,
@@ -197,7 +204,7 @@ pub(super) fn subscribe<P: Clone>(
         ErrorData::invalid_params(refused.to_string(), Some(data))
     };
     session.bounds().check_uri(uri).map_err(refused)?;
-    if registry.resource_owner(active, uri).is_none() {
+    if registry.resource_owner(active, uri).is_none() || hidden(uri) {
         return Err(not_found(uri));
     }
     session.subscribe(uri, peer).map_err(refused)
@@ -402,7 +409,7 @@ mod tests {
         let active = ActiveSet::from_names(["library"]);
         let registry = registry();
         assert_eq!(
-            wire(list_resources(&registry, &active))["resources"],
+            wire(list_resources(&registry, &active, |_| false))["resources"],
             json!([{"uri": "test://a", "name": "a", "description": "A.",
                     "mimeType": "text/plain", "size": 3}])
         );
@@ -425,7 +432,11 @@ mod tests {
     fn nothing_is_listed_or_declared_for_a_set_without_the_toolset() {
         let registry = registry();
         let none = ActiveSet::default();
-        assert!(list_resources(&registry, &none).resources.is_empty());
+        assert!(
+            list_resources(&registry, &none, |_| false)
+                .resources
+                .is_empty()
+        );
         assert!(list_prompts(&registry, &none, |_| false).prompts.is_empty());
 
         let mut capabilities = ServerCapabilities::default();
@@ -452,8 +463,16 @@ mod tests {
             uri_bytes: 12,
         });
         let session = hub.session();
-        subscribe(&registry, &active, &session, "test://t/7", "peer").unwrap();
-        subscribe(&registry, &active, &session, "test://a", "peer").unwrap();
+        subscribe(
+            &registry,
+            &active,
+            |_| false,
+            &session,
+            "test://t/7",
+            "peer",
+        )
+        .unwrap();
+        subscribe(&registry, &active, |_| false, &session, "test://a", "peer").unwrap();
         assert_eq!(
             session.uris().into_iter().collect::<Vec<_>>(),
             ["test://a", "test://t/7"]
@@ -462,11 +481,26 @@ mod tests {
         assert_eq!(session.uris().into_iter().collect::<Vec<_>>(), ["test://a"]);
         // Not served to a set without the toolset: not recorded.
         let other = hub.session();
-        let error =
-            subscribe(&registry, &ActiveSet::default(), &other, "test://a", "x").unwrap_err();
+        let error = subscribe(
+            &registry,
+            &ActiveSet::default(),
+            |_| false,
+            &other,
+            "test://a",
+            "x",
+        )
+        .unwrap_err();
         assert_eq!(error.code.0, -32002);
         assert!(other.uris().is_empty());
-        let error = subscribe(&registry, &active, &session, "test://nope", "peer").unwrap_err();
+        let error = subscribe(
+            &registry,
+            &active,
+            |_| false,
+            &session,
+            "test://nope",
+            "peer",
+        )
+        .unwrap_err();
         assert_eq!(error.code.0, -32002);
         assert_eq!(error.data, Some(json!({"uri": "test://nope"})));
     }
@@ -481,7 +515,15 @@ mod tests {
         });
         let session = hub.session();
         // Too long is said before "not found": the URI is not looked at.
-        let error = subscribe(&registry, &active, &session, "test://t/123456", "p").unwrap_err();
+        let error = subscribe(
+            &registry,
+            &active,
+            |_| false,
+            &session,
+            "test://t/123456",
+            "p",
+        )
+        .unwrap_err();
         assert_eq!(error.code.0, -32602);
         assert!(
             error.message.contains("--max-uri-length"),
@@ -492,8 +534,9 @@ mod tests {
             error.data,
             Some(json!({"uri_length": 15, "max_uri_length": 12}))
         );
-        subscribe(&registry, &active, &session, "test://a", "p").unwrap();
-        let error = subscribe(&registry, &active, &session, "test://t/7", "p").unwrap_err();
+        subscribe(&registry, &active, |_| false, &session, "test://a", "p").unwrap();
+        let error =
+            subscribe(&registry, &active, |_| false, &session, "test://t/7", "p").unwrap_err();
         assert_eq!(error.code.0, -32602);
         assert!(
             error.message.contains("--max-subscriptions"),

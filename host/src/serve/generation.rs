@@ -106,6 +106,11 @@ impl Generation {
         self.hidden.prompts.contains(name)
     }
 
+    /// Whether a plugin turned the static resource `uri` off.
+    pub(crate) fn hides_resource(&self, uri: &str) -> bool {
+        self.hidden.resources.contains(uri)
+    }
+
     /// Its registry.
     pub(crate) fn registry(&self) -> &Arc<Registry> {
         self.builder.registry()

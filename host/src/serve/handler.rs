@@ -553,7 +553,8 @@ impl ServerHandler for Handler {
         for uri in context.accepted().resource_subscriptions.iter().flatten() {
             let subscriber = Subscriber::Stream(context.sink().clone());
             let registry = generation.registry();
-            match contributed::subscribe(registry, active, &stream, uri, subscriber) {
+            let hidden = |uri: &str| generation.hides_resource(uri);
+            match contributed::subscribe(registry, active, hidden, &stream, uri, subscriber) {
                 Ok(()) => {
                     contributed::subscribe_upstream(generation, active, uri, &self.state.updates)
                         .await;
@@ -643,7 +644,9 @@ impl ServerHandler for Handler {
         context: RequestContext<RoleServer>,
     ) -> Result<ListResourcesResult, ErrorData> {
         let (generation, active) = &self.active(&context);
-        let listed = contributed::list_resources(generation.registry(), active);
+        let listed = contributed::list_resources(generation.registry(), active, |uri| {
+            generation.hides_resource(uri)
+        });
         Ok(hinted!(listed, &context))
     }
 
@@ -683,6 +686,7 @@ impl ServerHandler for Handler {
         contributed::subscribe(
             generation.registry(),
             active,
+            |uri| generation.hides_resource(uri),
             &self.subscriptions,
             &request.uri,
             Subscriber::Session(context.peer),

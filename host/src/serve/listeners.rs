@@ -29,7 +29,7 @@ use rmcp::{
 };
 use serde_json::Value;
 
-use super::{contributions as contributed, generation::Generation};
+use super::{availability::Hidden, contributions as contributed, generation::Generation};
 use crate::{
     registry::Registry,
     selection::{Query, Resolution, ToolFilter},
@@ -203,9 +203,11 @@ impl Listeners {
                         bounds,
                         selection.bound.as_ref(),
                     );
-                    Served::of(generation.registry(), &resolved.resolution, |p| {
-                        generation.hides_prompt(p)
-                    })
+                    Served::of(
+                        generation.registry(),
+                        &resolved.resolution,
+                        generation.hidden(),
+                    )
                 };
                 resolve(old).differs(&resolve(new), changed)
             });
@@ -236,8 +238,8 @@ struct Served {
 }
 
 impl Served {
-    /// `hidden` says which prompts their plugins turned off.
-    fn of(registry: &Registry, resolution: &Resolution, hidden: impl Fn(&str) -> bool) -> Self {
+    /// `hidden` says which prompts and resources their plugins turned off.
+    fn of(registry: &Registry, resolution: &Resolution, hidden: &Hidden) -> Self {
         let active = &resolution.active;
         let tools = registry.shown_tools(resolution);
         let mut tool_plugins: BTreeSet<String> = registry
@@ -258,7 +260,9 @@ impl Served {
             tools: serde_json::to_value(&tools).unwrap_or_default(),
             tool_plugins,
             resources: serde_json::json!([
-                contributed::list_resources(registry, active),
+                contributed::list_resources(registry, active, |uri| {
+                    hidden.resources.contains(uri)
+                }),
                 contributed::list_resource_templates(registry, active),
             ]),
             resource_plugins: owners(
@@ -274,8 +278,10 @@ impl Served {
                     )
                     .collect(),
             ),
-            prompts: serde_json::to_value(contributed::list_prompts(registry, active, hidden))
-                .unwrap_or_default(),
+            prompts: serde_json::to_value(contributed::list_prompts(registry, active, |name| {
+                hidden.prompts.contains(name)
+            }))
+            .unwrap_or_default(),
             prompt_plugins: owners(
                 registry
                     .served_prompts(active)
@@ -326,7 +332,7 @@ mod tests {
 
     fn served(registry: &Registry) -> Served {
         let resolution = resolve(&Query::parse(""), &registry.declared(), None);
-        Served::of(registry, &resolution, |_| false)
+        Served::of(registry, &resolution, &Hidden::default())
     }
 
     #[test]
