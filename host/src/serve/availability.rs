@@ -68,22 +68,8 @@ pub(crate) struct Change {
     pub(crate) available: bool,
 }
 
-/// Where changes go: to [`apply_changes`].
-#[derive(Debug, Clone)]
-pub(crate) struct Changes(mpsc::UnboundedSender<Change>);
-
-impl Changes {
-    /// The sending end, and the receiving end [`apply_changes`] reads.
-    pub(crate) fn channel() -> (Self, mpsc::UnboundedReceiver<Change>) {
-        let (sender, receiver) = mpsc::unbounded_channel();
-        (Self(sender), receiver)
-    }
-
-    /// Sends `change`; nothing happens once the server stopped.
-    pub(crate) fn send(&self, change: Change) {
-        let _ = self.0.send(change);
-    }
-}
+/// Where changes go: [`apply_changes`] reads them.
+pub(crate) type Changes = super::queue::Queue<Change>;
 
 impl Hidden {
     /// `self` with `change` applied, if `registry` says the plugin serves what it names;

@@ -34,6 +34,7 @@ use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
 use super::{
+    availability::Hidden,
     context::{Call, Finished},
     generation::Generation,
     subscriptions::{Refused, Session, Updates},
@@ -80,22 +81,24 @@ pub(super) fn prompts_capability() -> PromptsCapability {
     capability
 }
 
-/// `resources/list`.
+/// `resources/list`: the static resources of the active set, but those their plugins turned off.
 pub(super) fn list_resources(
     registry: &Registry,
     active: &ActiveSet,
-    hidden: impl Fn(&str) -> bool,
+    hidden: &Hidden,
 ) -> ListResourcesResult {
     let served = registry.served_resources(active).into_iter();
-    let resources = served.filter(|r| !hidden(&r.decl.uri)).map(|r| {
-        let d = &r.decl;
-        let mut resource = Resource::new(d.uri.clone(), d.name.clone());
-        resource.title.clone_from(&d.title);
-        resource.description = non_empty(&d.description);
-        resource.mime_type.clone_from(&d.mime_type);
-        resource.size = d.size;
-        resource
-    });
+    let resources = served
+        .filter(|r| !hidden.resources.contains(&r.decl.uri))
+        .map(|r| {
+            let d = &r.decl;
+            let mut resource = Resource::new(d.uri.clone(), d.name.clone());
+            resource.title.clone_from(&d.title);
+            resource.description = non_empty(&d.description);
+            resource.mime_type.clone_from(&d.mime_type);
+            resource.size = d.size;
+            resource
+        });
     ListResourcesResult::with_all_items(resources.collect())
 }
 
@@ -118,34 +121,35 @@ pub(super) fn list_resource_templates(
     ListResourceTemplatesResult::with_all_items(templates.collect())
 }
 
-/// `prompts/list`.
-/// `prompts/list`: the prompts of the active set, but those `hidden` says their plugin turned
-/// off.
+/// `prompts/list`: the prompts of the active set, but those their plugins turned off.
 pub(super) fn list_prompts(
     registry: &Registry,
     active: &ActiveSet,
-    hidden: impl Fn(&str) -> bool,
+    hidden: &Hidden,
 ) -> ListPromptsResult {
     let served = registry.served_prompts(active).into_iter();
-    let prompts = served.filter(|p| !hidden(&p.decl.name)).map(|p| {
-        let d = &p.decl;
-        let arguments = d
-            .arguments
-            .iter()
-            .map(|a| {
-                let mut argument = PromptArgument::new(a.name.clone()).with_required(a.required);
-                argument.description = non_empty(&a.description);
-                argument
-            })
-            .collect::<Vec<_>>();
-        let mut prompt = Prompt::new(
-            d.name.clone(),
-            non_empty(&d.description),
-            (!arguments.is_empty()).then_some(arguments),
-        );
-        prompt.title.clone_from(&d.title);
-        prompt
-    });
+    let prompts = served
+        .filter(|p| !hidden.prompts.contains(&p.decl.name))
+        .map(|p| {
+            let d = &p.decl;
+            let arguments = d
+                .arguments
+                .iter()
+                .map(|a| {
+                    let mut argument =
+                        PromptArgument::new(a.name.clone()).with_required(a.required);
+                    argument.description = non_empty(&a.description);
+                    argument
+                })
+                .collect::<Vec<_>>();
+            let mut prompt = Prompt::new(
+                d.name.clone(),
+                non_empty(&d.description),
+                (!arguments.is_empty()).then_some(arguments),
+            );
+            prompt.title.clone_from(&d.title);
+            prompt
+        });
     ListPromptsResult::with_all_items(prompts.collect())
 }
 
@@ -158,7 +162,7 @@ pub(super) async fn read_resource(
     let registry = generation.registry();
     let owner = registry
         .resource_owner(&call.resolution.active, uri)
-        .filter(|_| !generation.hides_resource(uri))
+        .filter(|_| !generation.hidden().resources.contains(uri))
         .ok_or_else(|| not_found(uri))?;
     let plugin = open(generation, owner.plugin()).await?;
     let owner = owner.plugin().to_owned();
@@ -184,12 +188,12 @@ pub(super) async fn read_resource(
 /// `resources/subscribe`: a URI served here is recorded for `session`, reached through `peer`.
 /// Only a URI the session's active set serves is, so a session hears only of resources it can
 /// read; and only within the session's bounds (URI length first, then the count), else
-/// `-32602` naming the bound; not a resource `hidden` says its plugin turned off.
+/// `-32602` naming the bound; not a resource its plugin turned off (`hidden`).
 /// (`resources/unsubscribe` needs no check: it forgets the URI if it was recorded.)
 pub(super) fn subscribe<P: Clone>(
     registry: &Registry,
     active: &ActiveSet,
-    hidden: impl Fn(&str) -> bool,
+    hidden: &Hidden,
     session: &Session<P>,
     uri: &str,
     peer: P,
@@ -204,7 +208,7 @@ pub(super) fn subscribe<P: Clone>(
         ErrorData::invalid_params(refused.to_string(), Some(data))
     };
     session.bounds().check_uri(uri).map_err(refused)?;
-    if registry.resource_owner(active, uri).is_none() || hidden(uri) {
+    if registry.resource_owner(active, uri).is_none() || hidden.resources.contains(uri) {
         return Err(not_found(uri));
     }
     session.subscribe(uri, peer).map_err(refused)
@@ -256,7 +260,7 @@ pub(super) async fn get_prompt(
     let prompt = generation
         .registry()
         .served_prompt(&call.resolution.active, name)
-        .filter(|_| !generation.hides_prompt(name))
+        .filter(|_| !generation.hidden().prompts.contains(name))
         .ok_or_else(|| {
             ErrorData::invalid_params(
                 format!("Unknown prompt: {name}"),
@@ -409,7 +413,7 @@ mod tests {
         let active = ActiveSet::from_names(["library"]);
         let registry = registry();
         assert_eq!(
-            wire(list_resources(&registry, &active, |_| false))["resources"],
+            wire(list_resources(&registry, &active, &Hidden::default()))["resources"],
             json!([{"uri": "test://a", "name": "a", "description": "A.",
                     "mimeType": "text/plain", "size": 3}])
         );
@@ -418,13 +422,17 @@ mod tests {
             json!([{"uriTemplate": "test://t/{id}", "name": "t"}])
         );
         assert_eq!(
-            wire(list_prompts(&registry, &active, |_| false))["prompts"],
+            wire(list_prompts(&registry, &active, &Hidden::default()))["prompts"],
             json!([{"name": "greet", "title": "Greet", "description": "Say hello.",
                     "arguments": [{"name": "who", "description": "Whom.", "required": true},
                                   {"name": "how", "required": false}]}])
         );
         // A prompt its plugin turned off is not listed.
-        let hidden = list_prompts(&registry, &active, |name| name == "greet");
+        let off = Hidden {
+            prompts: ["greet".to_owned()].into(),
+            ..Hidden::default()
+        };
+        let hidden = list_prompts(&registry, &active, &off);
         assert_eq!(wire(hidden)["prompts"], json!([]));
     }
 
@@ -433,11 +441,15 @@ mod tests {
         let registry = registry();
         let none = ActiveSet::default();
         assert!(
-            list_resources(&registry, &none, |_| false)
+            list_resources(&registry, &none, &Hidden::default())
                 .resources
                 .is_empty()
         );
-        assert!(list_prompts(&registry, &none, |_| false).prompts.is_empty());
+        assert!(
+            list_prompts(&registry, &none, &Hidden::default())
+                .prompts
+                .is_empty()
+        );
 
         let mut capabilities = ServerCapabilities::default();
         declare_capabilities(&registry, &none, &mut capabilities);
@@ -466,13 +478,21 @@ mod tests {
         subscribe(
             &registry,
             &active,
-            |_| false,
+            &Hidden::default(),
             &session,
             "test://t/7",
             "peer",
         )
         .unwrap();
-        subscribe(&registry, &active, |_| false, &session, "test://a", "peer").unwrap();
+        subscribe(
+            &registry,
+            &active,
+            &Hidden::default(),
+            &session,
+            "test://a",
+            "peer",
+        )
+        .unwrap();
         assert_eq!(
             session.uris().into_iter().collect::<Vec<_>>(),
             ["test://a", "test://t/7"]
@@ -484,7 +504,7 @@ mod tests {
         let error = subscribe(
             &registry,
             &ActiveSet::default(),
-            |_| false,
+            &Hidden::default(),
             &other,
             "test://a",
             "x",
@@ -495,7 +515,7 @@ mod tests {
         let error = subscribe(
             &registry,
             &active,
-            |_| false,
+            &Hidden::default(),
             &session,
             "test://nope",
             "peer",
@@ -518,7 +538,7 @@ mod tests {
         let error = subscribe(
             &registry,
             &active,
-            |_| false,
+            &Hidden::default(),
             &session,
             "test://t/123456",
             "p",
@@ -534,9 +554,24 @@ mod tests {
             error.data,
             Some(json!({"uri_length": 15, "max_uri_length": 12}))
         );
-        subscribe(&registry, &active, |_| false, &session, "test://a", "p").unwrap();
-        let error =
-            subscribe(&registry, &active, |_| false, &session, "test://t/7", "p").unwrap_err();
+        subscribe(
+            &registry,
+            &active,
+            &Hidden::default(),
+            &session,
+            "test://a",
+            "p",
+        )
+        .unwrap();
+        let error = subscribe(
+            &registry,
+            &active,
+            &Hidden::default(),
+            &session,
+            "test://t/7",
+            "p",
+        )
+        .unwrap_err();
         assert_eq!(error.code.0, -32602);
         assert!(
             error.message.contains("--max-subscriptions"),

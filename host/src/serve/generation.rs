@@ -101,16 +101,6 @@ impl Generation {
         &self.hidden
     }
 
-    /// Whether a plugin turned the prompt `name` off.
-    pub(crate) fn hides_prompt(&self, name: &str) -> bool {
-        self.hidden.prompts.contains(name)
-    }
-
-    /// Whether a plugin turned the static resource `uri` off.
-    pub(crate) fn hides_resource(&self, uri: &str) -> bool {
-        self.hidden.resources.contains(uri)
-    }
-
     /// Its registry.
     pub(crate) fn registry(&self) -> &Arc<Registry> {
         self.builder.registry()

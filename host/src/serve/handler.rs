@@ -550,10 +550,10 @@ impl ServerHandler for Handler {
         });
         let (generation, active) = &self.active(context.request_context());
         let stream = self.state.subscriptions.session();
+        let hidden = generation.hidden();
         for uri in context.accepted().resource_subscriptions.iter().flatten() {
             let subscriber = Subscriber::Stream(context.sink().clone());
             let registry = generation.registry();
-            let hidden = |uri: &str| generation.hides_resource(uri);
             match contributed::subscribe(registry, active, hidden, &stream, uri, subscriber) {
                 Ok(()) => {
                     contributed::subscribe_upstream(generation, active, uri, &self.state.updates)
@@ -644,9 +644,8 @@ impl ServerHandler for Handler {
         context: RequestContext<RoleServer>,
     ) -> Result<ListResourcesResult, ErrorData> {
         let (generation, active) = &self.active(&context);
-        let listed = contributed::list_resources(generation.registry(), active, |uri| {
-            generation.hides_resource(uri)
-        });
+        let listed =
+            contributed::list_resources(generation.registry(), active, generation.hidden());
         Ok(hinted!(listed, &context))
     }
 
@@ -686,7 +685,7 @@ impl ServerHandler for Handler {
         contributed::subscribe(
             generation.registry(),
             active,
-            |uri| generation.hides_resource(uri),
+            generation.hidden(),
             &self.subscriptions,
             &request.uri,
             Subscriber::Session(context.peer),
@@ -711,9 +710,7 @@ impl ServerHandler for Handler {
         context: RequestContext<RoleServer>,
     ) -> Result<ListPromptsResult, ErrorData> {
         let (generation, active) = &self.active(&context);
-        let listed = contributed::list_prompts(generation.registry(), active, |p| {
-            generation.hides_prompt(p)
-        });
+        let listed = contributed::list_prompts(generation.registry(), active, generation.hidden());
         Ok(hinted!(listed, &context))
     }
 

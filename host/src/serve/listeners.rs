@@ -260,9 +260,7 @@ impl Served {
             tools: serde_json::to_value(&tools).unwrap_or_default(),
             tool_plugins,
             resources: serde_json::json!([
-                contributed::list_resources(registry, active, |uri| {
-                    hidden.resources.contains(uri)
-                }),
+                contributed::list_resources(registry, active, hidden),
                 contributed::list_resource_templates(registry, active),
             ]),
             resource_plugins: owners(
@@ -278,10 +276,8 @@ impl Served {
                     )
                     .collect(),
             ),
-            prompts: serde_json::to_value(contributed::list_prompts(registry, active, |name| {
-                hidden.prompts.contains(name)
-            }))
-            .unwrap_or_default(),
+            prompts: serde_json::to_value(contributed::list_prompts(registry, active, hidden))
+                .unwrap_or_default(),
             prompt_plugins: owners(
                 registry
                     .served_prompts(active)

@@ -44,6 +44,7 @@ pub(crate) mod http;
 mod jsonrpc;
 mod listener;
 mod listeners;
+mod queue;
 mod ready;
 mod reload;
 pub mod rounds;

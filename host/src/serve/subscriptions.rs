@@ -276,24 +276,8 @@ impl<P: Clone> Drop for Session<P> {
     }
 }
 
-/// Where plugins' "this resource changed" goes: cloned into every call's context, usable from
-/// any thread without a runtime.
-#[derive(Debug, Clone)]
-pub(crate) struct Updates(mpsc::UnboundedSender<String>);
-
-impl Updates {
-    /// A sender and the receiving end [`dispatch`] drains.
-    pub(crate) fn channel() -> (Self, mpsc::UnboundedReceiver<String>) {
-        let (sender, receiver) = mpsc::unbounded_channel();
-        (Self(sender), receiver)
-    }
-
-    /// Queues `notifications/resources/updated` for `uri`; returns at once. Dropped when the
-    /// server is stopping.
-    pub(crate) fn send(&self, uri: String) {
-        let _ = self.0.send(uri);
-    }
-}
+/// Where plugins' "this resource changed" goes, by URI: [`dispatch`] drains it.
+pub(crate) type Updates = super::queue::Queue<String>;
 
 /// Sends each URI that comes through `updates` to the sessions subscribed to it, until every
 /// sender is gone.
