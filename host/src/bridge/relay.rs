@@ -2,7 +2,8 @@
 //! reaches the request that made the call.
 //!
 //! Progress reports carry the token rmcp gave the call, so they go to that call exactly (and
-//! restart its `call_timeout`, see [`Listening::progressed`]). Log
+//! restart its `call_timeout`, see [`Listening::progressed`]); those that come before the
+//! token is known wait for it. Log
 //! messages (`notifications/message`) and requests to the client (`sampling/createMessage`,
 //! `elicitation/create`, `roots/list`) carry nothing naming the call they belong to (neither
 //! over stdio nor over one shared HTTP session), so they go to the calling session when that
@@ -45,8 +46,32 @@ use tokio::sync::Notify;
 
 use crate::serve::level_number;
 
-/// The calls in flight on one connection, each under a number of its own.
-type Calls = Arc<Mutex<HashMap<u64, Call>>>;
+/// The calls in flight on one connection, shared by the relay and each call's [`Listening`].
+type Calls = Arc<Mutex<InFlight>>;
+
+/// How many progress reports are kept for calls whose token is not known yet.
+const EARLY_REPORTS: usize = 64;
+
+/// The calls in flight, each under a number of its own, and the progress reports that came
+/// before their call's token was known: rmcp hands a request's token back only once the
+/// request is queued, and a quick server reports before that.
+#[derive(Default)]
+struct InFlight {
+    calls: HashMap<u64, Call>,
+    early: Vec<ProgressNotificationParam>,
+}
+
+impl InFlight {
+    /// The call that made the report under `token`, told it came.
+    fn progressed(&self, token: &ProgressToken) -> Option<&Call> {
+        let call = self
+            .calls
+            .values()
+            .find(|c| c.token.as_ref() == Some(token))?;
+        call.progressed.notify_one();
+        Some(call)
+    }
+}
 
 /// Where a bridged server's (or an isolated plugin's child's) `notifications/resources/updated`
 /// go once a session subscribed to one of its resources: the host's subscribers, by URI.
@@ -91,10 +116,22 @@ pub(super) struct Listening {
 }
 
 impl Listening {
-    /// Says the call was sent under `token`: its progress reports are those under it.
+    /// Says the call was sent under `token`: its progress reports are those under it, those
+    /// that came before included.
     pub(super) fn sent_as(&self, token: ProgressToken) {
-        if let Some(call) = lock(&self.calls).get_mut(&self.key) {
-            call.token = Some(token);
+        let mut in_flight = lock(&self.calls);
+        let Some(call) = in_flight.calls.get_mut(&self.key) else {
+            return;
+        };
+        call.token = Some(token.clone());
+        let (came, early) = std::mem::take(&mut in_flight.early)
+            .into_iter()
+            .partition(|report| report.progress_token == token);
+        in_flight.early = early;
+        for report in came {
+            if let Some(call) = in_flight.progressed(&token) {
+                deliver(&call.context, &report);
+            }
         }
     }
 
@@ -106,7 +143,11 @@ impl Listening {
 
 impl Drop for Listening {
     fn drop(&mut self) {
-        lock(&self.calls).remove(&self.key);
+        let mut in_flight = lock(&self.calls);
+        in_flight.calls.remove(&self.key);
+        if in_flight.calls.values().all(|c| c.token.is_some()) {
+            in_flight.early.clear();
+        }
     }
 }
 
@@ -136,7 +177,7 @@ impl Relay {
 
     /// How many calls are in flight.
     pub(super) fn in_flight(&self) -> usize {
-        lock(&self.calls).len()
+        lock(&self.calls).calls.len()
     }
 
     /// Counts a call of `context` as in flight until the guard is dropped; from before it is
@@ -145,7 +186,7 @@ impl Relay {
         let key = self.next.fetch_add(1, Ordering::Relaxed);
         let progressed = Arc::new(Notify::new());
         *lock(&self.latest) = Some(context.clone());
-        lock(&self.calls).insert(
+        lock(&self.calls).calls.insert(
             key,
             Call {
                 context,
@@ -160,18 +201,10 @@ impl Relay {
         }
     }
 
-    /// The context of the call that made the report under `token`, which is told it came.
-    fn progressed(&self, token: &ProgressToken) -> Option<HostContextBox> {
-        let calls = lock(&self.calls);
-        let call = calls.values().find(|c| c.token.as_ref() == Some(token))?;
-        call.progressed.notify_one();
-        Some(call.context.clone())
-    }
-
     /// A context of the calling session, when the calls in flight leave no doubt which it is;
     /// otherwise why not.
     fn caller(&self) -> Result<HostContextBox, String> {
-        let calls = lock(&self.calls);
+        let calls = &lock(&self.calls).calls;
         let mut contexts = calls.values().map(|c| &c.context);
         let Some(first) = contexts.next() else {
             return Err(format!(
@@ -193,14 +226,16 @@ impl Relay {
         ))
     }
 
-    /// Hands a progress report to the call whose token it carries.
+    /// Hands a progress report to the call whose token it carries, or keeps it until that
+    /// call's token is known ([`Listening::sent_as`]) while a call's is not.
     fn deliver_progress(&self, params: &ProgressNotificationParam) {
-        if let Some(context) = self.progressed(&params.progress_token) {
-            context.progress(
-                params.progress,
-                params.total.into(),
-                params.message.clone().map(RString::from).into(),
-            );
+        let mut in_flight = lock(&self.calls);
+        if let Some(call) = in_flight.progressed(&params.progress_token) {
+            deliver(&call.context, params);
+        } else if in_flight.calls.values().any(|c| c.token.is_none())
+            && in_flight.early.len() < EARLY_REPORTS
+        {
+            in_flight.early.push(params.clone());
         }
     }
 
@@ -230,6 +265,7 @@ impl Relay {
             return;
         }
         let context = lock(&self.calls)
+            .calls
             .values()
             .next()
             .map(|call| call.context.clone());
@@ -364,6 +400,15 @@ impl ClientHandler for Relay {
     }
 }
 
+/// Hands the progress report `params` to the call of `context`.
+fn deliver(context: &HostContextBox, params: &ProgressNotificationParam) {
+    context.progress(
+        params.progress,
+        params.total.into(),
+        params.message.clone().map(RString::from).into(),
+    );
+}
+
 /// The calling request a message from the server belongs to, or why none is known; put in the
 /// message's extensions as it is read.
 #[derive(Clone)]
@@ -420,5 +465,106 @@ impl<T: Transport<RoleClient>> Transport<RoleClient> for Tagged<T> {
 
     fn close(&mut self) -> impl Future<Output = Result<(), Self::Error>> + Send {
         self.inner.close()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use abi_stable::{
+        sabi_trait::TD_Opaque,
+        std_types::{RArc, RStr, RVec},
+    };
+    use async_ffi::{FfiFuture, FutureExt as _};
+    use plugin_abi::{ErrorKind, FfiError, HostContext};
+
+    /// A call's context that keeps the progress it is told of.
+    #[derive(Clone, Default)]
+    struct Progress(Arc<Mutex<Vec<f64>>>);
+
+    impl HostContext for Progress {
+        fn log(&self, _level: u8, _logger: ROption<RString>, _data_json: RString) {}
+
+        fn progress(&self, progress: f64, _total: ROption<f64>, _message: ROption<RString>) {
+            lock(&self.0).push(progress);
+        }
+
+        fn request(
+            &self,
+            method: RStr<'_>,
+            _params_json: RString,
+        ) -> FfiFuture<RResult<RString, FfiError>> {
+            let error = FfiError::new(ErrorKind::Tool, format!("no client for {method}"));
+            async move { RResult::RErr(error) }.into_ffi()
+        }
+
+        fn active_toolsets(&self) -> RVec<RString> {
+            RVec::new()
+        }
+
+        fn client_capabilities(&self) -> RString {
+            "{}".into()
+        }
+    }
+
+    fn context(progress: &Progress) -> HostContextBox {
+        HostContextBox::from_ptr(RArc::new(progress.clone()), TD_Opaque)
+    }
+
+    fn token(token: i64) -> ProgressToken {
+        ProgressToken(rmcp::model::NumberOrString::Number(token))
+    }
+
+    fn report(under: i64, progress: f64) -> ProgressNotificationParam {
+        ProgressNotificationParam::new(token(under), progress)
+    }
+
+    #[test]
+    fn reports_that_come_before_the_token_is_known_reach_their_call_in_order() {
+        let relay = Relay::new("quick");
+        let (first, second) = (Progress::default(), Progress::default());
+        let one = relay.listen(context(&first));
+        let two = relay.listen(context(&second));
+        relay.deliver_progress(&report(1, 0.0));
+        relay.deliver_progress(&report(2, 10.0));
+        relay.deliver_progress(&report(1, 50.0));
+        assert!(lock(&first.0).is_empty(), "no token known yet");
+
+        one.sent_as(token(1));
+        relay.deliver_progress(&report(1, 100.0));
+        assert_eq!(*lock(&first.0), [0.0, 50.0, 100.0]);
+        assert!(lock(&second.0).is_empty());
+
+        two.sent_as(token(2));
+        assert_eq!(*lock(&second.0), [10.0]);
+    }
+
+    #[test]
+    fn unclaimed_reports_are_dropped_once_every_call_has_its_token() {
+        let relay = Relay::new("quick");
+        let progress = Progress::default();
+        let call = relay.listen(context(&progress));
+        relay.deliver_progress(&report(9, 1.0));
+        call.sent_as(token(1));
+        drop(call);
+        assert!(lock(&relay.calls).early.is_empty());
+
+        let call = relay.listen(context(&progress));
+        relay.deliver_progress(&report(9, 2.0));
+        call.sent_as(token(9));
+        assert_eq!(
+            *lock(&progress.0),
+            [2.0],
+            "the report of the call before is gone"
+        );
+    }
+
+    #[test]
+    fn reports_are_not_kept_while_every_call_has_its_token() {
+        let relay = Relay::new("quick");
+        let call = relay.listen(context(&Progress::default()));
+        call.sent_as(token(1));
+        relay.deliver_progress(&report(2, 1.0));
+        assert!(lock(&relay.calls).early.is_empty());
     }
 }

@@ -388,8 +388,8 @@ impl Upstream {
         params.arguments = arguments;
         params.meta = self.caller_meta(&context);
         let listening = self.relay.listen(context);
-        // rmcp gives each request its progress token; reports sent before the handle comes
-        // back (before the request is even written) cannot be.
+        // rmcp gives each request its progress token and hands it back once the request is
+        // queued; reports that come sooner wait in the relay until `sent_as` names it.
         let handle = match peer
             .send_request_with_option(
                 ClientRequest::CallToolRequest(CallToolRequest::new(params)),
