@@ -141,6 +141,13 @@ impl<P: PluginDefinition> PluginInstance for Instance<P> {
         });
     }
 
+    fn retire(&self) {
+        let _ = guard("retire", || {
+            runtime::retire();
+            Ok(())
+        });
+    }
+
     fn wrap(&self, extension: u32, original: ToolHandlerBox) -> RResult<ToolHandlerBox, FfiError> {
         let index = usize::try_from(extension).unwrap_or(usize::MAX);
         let tool: Arc<str> = P::EXTENDS.get(index).copied().unwrap_or("?").into();

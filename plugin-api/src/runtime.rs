@@ -27,7 +27,7 @@ use std::{
     panic::{AssertUnwindSafe, catch_unwind},
     pin::Pin,
     sync::{
-        Arc, OnceLock,
+        Arc, Mutex, OnceLock, PoisonError,
         atomic::{AtomicUsize, Ordering},
     },
     task::{Poll, ready},
@@ -37,7 +37,7 @@ use std::{
 use abi_stable::std_types::RResult;
 use async_ffi::{FfiFuture, FutureExt};
 use tokio::{
-    runtime::Runtime,
+    runtime::{Handle, Runtime},
     task::{JoinError, JoinHandle},
 };
 use tokio_util::sync::CancellationToken;
@@ -72,21 +72,42 @@ pub fn sync_call_limit() -> usize {
     })
 }
 
-/// This plugin's runtime: two worker threads (they drive the timers and IO of async tools, run
-/// tasks the tools spawn and finish cancelled calls), a bounded pool for sync tools.
+/// The name of the runtime's threads.
+pub const THREAD_NAME: &str = "reactor-plugin";
+
+/// The runtime itself, owned here until [`retire`] ends it.
+static OWNED: Mutex<Option<Runtime>> = Mutex::new(None);
+
+/// A handle to this plugin's runtime: two worker threads (they drive the timers and IO of
+/// async tools, run tasks the tools spawn and finish cancelled calls), a bounded pool for sync
+/// tools. Its threads are named [`THREAD_NAME`].
 ///
-/// A tool may use it to spawn background work that outlives a call.
-pub fn runtime() -> &'static Runtime {
-    static RUNTIME: OnceLock<Runtime> = OnceLock::new();
-    RUNTIME.get_or_init(|| {
-        tokio::runtime::Builder::new_multi_thread()
+/// A tool may use it to spawn background work that outlives a call, until the host stops the
+/// plugin for good (hot reload replaced or removed its library): the runtime's threads end
+/// then, and what runs on them is dropped.
+pub fn runtime() -> &'static Handle {
+    static HANDLE: OnceLock<Handle> = OnceLock::new();
+    HANDLE.get_or_init(|| {
+        let runtime = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(2)
             .max_blocking_threads(sync_call_limit() + SPARE_BLOCKING_THREADS)
-            .thread_name("reactor-plugin")
+            .thread_name(THREAD_NAME)
             .enable_all()
             .build()
-            .expect("the plugin's tokio runtime could not be built")
+            .expect("the plugin's tokio runtime could not be built");
+        let handle = runtime.handle().clone();
+        *OWNED.lock().unwrap_or_else(PoisonError::into_inner) = Some(runtime);
+        handle
     })
+}
+
+/// Ends the runtime's threads without waiting for what runs on them: the host will never call
+/// this library again. Work spawned from then on is dropped unrun.
+pub(crate) fn retire() {
+    let runtime = OWNED.lock().unwrap_or_else(PoisonError::into_inner).take();
+    if let Some(runtime) = runtime {
+        runtime.shutdown_background();
+    }
 }
 
 /// The future the host awaits for one call.

@@ -43,6 +43,20 @@ pub fn group_members(group: u32) -> Vec<u32> {
         .collect()
 }
 
+/// How many threads of process `pid` are named `name` (as `/proc` keeps it: 15 bytes at most).
+pub fn threads_named(pid: u32, name: &str) -> usize {
+    let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
+        return 0;
+    };
+    tasks
+        .flatten()
+        .filter(|task| {
+            std::fs::read_to_string(task.path().join("comm"))
+                .is_ok_and(|comm| comm.trim_end() == name)
+        })
+        .count()
+}
+
 /// Sends `signal` (`TERM`, `KILL`, ...) to process `pid` with `kill(1)`.
 ///
 /// # Panics

@@ -10,7 +10,7 @@ use e2e::{
     HostProcess, PluginDir, library_bytes, library_file_name,
     mcp::{Client, call_tool, connect, connect_2026, connect_as, get_json, text, tool_names},
     patched,
-    procs::children,
+    procs::{children, signal, threads_named},
     truncated,
 };
 use rmcp::{
@@ -20,6 +20,9 @@ use rmcp::{
 };
 use serde_json::{Value, json};
 use tokio::sync::mpsc;
+
+/// What a plugin's runtime names its threads (`plugin_api::runtime::THREAD_NAME`).
+const THREAD_NAME: &str = "reactor-plugin";
 
 /// How long a change may take to be served or heard of before a test fails.
 const PATIENCE: Duration = Duration::from_secs(10);
@@ -137,16 +140,6 @@ fn lib(stem: &str) -> String {
     library_file_name(stem)
 }
 
-/// `kill -SIGNAL pid`.
-fn signal(pid: u32, name: &str) {
-    let status = std::process::Command::new("kill")
-        .arg(format!("-{name}"))
-        .arg(pid.to_string())
-        .status()
-        .expect("kill runs");
-    assert!(status.success());
-}
-
 fn occurrences(haystack: &str, needle: &str) -> usize {
     haystack.matches(needle).count()
 }
@@ -199,16 +192,26 @@ async fn replace_with_build_b(
     client: &RunningService<RoleClient, Hearing>,
     heard: &mut mpsc::UnboundedReceiver<&'static str>,
 ) {
+    replace_with(dir, client, heard, BUILD_B).await;
+}
+
+/// [`replace_with_build_b`] for any `build` the length of [`BUILD_A`].
+async fn replace_with(
+    dir: &PluginDir,
+    client: &RunningService<RoleClient, Hearing>,
+    heard: &mut mpsc::UnboundedReceiver<&'static str>,
+    build: &str,
+) {
     std::fs::write(
         dir.file(&lib("fixture_reload")),
-        patched(RELOADABLE, BUILD_A, BUILD_B),
+        patched(RELOADABLE, BUILD_A, build),
     )
     .unwrap();
     assert_eq!(
         next_heard(heard, "a session of the replaced plugin").await,
         "tools"
     );
-    answers_eventually(client.peer(), BUILD_B).await;
+    answers_eventually(client.peer(), build).await;
 }
 
 /// Waits until `build` answers `expected` through `peer` (a file copied over in place may be
@@ -275,6 +278,46 @@ async fn a_replaced_plugin_answers_anew_while_a_call_in_flight_finishes_on_the_o
         !host.stderr_so_far().contains(&format!("{BUILD_B} stopped")),
         "the build served is not stopped"
     );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_replaced_plugins_runtime_threads_end_when_it_is_stopped() {
+    let dir = PluginDir::with(&[RELOADABLE]);
+    let mut host = HostProcess::serve(&dir, &[]);
+    let (client, mut heard) = session(&format!("{}/mcp", host.base_url())).await;
+    let use_both_pools = async |client: &RunningService<RoleClient, Hearing>| {
+        build_of_peer(client).await;
+        call_tool(client.peer(), "build_after", json!({"ms": 10})).await;
+    };
+    use_both_pools(&client).await;
+    let one_build = threads_named(host.pid(), THREAD_NAME);
+    assert!(
+        one_build >= 3,
+        "two workers and a blocking thread: {one_build}"
+    );
+
+    let builds = [
+        "fixture-reload build B",
+        "fixture-reload build C",
+        "fixture-reload build D",
+    ];
+    for build in builds {
+        replace_with(&dir, &client, &mut heard, build).await;
+        use_both_pools(&client).await;
+    }
+    for stopped in [BUILD_A, builds[0], builds[1]] {
+        host.wait_for_stderr(&format!("{stopped} stopped"), PATIENCE);
+    }
+    let start = std::time::Instant::now();
+    while threads_named(host.pid(), THREAD_NAME) > one_build && start.elapsed() < PATIENCE {
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert_eq!(
+        threads_named(host.pid(), THREAD_NAME),
+        one_build,
+        "only the live build's threads are left"
+    );
+    assert_eq!(build_of_peer(&client).await, builds[2]);
 }
 
 #[tokio::test(flavor = "multi_thread")]

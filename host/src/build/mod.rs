@@ -216,8 +216,8 @@ impl LoadedPlugin {
 
 impl Drop for LoadedPlugin {
     /// Stops an in-process plugin nobody uses any more (hot reload replaced or removed it)
-    /// unless it was stopped already; within a runtime, on the blocking pool, since a stop
-    /// hook may block. A process (bridged server, isolated library) is not stopped here: the
+    /// unless it was stopped already, and retires its library (its runtime's threads end);
+    /// within a runtime, on the blocking pool, since a stop hook may block. A process (bridged server, isolated library) is not stopped here: the
     /// next generation may serve it on (a bridged server whose tools changed), and it is ended
     /// when the last plugin value serving it goes ([`Upstream`]'s drop).
     fn drop(&mut self) {
@@ -228,6 +228,7 @@ impl Drop for LoadedPlugin {
         let plugin = self.manifest.name.clone();
         let stop = move || {
             instance.stop();
+            instance.retire();
             tracing::info!(%plugin, "stopped plugin: no generation serves this build any more");
         };
         match tokio::runtime::Handle::try_current() {

@@ -116,6 +116,11 @@ pub trait PluginInstance: Send + Sync {
         drop(context);
         self.read_resource(uri)
     }
+
+    /// Tells the plugin the host will never call this library again (hot reload replaced or
+    /// removed it, and its last call ended): it ends its threads. Called after `stop`.
+    /// Appended after `read_resource_in`: on a library without it, the default does nothing.
+    fn retire(&self) {}
 }
 
 /// A plugin instance behind the ABI.
