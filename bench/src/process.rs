@@ -52,6 +52,11 @@ impl Server {
         rss_bytes(self.pid())
     }
 
+    /// How many threads the process has.
+    pub fn threads(&self) -> Result<u64> {
+        threads(self.pid())
+    }
+
     /// Whether a file whose path contains `needle` is mapped into the process.
     pub fn maps(&self, needle: &str) -> Result<bool> {
         let maps = std::fs::read_to_string(format!("/proc/{}/maps", self.pid()))?;
@@ -79,11 +84,21 @@ pub fn cpu_time(pid: u32) -> Result<Duration> {
 
 /// The resident set size of process `pid` (`VmRSS` in `/proc/PID/status`), in bytes.
 pub fn rss_bytes(pid: u32) -> Result<u64> {
+    Ok(status_number(pid, "VmRSS")? * 1024)
+}
+
+/// How many threads process `pid` has.
+pub fn threads(pid: u32) -> Result<u64> {
+    status_number(pid, "Threads")
+}
+
+/// The number on line `field` of `/proc/PID/status` (a `kB` unit left out).
+fn status_number(pid: u32, field: &str) -> Result<u64> {
     let status = std::fs::read_to_string(format!("/proc/{pid}/status"))
         .with_context(|| format!("reading /proc/{pid}/status"))?;
-    let kib = status
+    status
         .lines()
-        .find_map(|line| line.strip_prefix("VmRSS:"))
+        .find_map(|line| line.strip_prefix(field)?.strip_prefix(':'))
         .and_then(|rest| {
             rest.trim()
                 .trim_end_matches("kB")
@@ -91,8 +106,7 @@ pub fn rss_bytes(pid: u32) -> Result<u64> {
                 .parse::<u64>()
                 .ok()
         })
-        .context("no VmRSS line")?;
-    Ok(kib * 1024)
+        .with_context(|| format!("no {field} line in /proc/{pid}/status"))
 }
 
 #[cfg(test)]

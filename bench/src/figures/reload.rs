@@ -7,7 +7,8 @@
 //! - Memory per in-process replace: `benchmarks` is replaced 50 times (written anew and renamed
 //!   over itself), each time waiting for the new generation and calling `echo`, which opens the
 //!   new copy; the host's RSS before and after gives the growth per replace (the old libraries
-//!   stay mapped: abi_stable never unloads one).
+//!   stay mapped: abi_stable never unloads one), and its thread count before and after (once
+//!   the last old build is stopped) says whether old builds' runtimes end.
 //! - Calls during a burst of changes: the HTTP load of figure 1 (16 sessions, JSON) on
 //!   `?only=benchmarks`, alone and while another library is added and removed every 150 ms
 //!   (longer than the host's 100 ms debounce, so each change makes a generation), alternating;
@@ -53,7 +54,8 @@ pub(super) async fn measure(plan: &Plan, artifacts: &Artifacts, report: &mut Rep
     let bytes = std::fs::read(&artifacts.benchmarks)?;
     let name = file_name(&artifacts.benchmarks);
     let served = rename_to_served(plan, artifacts, &bytes, &name).await?;
-    let (rss_before, rss_after) = replaces(plan, artifacts, &bytes, &name).await?;
+    let replaced = replaces(plan, artifacts, &bytes, &name).await?;
+    let (rss_before, rss_after) = replaced.rss;
     let (calm, churned) = burst(plan, artifacts).await?;
 
     let served_median = median(&served);
@@ -83,6 +85,11 @@ pub(super) async fn measure(plan: &Plan, artifacts: &Artifacts, report: &mut Rep
     table.row(vec![
         format!("RSS before / after {replaces} in-process replaces"),
         format!("{:.1} / {:.1} MB", mb(rss_before), mb(rss_after)),
+        String::new(),
+    ]);
+    table.row(vec![
+        format!("threads before / after {replaces} in-process replaces"),
+        format!("{} / {}", replaced.threads.0, replaced.threads.1),
         String::new(),
     ]);
     table.row(vec![
@@ -209,18 +216,27 @@ async fn rename_to_served(
     Ok(served)
 }
 
-/// The host's RSS after one call, and after the replaces.
+/// The host's RSS and thread count after one call, and after the replaces.
+struct Replaced {
+    rss: (u64, u64),
+    threads: (u64, u64),
+}
+
+/// How long the old builds' threads are given to end after the last replace.
+const THREADS_SETTLE: Duration = Duration::from_secs(2);
+
+/// Replaces `benchmarks` in a running host, and says what the host held before and after.
 async fn replaces(
     plan: &Plan,
     artifacts: &Artifacts,
     bytes: &[u8],
     name: &str,
-) -> Result<(u64, u64)> {
+) -> Result<Replaced> {
     let folder = PluginFolder::with(&[&artifacts.benchmarks])?;
     let server = serve(artifacts, &folder)?;
     let endpoint = Endpoint::new(server.addr(), "/mcp?only=benchmarks");
     until_echo(&endpoint).await?;
-    let before = server.rss_bytes()?;
+    let before = (server.rss_bytes()?, server.threads()?);
     let count = if plan.quick { 2 } else { REPLACES };
     for _ in 0..count {
         let current = generation(&endpoint).await?;
@@ -228,7 +244,15 @@ async fn replaces(
         until_generation(&endpoint, current).await?;
         until_echo(&endpoint).await?;
     }
-    Ok((before, server.rss_bytes()?))
+    let rss_after = server.rss_bytes()?;
+    let start = Instant::now();
+    while server.threads()? > before.1 && start.elapsed() < THREADS_SETTLE {
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    Ok(Replaced {
+        rss: (before.0, rss_after),
+        threads: (before.1, server.threads()?),
+    })
 }
 
 /// Median calls/s with no changes, and while a library is added and removed every
