@@ -322,6 +322,17 @@ impl Context {
             .set_available(RStr::from("resource"), RStr::from(uri), available);
     }
 
+    /// Turns one of this plugin's resource templates (by URI template) off or on again, as
+    /// [`Context::set_tool_available`] does a tool: an off template is neither listed, read
+    /// through, subscribed to nor completed (`notifications/resources/list_changed`).
+    pub fn set_resource_template_available(&self, uri_template: &str, available: bool) {
+        self.host.set_available(
+            RStr::from("resource_template"),
+            RStr::from(uri_template),
+            available,
+        );
+    }
+
     /// The toolsets active for this request (the URL's selection), sorted.
     pub fn active_toolsets(&self) -> Vec<String> {
         self.host

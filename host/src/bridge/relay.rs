@@ -355,7 +355,7 @@ impl ClientHandler for Relay {
     /// An isolated plugin's child asking for several inputs at once
     /// ([`crate::isolation::wire::ASK_METHOD`]): asked of the calling request as one; that its
     /// call become a task ([`crate::isolation::wire::TASK_METHOD`]); or that its plugin turned
-    /// a tool or prompt on or off ([`crate::isolation::wire::AVAILABILITY_METHOD`]).
+    /// a contribution on or off ([`crate::isolation::wire::AVAILABILITY_METHOD`]).
     async fn on_custom_request(
         &self,
         request: CustomRequest,

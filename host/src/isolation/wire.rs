@@ -89,9 +89,9 @@ pub const ASK_METHOD: &str = "io.reactor-mcp/ask";
 /// parent ends the call it made when that call may become a task, and answers otherwise.
 pub const TASK_METHOD: &str = "io.reactor-mcp/run-as-task";
 
-/// The method of a child's request saying its plugin turned a tool or prompt on or off
-/// (`{"kind": "tool" | "prompt", "name": ..., "available": ...}`): the parent, which serves
-/// them, does it.
+/// The method of a child's request saying its plugin turned one of its contributions on or off
+/// (`{"kind": "tool" | "prompt" | "resource" | "resource_template", "name": ..., "available":
+/// ...}`): the parent, which serves them, does it.
 pub const AVAILABILITY_METHOD: &str = "io.reactor-mcp/set-available";
 
 /// The `_meta` key of a child's results that says what the tool answered.

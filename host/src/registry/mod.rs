@@ -24,7 +24,7 @@
 //! offer such a tool once it is opened, and then the extension does apply; nothing short of
 //! opening it can tell, so listings call those extensions pending too.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use plugin_manifest::{
     CompletionDecl, CompletionRef, PromptDecl, ResourceDecl, ResourceTemplateDecl, ToolDecl,
@@ -394,24 +394,34 @@ impl Registry {
             .find(|p| p.decl.name == name && active.contains(&p.decl.toolset))
     }
 
-    /// What serves a read of `uri` for `active`: the first served resource with that URI, else
-    /// the first served template `uri` fits; `None` when nothing does.
-    pub fn resource_owner(&self, active: &ActiveSet, uri: &str) -> Option<ResourceOwner<'_>> {
-        if let Some(resource) = self
+    /// What serves a read of `uri` for `active`: the served resource with that URI, else the
+    /// first served template `uri` fits; of those `shown` keeps (what a plugin turned off is
+    /// not, and it does not bring what it shadows back). `None` when nothing does.
+    pub fn resource_owner(
+        &self,
+        active: &ActiveSet,
+        uri: &str,
+        shown: impl Fn(&ResourceOwner<'_>) -> bool,
+    ) -> Option<ResourceOwner<'_>> {
+        let resource = self
             .resources
             .iter()
             .find(|r| r.decl.uri == uri && active.contains(&r.decl.toolset))
-        {
-            return Some(ResourceOwner::Resource(resource));
+            .map(ResourceOwner::Resource)
+            .filter(&shown);
+        if resource.is_some() {
+            return resource;
         }
+        let mut served = BTreeSet::new();
         self.resource_templates
             .iter()
             .zip(&self.parsed_templates)
-            .find(|(t, parsed)| {
-                active.contains(&t.decl.toolset)
-                    && parsed.as_ref().is_some_and(|p| p.matches(uri).is_some())
+            .filter(|(t, _)| {
+                active.contains(&t.decl.toolset) && served.insert(t.decl.uri_template.as_str())
             })
+            .filter(|(_, parsed)| parsed.as_ref().is_some_and(|p| p.matches(uri).is_some()))
             .map(|(t, _)| ResourceOwner::Template(t))
+            .find(shown)
     }
 
     /// Who completes `argument` of `reference` for `active`: the plugin of the prompt or

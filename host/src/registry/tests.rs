@@ -237,29 +237,36 @@ fn resources_templates_and_prompts_are_served_first_come_with_conflicts_listed()
     assert!(registry.served_prompts(&ActiveSet::default()).is_empty());
 }
 
-#[test]
-fn a_read_goes_to_the_resource_then_the_first_template_of_an_active_toolset() {
-    let registry = Registry::new(vec![
+/// Plugin `a` with the resource `test://t/static` and the template `test://t/{id}`, plugin `b`
+/// with the templates `b_templates`.
+fn reads(b_templates: &str) -> Registry {
+    Registry::new(vec![
         contributing(
             "a",
             r#"[{"uri": "test://t/static", "name": "s"}]"#,
             r#"[{"uri_template": "test://t/{id}", "name": "t"}]"#,
             "[]",
         ),
-        contributing(
-            "b",
-            "[]",
-            r#"[{"uri_template": "test://{+any}", "name": "u"}]"#,
-            "[]",
-        ),
-    ]);
+        contributing("b", "[]", b_templates, "[]"),
+    ])
+}
+
+/// `plugin uri` or `plugin uri_template`.
+fn described(owner: ResourceOwner<'_>) -> String {
+    match owner {
+        ResourceOwner::Resource(r) => format!("{} {}", r.plugin, r.decl.uri),
+        ResourceOwner::Template(t) => format!("{} {}", t.plugin, t.decl.uri_template),
+    }
+}
+
+#[test]
+fn a_read_goes_to_the_resource_then_the_first_template_of_an_active_toolset() {
+    let registry = reads(r#"[{"uri_template": "test://{+any}", "name": "u"}]"#);
     let owner = |active: &[&str], uri: &str| {
+        let active = ActiveSet::from_names(active.iter().copied());
         registry
-            .resource_owner(&ActiveSet::from_names(active.iter().copied()), uri)
-            .map(|o| match o {
-                ResourceOwner::Resource(r) => format!("{} {}", r.plugin, r.decl.uri),
-                ResourceOwner::Template(t) => format!("{} {}", t.plugin, t.decl.uri_template),
-            })
+            .resource_owner(&active, uri, |_| true)
+            .map(described)
     };
     assert_eq!(
         owner(&["a", "b"], "test://t/static").unwrap(),
@@ -273,6 +280,30 @@ fn a_read_goes_to_the_resource_then_the_first_template_of_an_active_toolset() {
     assert_eq!(owner(&["b"], "test://t/static").unwrap(), "b test://{+any}");
     assert_eq!(owner(&["a"], "other://x"), None);
     assert_eq!(owner(&[], "test://t/static"), None);
+}
+
+#[test]
+fn a_read_skips_what_is_not_shown_and_brings_back_nothing_it_shadowed() {
+    let registry = reads(
+        r#"[{"uri_template": "test://t/{id}", "name": "shadowed"},
+            {"uri_template": "test://{+any}", "name": "u"}]"#,
+    );
+    let both = ActiveSet::from_names(["a", "b"]);
+    let owner = |uri: &str, shown: &dyn Fn(&ResourceOwner<'_>) -> bool| {
+        registry.resource_owner(&both, uri, shown).map(described)
+    };
+    let no_static = |o: &ResourceOwner<'_>| !matches!(o, ResourceOwner::Resource(_));
+    assert_eq!(
+        owner("test://t/static", &no_static).unwrap(),
+        "a test://t/{id}"
+    );
+    let not_as_template =
+        |o: &ResourceOwner<'_>| !matches!(o, ResourceOwner::Template(t) if t.plugin == "a");
+    assert_eq!(
+        owner("test://t/7", &not_as_template).unwrap(),
+        "b test://{+any}"
+    );
+    assert_eq!(owner("test://t/7", &|_| false), None);
 }
 
 #[test]

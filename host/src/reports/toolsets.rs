@@ -59,7 +59,7 @@ pub struct ToolsetsReport {
     pub generation: Option<GenerationInfo>,
 }
 
-/// The tools and prompts plugins turned off, sorted.
+/// What plugins turned off, sorted.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
 pub struct TurnedOff {
     /// Tools.
@@ -68,12 +68,17 @@ pub struct TurnedOff {
     pub prompts: Vec<String>,
     /// Static resources, by URI.
     pub resources: Vec<String>,
+    /// Resource templates, by URI template.
+    pub resource_templates: Vec<String>,
 }
 
 impl TurnedOff {
     /// Whether nothing is off.
     pub fn is_empty(&self) -> bool {
-        self.tools.is_empty() && self.prompts.is_empty() && self.resources.is_empty()
+        self.tools.is_empty()
+            && self.prompts.is_empty()
+            && self.resources.is_empty()
+            && self.resource_templates.is_empty()
     }
 }
 

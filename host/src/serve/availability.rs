@@ -1,19 +1,22 @@
-//! Tools and prompts a plugin turned off while it runs (`Context::set_tool_available`,
-//! `Context::set_prompt_available`), as the TypeScript SDK's `RegisteredTool.disable()` does.
+//! Tools, prompts, resources and resource templates a plugin turned off while it runs
+//! (`Context::set_tool_available` and its siblings), as the TypeScript SDK's `disable()` does.
 //!
 //! The server keeps what is turned off ([`Hidden`]); each generation holds a snapshot of it, in
 //! which a hidden tool is one more excluded name of every URL's tool filter (so it is neither
-//! listed nor callable) and a hidden prompt is neither listed nor got. A change makes the next
-//! generation over the same plugins, and the sessions whose lists changed hear of it as after
-//! any other change ([`super::listeners`]). A plugin may turn off only its own tools and prompts;
-//! what a plugin turned off is on again once the plugin is replaced or removed (hot reload).
+//! listed nor callable); a hidden prompt is neither listed, got nor completed; a hidden resource
+//! or template is neither listed, read, subscribed to nor completed (a URI it served may fall to
+//! a template that is still on). A change makes the next generation over the same plugins, and
+//! the sessions whose lists changed hear of it as after any other change
+//! ([`super::listeners`]). A plugin may turn off only its own; what a plugin turned off is on
+//! again once the plugin is replaced or removed (hot reload).
 
 use std::{collections::BTreeSet, sync::Arc};
 
+use plugin_manifest::CompletionRef;
 use tokio::sync::mpsc;
 
 use super::ServeState;
-use crate::registry::Registry;
+use crate::registry::{Registry, ResourceOwner};
 
 /// What is turned off, by served name (URI for resources).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -24,6 +27,8 @@ pub(crate) struct Hidden {
     pub(crate) prompts: BTreeSet<String>,
     /// Static resources.
     pub(crate) resources: BTreeSet<String>,
+    /// Resource templates, by URI template.
+    pub(crate) resource_templates: BTreeSet<String>,
 }
 
 /// What a plugin's contribution is.
@@ -35,22 +40,30 @@ pub(crate) enum Kind {
     Prompt,
     /// A static resource, by URI.
     Resource,
+    /// A resource template, by URI template.
+    ResourceTemplate,
 }
 
 impl Kind {
-    /// `tool`, `prompt` or `resource`, as the ABI names them.
+    /// `tool`, `prompt`, `resource` or `resource_template`, as the ABI names them.
     pub(crate) fn from_name(name: &str) -> Option<Self> {
-        [Self::Tool, Self::Prompt, Self::Resource]
-            .into_iter()
-            .find(|kind| kind.name() == name)
+        [
+            Self::Tool,
+            Self::Prompt,
+            Self::Resource,
+            Self::ResourceTemplate,
+        ]
+        .into_iter()
+        .find(|kind| kind.name() == name)
     }
 
-    /// Its name: `tool`, `prompt` or `resource`.
+    /// Its name: `tool`, `prompt`, `resource` or `resource_template`.
     pub(crate) fn name(self) -> &'static str {
         match self {
             Self::Tool => "tool",
             Self::Prompt => "prompt",
             Self::Resource => "resource",
+            Self::ResourceTemplate => "resource_template",
         }
     }
 }
@@ -89,6 +102,7 @@ impl Hidden {
             Kind::Tool => &mut next.tools,
             Kind::Prompt => &mut next.prompts,
             Kind::Resource => &mut next.resources,
+            Kind::ResourceTemplate => &mut next.resource_templates,
         };
         if change.available {
             set.remove(&change.name);
@@ -96,6 +110,22 @@ impl Hidden {
             set.insert(change.name.clone());
         }
         Ok(next)
+    }
+
+    /// Whether a read or subscription may go to `owner`: it is not turned off.
+    pub(crate) fn shows(&self, owner: &ResourceOwner<'_>) -> bool {
+        match owner {
+            ResourceOwner::Resource(r) => !self.resources.contains(&r.decl.uri),
+            ResourceOwner::Template(t) => !self.resource_templates.contains(&t.decl.uri_template),
+        }
+    }
+
+    /// Whether the prompt or template a completion refers to is turned off.
+    pub(crate) fn hides(&self, reference: &CompletionRef) -> bool {
+        match reference {
+            CompletionRef::Prompt { name } => self.prompts.contains(name),
+            CompletionRef::Resource { uri } => self.resource_templates.contains(uri),
+        }
     }
 
     /// `self` without what the `plugins` (by name, as `registry` knows them) turned off: a
@@ -117,6 +147,7 @@ impl Hidden {
             tools: kept.tools.into_iter().collect(),
             prompts: kept.prompts.into_iter().collect(),
             resources: kept.resources.into_iter().collect(),
+            resource_templates: kept.resource_templates.into_iter().collect(),
         }
     }
 
@@ -133,11 +164,12 @@ impl Hidden {
             tools: kept(Kind::Tool, &self.tools),
             prompts: kept(Kind::Prompt, &self.prompts),
             resources: kept(Kind::Resource, &self.resources),
+            resource_templates: kept(Kind::ResourceTemplate, &self.resource_templates),
         }
     }
 }
 
-/// The plugin serving the tool or prompt `name`, as `registry` says.
+/// The plugin serving the `kind` named `name`, as `registry` says.
 fn owner<'r>(registry: &'r Registry, kind: Kind, name: &str) -> Option<&'r str> {
     match kind {
         Kind::Tool => registry
@@ -155,6 +187,11 @@ fn owner<'r>(registry: &'r Registry, kind: Kind, name: &str) -> Option<&'r str> 
             .iter()
             .find(|r| r.decl.uri == name)
             .map(|r| r.plugin.as_str()),
+        Kind::ResourceTemplate => registry
+            .resource_templates()
+            .iter()
+            .find(|t| t.decl.uri_template == name)
+            .map(|t| t.plugin.as_str()),
     }
 }
 
@@ -253,12 +290,47 @@ mod tests {
     }
 
     #[test]
+    fn an_off_template_hides_its_reads_and_completions() {
+        let registry = Registry::new(vec![DiscoveredPlugin::library(
+            "libc.so",
+            Manifest::from_json(
+                r#"{"abi": "0.1.0", "name": "c", "version": "1", "toolsets": [{"name": "c"}],
+                    "resource_templates": [{"uri_template": "c://{id}", "name": "t",
+                                            "toolset": "c"}]}"#,
+            )
+            .unwrap(),
+        )]);
+        let off = Hidden::default()
+            .with(
+                &change("c", Kind::ResourceTemplate, "c://{id}", false),
+                &registry,
+            )
+            .unwrap();
+        let template = &registry.resource_templates()[0];
+        assert!(!off.shows(&ResourceOwner::Template(template)));
+        assert!(Hidden::default().shows(&ResourceOwner::Template(template)));
+        let reference = CompletionRef::Resource {
+            uri: "c://{id}".to_owned(),
+        };
+        assert!(off.hides(&reference));
+        assert!(!Hidden::default().hides(&reference));
+        assert!(
+            off.with(
+                &change("a", Kind::ResourceTemplate, "c://{id}", true),
+                &registry
+            )
+            .is_err(),
+            "not plugin a's"
+        );
+    }
+
+    #[test]
     fn a_plugin_starting_anew_has_everything_on() {
         let registry = registry();
         let hidden = Hidden {
             tools: BTreeSet::from(["ta".to_owned(), "tb".to_owned()]),
             prompts: BTreeSet::from(["pa".to_owned()]),
-            resources: BTreeSet::new(),
+            ..Hidden::default()
         };
         let after = hidden.forgetting(&registry, &BTreeSet::from(["a".to_owned()]));
         assert_eq!(after.tools, BTreeSet::from(["tb".to_owned()]));

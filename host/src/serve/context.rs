@@ -188,8 +188,8 @@ enum Event {
     BecomesTask,
     /// An isolated plugin's child asks its parent to make the call a task.
     AskParentForTask(oneshot::Sender<()>),
-    /// An isolated plugin's child tells its parent that its plugin turned a tool or prompt on
-    /// or off.
+    /// An isolated plugin's child tells its parent that its plugin turned a contribution on or
+    /// off.
     SetAvailableOnParent {
         kind: String,
         name: String,
@@ -544,7 +544,8 @@ impl HostContext for CallContext {
         }
         let Some(kind) = availability::Kind::from_name(kind.as_str()) else {
             tracing::warn!(
-                "a plugin cannot turn a `{kind}` on or off: only a tool, a prompt or a resource"
+                "a plugin cannot turn a `{kind}` on or off: only a tool, a prompt, a resource or \
+                 a resource_template"
             );
             return;
         };

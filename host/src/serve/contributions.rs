@@ -102,14 +102,17 @@ pub(super) fn list_resources(
     ListResourcesResult::with_all_items(resources.collect())
 }
 
-/// `resources/templates/list`.
+/// `resources/templates/list`: the templates of the active set, but those their plugins turned
+/// off.
 pub(super) fn list_resource_templates(
     registry: &Registry,
     active: &ActiveSet,
+    hidden: &Hidden,
 ) -> ListResourceTemplatesResult {
     let templates = registry
         .served_resource_templates(active)
         .into_iter()
+        .filter(|t| !hidden.resource_templates.contains(&t.decl.uri_template))
         .map(|t| {
             let d = &t.decl;
             let mut template = ResourceTemplate::new(d.uri_template.clone(), d.name.clone());
@@ -160,9 +163,9 @@ pub(super) async fn read_resource(
     call: Call<'_>,
 ) -> Result<Option<Finished<Result<ReadResourceResult, ErrorData>>>, ErrorData> {
     let registry = generation.registry();
+    let hidden = generation.hidden();
     let owner = registry
-        .resource_owner(&call.resolution.active, uri)
-        .filter(|_| !generation.hidden().resources.contains(uri))
+        .resource_owner(&call.resolution.active, uri, |o| hidden.shows(o))
         .ok_or_else(|| not_found(uri))?;
     let plugin = open(generation, owner.plugin()).await?;
     let owner = owner.plugin().to_owned();
@@ -208,7 +211,10 @@ pub(super) fn subscribe<P: Clone>(
         ErrorData::invalid_params(refused.to_string(), Some(data))
     };
     session.bounds().check_uri(uri).map_err(refused)?;
-    if registry.resource_owner(active, uri).is_none() || hidden.resources.contains(uri) {
+    if registry
+        .resource_owner(active, uri, |o| hidden.shows(o))
+        .is_none()
+    {
         return Err(not_found(uri));
     }
     session.subscribe(uri, peer).map_err(refused)
@@ -226,7 +232,8 @@ pub(super) async fn subscribe_upstream(
     updates: &Updates,
 ) {
     let registry = generation.registry();
-    let Some(owner) = registry.resource_owner(active, uri) else {
+    let hidden = generation.hidden();
+    let Some(owner) = registry.resource_owner(active, uri, |o| hidden.shows(o)) else {
         return;
     };
     let out_of_process = registry
@@ -296,7 +303,8 @@ pub(super) async fn get_prompt(
     Ok(finished)
 }
 
-/// `completion/complete`: the plugin of the prompt or template completes the argument.
+/// `completion/complete`: the plugin of the prompt or template completes the argument (one its
+/// plugin turned off is unknown).
 pub(super) async fn complete(
     generation: &Generation,
     active: &ActiveSet,
@@ -306,9 +314,13 @@ pub(super) async fn complete(
     let reference = serde_json::to_value(&request.r#ref)
         .and_then(serde_json::from_value)
         .map_err(|e| ErrorData::invalid_params(format!("invalid reference: {e}"), None))?;
-    let owner = generation
-        .registry()
-        .completion_owner(active, &reference, &request.argument.name);
+    let owner = if generation.hidden().hides(&reference) {
+        CompletionOwner::Unknown
+    } else {
+        generation
+            .registry()
+            .completion_owner(active, &reference, &request.argument.name)
+    };
     let plugin = match owner {
         CompletionOwner::Unknown => {
             return Err(ErrorData::invalid_params(
@@ -418,7 +430,11 @@ mod tests {
                     "mimeType": "text/plain", "size": 3}])
         );
         assert_eq!(
-            wire(list_resource_templates(&registry, &active))["resourceTemplates"],
+            wire(list_resource_templates(
+                &registry,
+                &active,
+                &Hidden::default()
+            ))["resourceTemplates"],
             json!([{"uriTemplate": "test://t/{id}", "name": "t"}])
         );
         assert_eq!(

@@ -655,7 +655,11 @@ impl ServerHandler for Handler {
         context: RequestContext<RoleServer>,
     ) -> Result<ListResourceTemplatesResult, ErrorData> {
         let (generation, active) = &self.active(&context);
-        let listed = contributed::list_resource_templates(generation.registry(), active);
+        let listed = contributed::list_resource_templates(
+            generation.registry(),
+            active,
+            generation.hidden(),
+        );
         Ok(hinted!(listed, &context))
     }
 

@@ -238,7 +238,7 @@ struct Served {
 }
 
 impl Served {
-    /// `hidden` says which prompts and resources their plugins turned off.
+    /// `hidden` says which prompts, resources and templates their plugins turned off.
     fn of(registry: &Registry, resolution: &Resolution, hidden: &Hidden) -> Self {
         let active = &resolution.active;
         let tools = registry.shown_tools(resolution);
@@ -261,7 +261,7 @@ impl Served {
             tool_plugins,
             resources: serde_json::json!([
                 contributed::list_resources(registry, active, hidden),
-                contributed::list_resource_templates(registry, active),
+                contributed::list_resource_templates(registry, active, hidden),
             ]),
             resource_plugins: owners(
                 registry
