@@ -6,10 +6,11 @@
 //! toolsets and read-only, and the keys file changing under a running server; `/healthz` open and
 //! naming no plugin, `/toolsets` and `/contributions` for the caller; a session id presented by
 //! another caller gets 404; plugins see the caller; an audit line per call. With a JWKS this test
-//! serves from keys it generates (the [`issuer`]): a valid token (ES256 and EdDSA), expired, not
-//! yet valid, wrong issuer, wrong audience, bad signature, `alg: none`, HMAC signed with the public
-//! key, an unknown key id then rotated keys, a dropped key refused at the next refresh, scopes
-//! mapping to toolsets and the `insufficient_scope` step-up; the protected resource metadata.
+//! serves from keys it generates (the [`issuer`]): a valid token (ES256, EdDSA and RS256),
+//! expired, not yet valid, wrong issuer, wrong audience, bad signature, `alg: none`, HMAC signed
+//! with the public key (EC and RSA), an unknown key id then rotated keys, a dropped key refused
+//! at the next refresh, scopes mapping to toolsets and the `insufficient_scope` step-up; the
+//! protected resource metadata.
 
 mod issuer;
 
@@ -580,12 +581,13 @@ fn serve_oauth(
 
 #[tokio::test(flavor = "multi_thread")]
 async fn tokens_are_checked_for_signature_time_issuer_and_audience() {
-    let (es, ed, stranger) = (
+    let (es, ed, rs, stranger) = (
         SigningKey::es256("es"),
         SigningKey::ed25519("ed"),
+        SigningKey::rs256("rs"),
         SigningKey::es256("es"),
     );
-    let issuer = Issuer::start(&[&es, &ed]).await;
+    let issuer = Issuer::start(&[&es, &ed, &rs]).await;
     let (_dir, host, url) = serve_oauth(&["benchmarks"], &issuer, &[]);
     let good = issuer.claims(AUDIENCE, "alice", "");
     let with = |patch: Value| {
@@ -596,7 +598,7 @@ async fn tokens_are_checked_for_signature_time_issuer_and_audience() {
         claims
     };
 
-    for key in [&es, &ed] {
+    for key in [&es, &ed, &rs] {
         let ok = send(&url, Some(&key.sign(&good)), None, Some(initialize())).await;
         assert_eq!(ok.status, 200, "{:?}: {ok:?}", key.alg);
     }
@@ -617,6 +619,11 @@ async fn tokens_are_checked_for_signature_time_issuer_and_audience() {
         (stranger.sign(&good), "signature does not verify"),
         (unsigned(&good), "alg `none`"),
         (hmac_with_public_key(&es, &good), "HS256"),
+        (hmac_with_public_key(&rs, &good), "HS256"),
+        (
+            SigningKey::rs256("rs").sign(&good),
+            "signature does not verify",
+        ),
         ("not-a-jwt".to_owned(), "not a signed JWT"),
     ];
     for (token, reason) in cases {

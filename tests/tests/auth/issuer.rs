@@ -1,4 +1,4 @@
-//! A test authorization server: signing keys the test generates (ES256 and EdDSA, with
+//! A test authorization server: signing keys the test generates (ES256, EdDSA and RS256, with
 //! aws-lc-rs), its RFC 8414 metadata and its JWKS served on a loopback port, and access tokens
 //! signed with them, good or bad in the ways a test asks for.
 
@@ -9,7 +9,9 @@ use std::{
 };
 
 use aws_lc_rs::{
+    encoding::AsDer as _,
     rand::SystemRandom,
+    rsa,
     signature::{ECDSA_P256_SHA256_FIXED_SIGNING, EcdsaKeyPair, Ed25519KeyPair, KeyPair as _},
 };
 use axum::{Json, Router, extract::State, routing::get};
@@ -76,6 +78,22 @@ impl SigningKey {
         )
     }
 
+    /// A fresh 2048-bit RSA key (RS256) with id `kid`: what most authorization servers sign
+    /// with.
+    ///
+    /// # Panics
+    ///
+    /// If the key cannot be generated.
+    pub(super) fn rs256(kid: &str) -> Self {
+        let pair = rsa::KeyPair::generate(rsa::KeySize::Rsa2048).expect("an RSA key");
+        let pkcs8 = pair.as_der().expect("the key as PKCS#8");
+        Self::from_pkcs8(
+            kid,
+            Algorithm::RS256,
+            EncodingKey::from_rsa_der(rsa_private_key(pkcs8.as_ref())),
+        )
+    }
+
     fn from_pkcs8(kid: &str, alg: Algorithm, encoding: EncodingKey) -> Self {
         let jwk = Jwk::from_encoding_key(&encoding, alg).expect("a public JWK");
         Self::with_jwk(kid, alg, encoding, jwk)
@@ -101,6 +119,31 @@ impl SigningKey {
         header.kid = Some(self.kid.clone());
         jsonwebtoken::encode(&header, claims, &self.encoding).expect("a signed token")
     }
+}
+
+/// The PKCS#1 `RSAPrivateKey` a PKCS#8 `PrivateKeyInfo` holds (`SEQUENCE { INTEGER,
+/// SEQUENCE, OCTET STRING }`, the key in the octet string): jsonwebtoken reads the former,
+/// aws-lc-rs writes the latter.
+fn rsa_private_key(pkcs8: &[u8]) -> &[u8] {
+    /// The content of the DER value at the start of `input` with tag `tag`, and what follows.
+    fn value(input: &[u8], tag: u8) -> (&[u8], &[u8]) {
+        assert_eq!(input[0], tag, "DER tag");
+        let (length, header) = match input[1] {
+            short @ 0..0x80 => (usize::from(short), 2),
+            long => {
+                let bytes = usize::from(long & 0x7f);
+                let length = input[2..2 + bytes]
+                    .iter()
+                    .fold(0, |n, &b| (n << 8) | usize::from(b));
+                (length, 2 + bytes)
+            }
+        };
+        input[header..].split_at(length)
+    }
+    let (info, _) = value(pkcs8, 0x30);
+    let (_version, rest) = value(info, 0x02);
+    let (_algorithm, rest) = value(rest, 0x30);
+    value(rest, 0x04).0
 }
 
 /// `claims` with `{"alg": "none"}` and no signature.
