@@ -25,6 +25,7 @@ use rmcp::{
         ClientInfo, CreateMessageRequestParams, CreateMessageResult, ElicitRequestParams,
         ElicitResult, GetPromptRequestParams, Implementation, LoggingMessageNotificationParam,
         ReadResourceRequestParams, ResourceUpdatedNotificationParam, SubscribeRequestParams,
+        UnsubscribeRequestParams,
     },
     service::{NotificationContext, RequestContext},
 };
@@ -311,7 +312,7 @@ async fn heard_within(
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_subscription_reaches_server_everything_and_its_updates_come_with_no_call_in_flight() {
-    let Some((_dir, _cache, host)) = serve_everything_listed() else {
+    let Some((_dir, _cache, mut host)) = serve_everything_listed() else {
         return;
     };
     let url = format!("{}/mcp?toolsets=everything", host.base_url());
@@ -344,6 +345,24 @@ async fn a_subscription_reaches_server_everything_and_its_updates_come_with_no_c
         "a session that did not subscribe hears nothing"
     );
     assert_eq!(children(host.pid()).len(), 1, "one child serves it all");
+
+    // Once no session holds it, the host withdraws the subscription at the server's next
+    // update, and subscribes there again when a session does.
+    client
+        .peer()
+        .unsubscribe(UnsubscribeRequestParams::new(uri.clone()))
+        .await
+        .unwrap();
+    host.wait_for_stderr(
+        &format!("unsubscribed from {uri}: no session wants it"),
+        Duration::from_secs(12),
+    );
+    client
+        .peer()
+        .subscribe(SubscribeRequestParams::new(uri.clone()))
+        .await
+        .unwrap();
+    assert_eq!(heard_within(&mut heard, "subscribed again").await, uri);
 }
 
 /// A process killed on drop.

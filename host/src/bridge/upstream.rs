@@ -25,7 +25,7 @@ use rmcp::{
         ClientRequest, CompleteRequestParams, CompleteResult, ErrorCode, GetPromptRequestParams,
         GetPromptResult, JsonObject, PaginatedRequestParams, ReadResourceRequestParams,
         ReadResourceResult, RequestId, RequestMetaObject, ServerCapabilities, ServerResult,
-        SubscribeRequestParams,
+        SubscribeRequestParams, UnsubscribeRequestParams,
     },
     service::{Peer, PeerRequestOptions, RunningService, ServiceError},
     transport::{
@@ -42,6 +42,11 @@ use super::{
     relay::{Relay, ResourceUpdates, Tagged},
     restarts::Restarts,
 };
+
+/// Whether `connection` is still open both ways.
+fn is_live(connection: &RunningService<RoleClient, Relay>) -> bool {
+    !connection.is_closed() && !connection.peer().is_transport_closed()
+}
 
 /// How long after a call timed out an isolated plugin's child is restarted (once no other
 /// call is in flight on it).
@@ -85,6 +90,8 @@ pub struct Upstream {
     restarts: Mutex<Restarts>,
     /// The URIs subscribed to on the server, made again on each new connection.
     subscribed: Mutex<BTreeSet<String>>,
+    /// Held while a subscription is sent or withdrawn, so the server sees them in order.
+    subscribing: tokio::sync::Mutex<()>,
 }
 
 impl Upstream {
@@ -98,16 +105,18 @@ impl Upstream {
             child: Mutex::default(),
             restarts: Mutex::default(),
             subscribed: Mutex::default(),
+            subscribing: tokio::sync::Mutex::default(),
         }
     }
 
     /// Subscribes to `uri` on the server (or isolated plugin's child), once per URI, when it
     /// offers subscriptions (the host's own subscription stands either way); its updates then
-    /// go to `updates`, with or without a call in flight. Kept for as long as this upstream
-    /// lives, and made again on each new connection: the host sends on only what its sessions
+    /// go to `updates`, with or without a call in flight. Kept until [`Upstream::unsubscribe`],
+    /// and made again on each new connection: the host sends on only what its sessions
     /// subscribed to.
     pub async fn subscribe(&self, uri: &str, updates: ResourceUpdates) {
         self.relay.updates_to(updates);
+        let _subscribing = self.subscribing.lock().await;
         match self.peer().await {
             Ok(peer) => {
                 if lock(&self.subscribed).insert(uri.to_owned()) {
@@ -116,6 +125,32 @@ impl Upstream {
             }
             Err(reason) => {
                 tracing::warn!(server = %self.server.name, "not subscribed to {uri}: {reason}");
+            }
+        }
+    }
+
+    /// Withdraws the subscription to `uri`, if there is one and `unwanted` still says nobody
+    /// wants it (asked once the subscriptions are in order): sends `resources/unsubscribe` on
+    /// a live connection, bounded by `call_timeout`, and no longer subscribes on new ones.
+    #[allow(deprecated)]
+    pub async fn unsubscribe(&self, uri: &str, unwanted: impl Fn() -> bool) {
+        let _subscribing = self.subscribing.lock().await;
+        if !unwanted() || !lock(&self.subscribed).remove(uri) {
+            return;
+        }
+        let Some(peer) = self.live_peer().await else {
+            return;
+        };
+        let unsubscribing = peer.unsubscribe(UnsubscribeRequestParams::new(uri));
+        match tokio::time::timeout(self.server.call_timeout, unsubscribing).await {
+            Ok(Ok(())) => {
+                tracing::info!(server = %self.server.name, "unsubscribed from {uri}: no session wants it");
+            }
+            Ok(Err(error)) => {
+                tracing::warn!(server = %self.server.name, "refused to unsubscribe from {uri}: {error}");
+            }
+            Err(_) => {
+                tracing::warn!(server = %self.server.name, "no answer to unsubscribing from {uri}");
             }
         }
     }
@@ -180,13 +215,19 @@ impl Upstream {
         self.relay.tools_changed()
     }
 
+    /// The current connection if it is live; nothing is started.
+    async fn live_peer(&self) -> Option<Peer<RoleClient>> {
+        let connection = self.connection.lock().await;
+        connection
+            .as_ref()
+            .filter(|c| is_live(c))
+            .map(|c| c.peer().clone())
+    }
+
     /// A live connection: the current one, or a new one if there is none or it closed.
     pub async fn peer(&self) -> Result<Peer<RoleClient>, String> {
         let mut connection = self.connection.lock().await;
-        if let Some(live) = connection
-            .as_ref()
-            .filter(|c| !c.is_closed() && !c.peer().is_transport_closed())
-        {
+        if let Some(live) = connection.as_ref().filter(|c| is_live(c)) {
             return Ok(live.peer().clone());
         }
         if connection.take().is_some() {

@@ -18,7 +18,7 @@
 //! server-wide [`super::subscriptions`], which sends `notifications/resources/updated` when a
 //! plugin says the resource changed.
 
-use std::sync::Arc;
+use std::sync::{Arc, Weak};
 
 use rmcp::{
     ErrorData,
@@ -31,15 +31,17 @@ use rmcp::{
 };
 use serde::Deserialize;
 use serde_json::{Value, json};
+use tokio::runtime::Handle;
 use tokio_util::sync::CancellationToken;
 
 use super::{
     availability::Hidden,
     context::{Call, Finished},
     generation::Generation,
-    subscriptions::{Refused, Session, Updates},
+    subscriptions::{Refused, ServerHub, Session, Updates},
 };
 use crate::{
+    bridge::{ResourceUpdates, upstream::Upstream},
     build::{CallError, LoadedPlugin},
     discovery::Provider,
     registry::{CompletionOwner, Registry},
@@ -222,13 +224,16 @@ pub(super) fn subscribe<P: Clone>(
 
 /// Carries a subscription to `uri` to the process serving it, if one does (a bridged MCP
 /// server, an isolated plugin's child; started when needed), so that what it says changed
-/// reaches the host's subscribers through `updates`, with or without a call in flight.
+/// reaches the host's subscribers (`hub`) through `updates`, with or without a call in flight.
 /// In-process plugins reach `updates` themselves. A process that cannot be reached leaves the
-/// host's subscription standing, and says why in the log.
+/// host's subscription standing, and says why in the log. When the process tells of a URI no
+/// subscriber of `hub` holds any more (they unsubscribed, or their sessions ended), the
+/// subscription there is withdrawn.
 pub(super) async fn subscribe_upstream(
     generation: &Generation,
     active: &ActiveSet,
     uri: &str,
+    hub: &Arc<ServerHub>,
     updates: &Updates,
 ) {
     let registry = generation.registry();
@@ -245,16 +250,39 @@ pub(super) async fn subscribe_upstream(
     match open(generation, owner.plugin()).await {
         Ok(plugin) => {
             if let Some(upstream) = plugin.upstream() {
-                let updates = updates.clone();
-                upstream
-                    .subscribe(uri, Arc::new(move |uri| updates.send(uri)))
-                    .await;
+                let sink = upstream_updates(Arc::downgrade(upstream), hub, updates);
+                upstream.subscribe(uri, sink).await;
             }
         }
         Err(error) => {
             tracing::warn!("not subscribed to {uri} on its server: {}", error.message);
         }
     }
+}
+
+/// Where `upstream`'s updates go: to `updates` while a subscriber of `hub` holds the URI;
+/// otherwise the subscription there is withdrawn (unless one comes back meanwhile).
+fn upstream_updates(
+    upstream: Weak<Upstream>,
+    hub: &Arc<ServerHub>,
+    updates: &Updates,
+) -> ResourceUpdates {
+    let (hub, updates) = (Arc::clone(hub), updates.clone());
+    Arc::new(move |uri: String| {
+        if !hub.subscribers(&uri).is_empty() {
+            updates.send(uri);
+            return;
+        }
+        let (Some(upstream), Ok(runtime)) = (upstream.upgrade(), Handle::try_current()) else {
+            return;
+        };
+        let hub = Arc::clone(&hub);
+        runtime.spawn(async move {
+            upstream
+                .unsubscribe(&uri, || hub.subscribers(&uri).is_empty())
+                .await;
+        });
+    })
 }
 
 /// `prompts/get`: checks the arguments, then the plugin serving the prompt answers, as `call`.

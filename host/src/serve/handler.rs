@@ -556,8 +556,15 @@ impl ServerHandler for Handler {
             let registry = generation.registry();
             match contributed::subscribe(registry, active, hidden, &stream, uri, subscriber) {
                 Ok(()) => {
-                    contributed::subscribe_upstream(generation, active, uri, &self.state.updates)
-                        .await;
+                    let state = &self.state;
+                    contributed::subscribe_upstream(
+                        generation,
+                        active,
+                        uri,
+                        &state.subscriptions,
+                        &state.updates,
+                    )
+                    .await;
                 }
                 Err(error) => tracing::info!(
                     "subscriptions/listen: not subscribed to {uri}: {}",
@@ -694,8 +701,15 @@ impl ServerHandler for Handler {
             &request.uri,
             Subscriber::Session(context.peer),
         )?;
-        contributed::subscribe_upstream(generation, active, &request.uri, &self.state.updates)
-            .await;
+        let state = &self.state;
+        contributed::subscribe_upstream(
+            generation,
+            active,
+            &request.uri,
+            &state.subscriptions,
+            &state.updates,
+        )
+        .await;
         Ok(())
     }
 
