@@ -23,7 +23,7 @@ use plugin_abi::{
     ErrorKind, FfiError, FfiOutput, FfiTool, HostContextBox, OutputKind, PluginInstance,
     PluginInstanceBox, ToolHandler, ToolHandlerBox, detached_host,
 };
-use plugin_manifest::Manifest;
+use plugin_manifest::{Manifest, ToolDecl};
 use rmcp::model::{CompleteRequestParams, JsonObject, Reference};
 use serde::Serialize;
 
@@ -46,11 +46,12 @@ pub(super) fn instance(
         .iter()
         .map(|tool| {
             let mut decl = tool_decl(server, tool);
-            decl.toolset = toolset_of(manifest, &decl.name, &server.name);
+            let declared = manifest.tools.iter().find(|t| t.name == decl.name);
+            decl.toolset = toolset_of(manifest, declared, &server.name);
             // An isolated plugin's tool may run as a task as its manifest says (the child runs
             // it plainly; this host runs the task, and makes the call one when the child's tool
             // says so).
-            if let Some(declared) = manifest.tools.iter().find(|t| t.name == decl.name) {
+            if let Some(declared) = declared {
                 decl.task = declared.task;
                 decl.input_first = declared.input_first;
             }
@@ -89,13 +90,10 @@ pub(super) fn instance(
     )
 }
 
-/// The toolset of the tool served as `tool`: the one the manifest declares it in (an isolated
-/// library's), else the toolset named after the server (a bridged one's), else the first.
-fn toolset_of(manifest: &Manifest, tool: &str, server: &str) -> String {
-    manifest
-        .tools
-        .iter()
-        .find(|t| t.name == tool)
+/// The toolset of a tool the manifest declares as `declared` (an isolated library's), else
+/// the toolset named after the server (a bridged one's), else the first.
+fn toolset_of(manifest: &Manifest, declared: Option<&ToolDecl>, server: &str) -> String {
+    declared
         .map(|t| t.toolset.as_str())
         .or_else(|| manifest.toolset(server).map(|t| t.name.as_str()))
         .or_else(|| manifest.toolsets.first().map(|t| t.name.as_str()))
@@ -256,7 +254,7 @@ impl Bridged {
 #[derive(Clone)]
 struct Forwarded {
     upstream: Arc<Upstream>,
-    decl: plugin_manifest::ToolDecl,
+    decl: ToolDecl,
     original: String,
 }
 
