@@ -6,7 +6,7 @@
 //! toolsets and read-only, and the keys file changing under a running server; `/healthz` open and
 //! naming no plugin, `/toolsets` and `/contributions` for the caller; a session id presented by
 //! another caller gets 404; plugins see the caller; an audit line per call. With a JWKS this test
-//! serves from keys it generates (the [`issuer`]): a valid token (ES256, EdDSA and RS256),
+//! serves from keys it generates (the [`issuer`]): a valid token (ES256, EdDSA, RS256, PS256),
 //! expired, not yet valid, wrong issuer, wrong audience, bad signature, `alg: none`, HMAC signed
 //! with the public key (EC and RSA), an unknown key id then rotated keys, a dropped key refused
 //! at the next refresh, scopes mapping to toolsets and the `insufficient_scope` step-up; the
@@ -22,6 +22,7 @@ use e2e::{
     run_host,
 };
 use issuer::{Issuer, SigningKey, hmac_with_public_key, now, unsigned};
+use jsonwebtoken::Algorithm;
 use serde_json::{Value, json};
 
 /// How long a test waits for something that should happen within a second or two.
@@ -581,13 +582,14 @@ fn serve_oauth(
 
 #[tokio::test(flavor = "multi_thread")]
 async fn tokens_are_checked_for_signature_time_issuer_and_audience() {
-    let (es, ed, rs, stranger) = (
+    let (es, ed, rs, ps, stranger) = (
         SigningKey::es256("es"),
         SigningKey::ed25519("ed"),
-        SigningKey::rs256("rs"),
+        SigningKey::rsa("rs", Algorithm::RS256),
+        SigningKey::rsa("ps", Algorithm::PS256),
         SigningKey::es256("es"),
     );
-    let issuer = Issuer::start(&[&es, &ed, &rs]).await;
+    let issuer = Issuer::start(&[&es, &ed, &rs, &ps]).await;
     let (_dir, host, url) = serve_oauth(&["benchmarks"], &issuer, &[]);
     let good = issuer.claims(AUDIENCE, "alice", "");
     let with = |patch: Value| {
@@ -598,7 +600,7 @@ async fn tokens_are_checked_for_signature_time_issuer_and_audience() {
         claims
     };
 
-    for key in [&es, &ed, &rs] {
+    for key in [&es, &ed, &rs, &ps] {
         let ok = send(&url, Some(&key.sign(&good)), None, Some(initialize())).await;
         assert_eq!(ok.status, 200, "{:?}: {ok:?}", key.alg);
     }
@@ -621,7 +623,7 @@ async fn tokens_are_checked_for_signature_time_issuer_and_audience() {
         (hmac_with_public_key(&es, &good), "HS256"),
         (hmac_with_public_key(&rs, &good), "HS256"),
         (
-            SigningKey::rs256("rs").sign(&good),
+            SigningKey::rsa("rs", Algorithm::RS256).sign(&good),
             "signature does not verify",
         ),
         ("not-a-jwt".to_owned(), "not a signed JWT"),

@@ -1,4 +1,4 @@
-//! A test authorization server: signing keys the test generates (ES256, EdDSA and RS256, with
+//! A test authorization server: signing keys the test generates (ES256, EdDSA, RS256, PS256, with
 //! aws-lc-rs), its RFC 8414 metadata and its JWKS served on a loopback port, and access tokens
 //! signed with them, good or bad in the ways a test asks for.
 
@@ -78,18 +78,18 @@ impl SigningKey {
         )
     }
 
-    /// A fresh 2048-bit RSA key (RS256) with id `kid`: what most authorization servers sign
-    /// with.
+    /// A fresh 2048-bit RSA key with id `kid` signing with `alg` (RS256, what most
+    /// authorization servers sign with, or PS256).
     ///
     /// # Panics
     ///
     /// If the key cannot be generated.
-    pub(super) fn rs256(kid: &str) -> Self {
+    pub(super) fn rsa(kid: &str, alg: Algorithm) -> Self {
         let pair = rsa::KeyPair::generate(rsa::KeySize::Rsa2048).expect("an RSA key");
         let pkcs8 = pair.as_der().expect("the key as PKCS#8");
         Self::from_pkcs8(
             kid,
-            Algorithm::RS256,
+            alg,
             EncodingKey::from_rsa_der(rsa_private_key(pkcs8.as_ref())),
         )
     }
