@@ -65,6 +65,22 @@ fn serve_with_keys(
     (dir, host, url, file, made)
 }
 
+/// The JSON of `GET path` on `host` with `token` as bearer, which must answer 200.
+async fn report_json(host: &HostProcess, path: &str, token: Option<&str>) -> Value {
+    let answer = send(&format!("{}{path}", host.base_url()), token, None, None).await;
+    assert_eq!(answer.status, 200, "{path}: {answer:?}");
+    serde_json::from_str(&answer.body).unwrap()
+}
+
+/// The string `field` of each entry of the JSON array `list`.
+fn each<'v>(list: &'v Value, field: &str) -> Vec<&'v str> {
+    list.as_array()
+        .unwrap()
+        .iter()
+        .map(|entry| entry[field].as_str().unwrap())
+        .collect()
+}
+
 /// What a raw request got: status, `WWW-Authenticate`, session id, body.
 #[derive(Debug)]
 struct Answer {
@@ -266,22 +282,20 @@ async fn a_key_is_bounded_to_its_toolsets_and_the_url_narrows_inside() {
         !names.contains(&"launch_sandbox".to_owned()),
         "read-only: {names:?}"
     );
+    let contributions = report_json(&host, "/contributions", Some(reader)).await;
+    assert_eq!(
+        each(&contributions["tools"], "name"),
+        ["list_sandboxes"],
+        "read-only tools only: {contributions}"
+    );
 
-    let report = send(
-        &format!("{}/toolsets?toolsets=benchmarks,sandboxes", host.base_url()),
-        Some(alice),
-        None,
-        None,
-    )
-    .await;
-    let report: Value = serde_json::from_str(&report.body).unwrap();
-    let listed: Vec<&str> = report["toolsets"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|t| t["name"].as_str().unwrap())
-        .collect();
-    assert_eq!(listed, ["benchmarks"], "{report}");
+    let path = "/toolsets?toolsets=benchmarks,sandboxes";
+    let report = report_json(&host, path, Some(alice)).await;
+    assert_eq!(
+        each(&report["toolsets"], "name"),
+        ["benchmarks"],
+        "{report}"
+    );
     assert_eq!(report["active"], json!(["benchmarks"]), "{report}");
     let own = call_tool(&client, "list_server_toolsets", json!({})).await;
     let own: Value = serde_json::from_str(&text(&own)).unwrap();
@@ -306,16 +320,9 @@ async fn a_caller_learns_nothing_of_processes_outside_its_bound() {
     let url = format!("{}/mcp", host.base_url());
     let opener = connect_with_token(&format!("{url}?toolsets=sandboxes"), &admin).await;
     call_tool(&opener, "list_sandboxes", json!({})).await;
-    let report = |token: String| {
-        let url = format!("{}/toolsets", host.base_url());
-        async move {
-            let answer = send(&url, Some(&token), None, None).await;
-            serde_json::from_str::<Value>(&answer.body).unwrap()
-        }
-    };
-    let seen = report(admin.clone()).await;
+    let seen = report_json(&host, "/toolsets", Some(&admin)).await;
     assert_eq!(seen["processes"][0]["plugin"], "sandboxes", "{seen}");
-    let hidden = report(alice.clone()).await;
+    let hidden = report_json(&host, "/toolsets", Some(&alice)).await;
     assert_eq!(hidden.get("processes"), None, "{hidden}");
 }
 
@@ -333,22 +340,14 @@ async fn reports_name_only_plugins_inside_the_bound_and_healthz_names_none() {
     // Listing `base` opens ext-unopenable, whose extension of `trace` fails to open.
     let opener = connect_with_token(&format!("{url}?toolsets=base"), admin).await;
     tool_names(&opener).await;
-    let report = |path: &'static str, token: Option<String>| {
-        let url = format!("{}{path}", host.base_url());
-        async move {
-            let answer = send(&url, token.as_deref(), None, None).await;
-            assert_eq!(answer.status, 200, "{path}: {answer:?}");
-            serde_json::from_str::<Value>(&answer.body).unwrap()
-        }
-    };
 
-    let health = report("/healthz", None).await;
+    let health = report_json(&host, "/healthz", None).await;
     assert_eq!(health["status"], "degraded", "{health}");
     assert_eq!(health.get("failed"), None, "{health}");
     assert_eq!(health.get("processes"), None, "{health}");
     assert!(!health.to_string().contains("unopenable"), "{health}");
 
-    let seen = report("/toolsets", Some(admin.clone())).await;
+    let seen = report_json(&host, "/toolsets", Some(admin)).await;
     assert_eq!(seen["failed"][0]["plugin"], "ext-unopenable", "{seen}");
     assert!(
         seen["failed"][0]["reason"]
@@ -356,10 +355,10 @@ async fn reports_name_only_plugins_inside_the_bound_and_healthz_names_none() {
             .is_some_and(|r| r.contains("ext-unopenable")),
         "{seen}"
     );
-    let hidden = report("/toolsets", Some(alice.clone())).await;
+    let hidden = report_json(&host, "/toolsets", Some(alice)).await;
     assert_eq!(hidden.get("failed"), None, "{hidden}");
     // ext-unopenable has no toolset of its own: it is seen by who may use the tool it extends.
-    let extended = report("/toolsets", Some(bob.clone())).await;
+    let extended = report_json(&host, "/toolsets", Some(bob)).await;
     assert_eq!(
         extended["failed"][0]["plugin"], "ext-unopenable",
         "{extended}"
@@ -379,7 +378,7 @@ async fn reports_name_only_plugins_inside_the_bound_and_healthz_names_none() {
             })
             .collect()
     };
-    let all = report("/contributions", Some(admin.clone())).await;
+    let all = report_json(&host, "/contributions", Some(admin)).await;
     assert!(tools_of(&all).contains(&"base/trace".to_owned()), "{all}");
     let trace = all["tools"]
         .as_array()
@@ -388,7 +387,7 @@ async fn reports_name_only_plugins_inside_the_bound_and_healthz_names_none() {
         .find(|t| t["name"] == "trace")
         .unwrap();
     assert_eq!(trace["extensions"][0]["plugin"], "ext-unopenable", "{all}");
-    let bounded = report("/contributions", Some(alice.clone())).await;
+    let bounded = report_json(&host, "/contributions", Some(alice)).await;
     let tools = tools_of(&bounded);
     assert!(tools.contains(&"benchmarks/echo".to_owned()), "{bounded}");
     assert!(

@@ -70,6 +70,12 @@ impl Bound {
         self.toolsets.as_ref().is_none_or(|t| t.contains(toolset))
     }
 
+    /// Whether the caller may be served a tool of `toolset` whose read-only annotation (as its
+    /// extensions leave it) is `read_only`.
+    pub fn allows_tool(&self, toolset: &str, read_only: bool) -> bool {
+        self.allows_toolset(toolset) && (read_only || !self.readonly)
+    }
+
     /// Whether the caller may learn of the plugin called `name` (its processes, its failures,
     /// its conflicts, its pending extensions): it may use one of the plugin's toolsets or a
     /// tool the plugin extends.
@@ -169,6 +175,15 @@ mod tests {
         let resolution = bound.narrow(resolve(&Query::parse(""), DECLARED, None));
         assert!(resolution.filter.allows("list", true));
         assert!(!resolution.filter.allows("launch", false));
+    }
+
+    #[test]
+    fn a_read_only_bound_allows_read_only_tools_of_its_toolsets() {
+        let reader = Bound::new(&["a"], true);
+        assert!(reader.allows_tool("a", true));
+        assert!(!reader.allows_tool("a", false));
+        assert!(!reader.allows_tool("b", true));
+        assert!(Bound::new(&["*"], false).allows_tool("b", false));
     }
 
     #[test]

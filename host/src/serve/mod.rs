@@ -399,19 +399,30 @@ impl ServeState {
         report
     }
 
-    /// `GET /contributions` on `generation`; to a caller, only the tools of toolsets it may use
-    /// (with every extension applied to them) and the pending extensions of plugins it may use.
+    /// `GET /contributions` on `generation`; to a caller, only the tools it may be served
+    /// (of toolsets it may use, read-only ones if it is bound to those, as their extensions
+    /// leave them) with every extension applied to them, and the pending extensions of plugins
+    /// it may use.
     pub(crate) fn contributions_report(
         generation: &Generation,
         caller: Option<&crate::auth::Identity>,
     ) -> crate::reports::ContributionsReport {
-        let mut report = crate::reports::ContributionsReport::new(generation.registry());
+        let registry = generation.registry();
+        let mut report = crate::reports::ContributionsReport::new(registry);
         if let Some(caller) = caller {
-            let visible = |plugin: &str| caller.bound.sees_plugin(generation.registry(), plugin);
+            let bound = &caller.bound;
+            report.tools = std::mem::take(&mut report.tools)
+                .into_iter()
+                .zip(registry.tools())
+                .filter(|(row, tool)| {
+                    let declared = registry.extensions().apply_to(&tool.decl);
+                    bound.allows_tool(&row.toolset, declared.annotations.read_only == Some(true))
+                })
+                .map(|(row, _)| row)
+                .collect();
             report
-                .tools
-                .retain(|t| caller.bound.allows_toolset(&t.toolset));
-            report.pending.retain(|p| visible(&p.extension.plugin));
+                .pending
+                .retain(|p| bound.sees_plugin(registry, &p.extension.plugin));
         }
         report
     }
