@@ -2,7 +2,8 @@
 //! `--toolsets`; what a plugin prints (Rust's `println!`, C's `printf`, when instantiated and
 //! when called) lands in the log, never in the protocol stream; the log has no colour codes when
 //! redirected (over HTTP too); EOF on stdin and SIGTERM both run the plugins' stop hooks and
-//! exit 0. The official Rust SDK's child-process client drives it as desktop clients do.
+//! exit 0. The official Rust SDK's child-process client drives it as desktop clients do. Pipes
+//! are read and written through the reactor; a socket given as stdin and stdout is served too.
 
 use std::{
     io::{BufRead, BufReader, Read, Write},
@@ -115,6 +116,60 @@ impl StdioHost {
         let rest = self.lines.try_iter().collect();
         (status, log, rest)
     }
+}
+
+/// A client that hands the server one end of a socket as stdin and stdout (not a pipe: the
+/// server reads and writes it through tokio's blocking pool) is served as over pipes, and EOF
+/// ends the server.
+#[cfg(unix)]
+#[test]
+fn a_socket_as_stdin_and_stdout_is_served_too() {
+    use std::os::{fd::OwnedFd, unix::net::UnixStream};
+    let dir = printer_dir();
+    let (client, server) = UnixStream::pair().unwrap();
+    let mut child = host_command(&["stdio", "--toolsets", "only=printer"], &dir)
+        .stdin(Stdio::from(OwnedFd::from(server.try_clone().unwrap())))
+        .stdout(Stdio::from(OwnedFd::from(server)))
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("start the host");
+    client.set_read_timeout(Some(PATIENCE)).unwrap();
+    let (mut writer, closer) = (client.try_clone().unwrap(), client.try_clone().unwrap());
+    let mut lines = BufReader::new(client).lines();
+    let mut send = |message: Value| writeln!(writer, "{message}").unwrap();
+    let mut next = || {
+        let line = lines
+            .next()
+            .expect("an answer")
+            .expect("read within PATIENCE");
+        serde_json::from_str::<Value>(&line).unwrap()
+    };
+    send(json!({"jsonrpc": "2.0", "id": 1, "method": "initialize",
+                "params": {"protocolVersion": "2025-06-18", "capabilities": {},
+                           "clientInfo": {"name": "socket-test", "version": "1"}}}));
+    let initialized = next();
+    assert_eq!(
+        initialized["result"]["serverInfo"]["name"], "reactor-mcp-server",
+        "{initialized}"
+    );
+    send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+    send(json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+                "params": {"name": "shout", "arguments": {"text": "over a socket"}}}));
+    let called = next();
+    assert_eq!(
+        called["result"]["content"][0]["text"], "over a socket",
+        "{called}"
+    );
+    closer.shutdown(std::net::Shutdown::Write).unwrap();
+    let started = Instant::now();
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        assert!(started.elapsed() < PATIENCE, "the host did not exit at EOF");
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    assert!(status.success(), "{status:?}");
 }
 
 fn printer_dir() -> PluginDir {

@@ -7,10 +7,15 @@
 //! and that duplicate, with the same plugins, lazy opening and extensions as over HTTP; the
 //! selection is `--toolsets` (there is no URL). It ends when the client closes stdin or on
 //! SIGTERM / Ctrl-C, and then every opened plugin is told to stop.
+//!
+//! When stdin and stdout are pipes, as a client (or the host, for an isolated plugin's child)
+//! makes them, they are read and written through the reactor ([`streams`]); a terminal or a
+//! file goes through tokio's blocking pool, a thread hop per read and per write.
 
 use std::{fs::File, sync::Arc};
 
 use rmcp::{ServiceExt as _, service::ServerInitializeError};
+use tokio::io::{AsyncRead, AsyncWrite};
 
 use super::{Options, ServeError, handler::Handler, shutdown_signal};
 use crate::{registry::Registry, reload::Source};
@@ -43,6 +48,43 @@ pub fn protect_stdout() -> std::io::Result<File> {
     ))
 }
 
+/// The protocol's input and output: stdin and `protocol_out`.
+type Streams = (
+    Box<dyn AsyncRead + Send + Unpin>,
+    Box<dyn AsyncWrite + Send + Unpin>,
+);
+
+/// Stdin and `protocol_out` as non-blocking pipes driven by the reactor, each that is a pipe;
+/// otherwise through tokio's blocking pool.
+#[cfg(unix)]
+fn streams(protocol_out: File) -> Streams {
+    use std::os::fd::AsFd as _;
+    use tokio::net::unix::pipe;
+    let reader: Box<dyn AsyncRead + Send + Unpin> = match std::io::stdin()
+        .as_fd()
+        .try_clone_to_owned()
+        .and_then(|stdin| pipe::Receiver::from_file(File::from(stdin)))
+    {
+        Ok(pipe) => Box::new(pipe),
+        Err(_) => Box::new(tokio::io::stdin()),
+    };
+    let writer: Box<dyn AsyncWrite + Send + Unpin> =
+        match protocol_out.try_clone().and_then(pipe::Sender::from_file) {
+            Ok(pipe) => Box::new(pipe),
+            Err(_) => Box::new(tokio::fs::File::from_std(protocol_out)),
+        };
+    (reader, writer)
+}
+
+/// Stdin and `protocol_out` through tokio's blocking pool.
+#[cfg(windows)]
+fn streams(protocol_out: File) -> Streams {
+    (
+        Box::new(tokio::io::stdin()),
+        Box::new(tokio::fs::File::from_std(protocol_out)),
+    )
+}
+
 /// Serves `registry`'s plugins over stdin and `protocol_out` (from [`protect_stdout`]) until
 /// stdin ends or a shutdown signal comes; with a `source`, a new generation each time its
 /// plugins change.
@@ -57,7 +99,7 @@ pub async fn run(
     source: Option<Source>,
 ) -> Result<(), ServeError> {
     let (state, _reloading) = super::start(registry, &options, source).await?;
-    let transport = (tokio::io::stdin(), tokio::fs::File::from_std(protocol_out));
+    let transport = streams(protocol_out);
     tracing::info!("serving MCP on stdin and stdout");
     let served = async {
         let service = match Handler::new(Arc::clone(&state)).serve(transport).await {
