@@ -163,9 +163,9 @@ pub enum ResourceOwner<'a> {
     Template(&'a ResourceTemplateEntry),
 }
 
-impl ResourceOwner<'_> {
+impl<'a> ResourceOwner<'a> {
     /// The plugin offering it.
-    pub fn plugin(&self) -> &str {
+    pub fn plugin(&self) -> &'a str {
         match self {
             Self::Resource(e) => &e.plugin,
             Self::Template(e) => &e.plugin,

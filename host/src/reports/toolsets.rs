@@ -6,6 +6,8 @@
 //! own tool, which filters treat as any read-only tool. Tools a plugin builds at run time, and
 //! tools left out because an extension's wrap failed, are known only once plugins are opened.
 
+use std::collections::BTreeSet;
+
 use serde::Serialize;
 
 use crate::{
@@ -50,8 +52,8 @@ pub struct ToolsetsReport {
     /// changes.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub failed: Vec<FailedPlugin>,
-    /// The tools and prompts their plugins turned off (`Context::set_tool_available`), for
-    /// every URL, until they turn them on again.
+    /// What plugins turned off (`Context::set_tool_available` and its siblings), for every
+    /// URL, until they turn it on again.
     #[serde(skip_serializing_if = "TurnedOff::is_empty")]
     pub off: TurnedOff,
     /// Which generation of the plugin folder this is, when a server answers.
@@ -59,17 +61,18 @@ pub struct ToolsetsReport {
     pub generation: Option<GenerationInfo>,
 }
 
-/// What plugins turned off, sorted.
+/// What plugins turned off, by served name, sorted: what a running server holds (its rules
+/// are the server's `availability`) and what `/toolsets` reports.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
 pub struct TurnedOff {
     /// Tools.
-    pub tools: Vec<String>,
+    pub tools: BTreeSet<String>,
     /// Prompts.
-    pub prompts: Vec<String>,
+    pub prompts: BTreeSet<String>,
     /// Static resources, by URI.
-    pub resources: Vec<String>,
+    pub resources: BTreeSet<String>,
     /// Resource templates, by URI template.
-    pub resource_templates: Vec<String>,
+    pub resource_templates: BTreeSet<String>,
 }
 
 impl TurnedOff {

@@ -18,18 +18,9 @@ use tokio::sync::mpsc;
 use super::ServeState;
 use crate::registry::{Registry, ResourceOwner};
 
-/// What is turned off, by served name (URI for resources).
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub(crate) struct Hidden {
-    /// Tools.
-    pub(crate) tools: BTreeSet<String>,
-    /// Prompts.
-    pub(crate) prompts: BTreeSet<String>,
-    /// Static resources.
-    pub(crate) resources: BTreeSet<String>,
-    /// Resource templates, by URI template.
-    pub(crate) resource_templates: BTreeSet<String>,
-}
+/// What is turned off, by served name (URI for resources, URI template for templates): the
+/// same value `/toolsets` reports.
+pub(crate) type Hidden = crate::reports::TurnedOff;
 
 /// What a plugin's contribution is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -137,18 +128,8 @@ impl Hidden {
     }
 
     /// What is off, of the plugins (by name) `shown` keeps, as `/toolsets` reports it.
-    pub(crate) fn report(
-        &self,
-        registry: &Registry,
-        shown: impl Fn(&str) -> bool,
-    ) -> crate::reports::TurnedOff {
-        let kept = self.kept_by_owner(registry, |owner| owner.is_some_and(&shown));
-        crate::reports::TurnedOff {
-            tools: kept.tools.into_iter().collect(),
-            prompts: kept.prompts.into_iter().collect(),
-            resources: kept.resources.into_iter().collect(),
-            resource_templates: kept.resource_templates.into_iter().collect(),
-        }
+    pub(crate) fn report(&self, registry: &Registry, shown: impl Fn(&str) -> bool) -> Self {
+        self.kept_by_owner(registry, |owner| owner.is_some_and(&shown))
     }
 
     /// The names whose plugin (as `registry` says; `None` when it serves none) `keep` keeps.

@@ -193,16 +193,17 @@ pub(super) async fn read_resource(
 /// `resources/subscribe`: a URI served here is recorded for `session`, reached through `peer`.
 /// Only a URI the session's active set serves is, so a session hears only of resources it can
 /// read; and only within the session's bounds (URI length first, then the count), else
-/// `-32602` naming the bound; not a resource its plugin turned off (`hidden`).
-/// (`resources/unsubscribe` needs no check: it forgets the URI if it was recorded.)
-pub(super) fn subscribe<P: Clone>(
-    registry: &Registry,
+/// `-32602` naming the bound; not a resource its plugin turned off (`hidden`). Answers the
+/// plugin serving `uri` when it runs in a process of its own, which [`subscribe_upstream`]
+/// then tells. (`resources/unsubscribe` needs no check: it forgets the URI if it was recorded.)
+pub(super) fn subscribe<'r, P: Clone>(
+    registry: &'r Registry,
     active: &ActiveSet,
     hidden: &Hidden,
     session: &Session<P>,
     uri: &str,
     peer: P,
-) -> Result<(), ErrorData> {
+) -> Result<Option<&'r str>, ErrorData> {
     let refused = |refused: Refused| {
         let data = match refused {
             Refused::TooMany { limit } => json!({"max_subscriptions": limit}),
@@ -213,41 +214,32 @@ pub(super) fn subscribe<P: Clone>(
         ErrorData::invalid_params(refused.to_string(), Some(data))
     };
     session.bounds().check_uri(uri).map_err(refused)?;
-    if registry
+    let owner = registry
         .resource_owner(active, uri, |o| hidden.shows(o))
-        .is_none()
-    {
-        return Err(not_found(uri));
-    }
-    session.subscribe(uri, peer).map_err(refused)
+        .ok_or_else(|| not_found(uri))?
+        .plugin();
+    session.subscribe(uri, peer).map_err(refused)?;
+    let out_of_process = registry
+        .plugin(owner)
+        .is_some_and(|p| !matches!(p.provider, Provider::Library));
+    Ok(out_of_process.then_some(owner))
 }
 
-/// Carries a subscription to `uri` to the process serving it, if one does (a bridged MCP
-/// server, an isolated plugin's child; started when needed), so that what it says changed
-/// reaches the host's subscribers (`hub`) through `updates`, with or without a call in flight.
-/// In-process plugins reach `updates` themselves. A process that cannot be reached leaves the
-/// host's subscription standing, and says why in the log. When the process tells of a URI no
-/// subscriber of `hub` holds any more (they unsubscribed, or their sessions ended), the
-/// subscription there is withdrawn.
+/// Carries a subscription to `uri` to `plugin`'s process (a bridged MCP server, an isolated
+/// plugin's child; started when needed), so that what it says changed reaches the host's
+/// subscribers (`hub`) through `updates`, with or without a call in flight. In-process plugins
+/// reach `updates` themselves. A process that cannot be reached leaves the host's subscription
+/// standing, and says why in the log. When the process tells of a URI no subscriber of `hub`
+/// holds any more (they unsubscribed, or their sessions ended), the subscription there is
+/// withdrawn.
 pub(super) async fn subscribe_upstream(
     generation: &Generation,
-    active: &ActiveSet,
+    plugin: &str,
     uri: &str,
     hub: &Arc<ServerHub>,
     updates: &Updates,
 ) {
-    let registry = generation.registry();
-    let hidden = generation.hidden();
-    let Some(owner) = registry.resource_owner(active, uri, |o| hidden.shows(o)) else {
-        return;
-    };
-    let out_of_process = registry
-        .plugin(owner.plugin())
-        .is_some_and(|p| !matches!(p.provider, Provider::Library));
-    if !out_of_process {
-        return;
-    }
-    match open(generation, owner.plugin()).await {
+    match open(generation, plugin).await {
         Ok(plugin) => {
             if let Some(upstream) = plugin.upstream() {
                 let sink = upstream_updates(Arc::downgrade(upstream), hub, updates);
@@ -269,7 +261,7 @@ fn upstream_updates(
 ) -> ResourceUpdates {
     let (hub, updates) = (Arc::clone(hub), updates.clone());
     Arc::new(move |uri: String| {
-        if !hub.subscribers(&uri).is_empty() {
+        if hub.holds(&uri) {
             updates.send(uri);
             return;
         }
@@ -278,9 +270,7 @@ fn upstream_updates(
         };
         let hub = Arc::clone(&hub);
         runtime.spawn(async move {
-            upstream
-                .unsubscribe(&uri, || hub.subscribers(&uri).is_empty())
-                .await;
+            upstream.unsubscribe(&uri, || !hub.holds(&uri)).await;
         });
     })
 }

@@ -113,6 +113,33 @@ impl Handler {
     }
 
     /// The current generation, and the request's selection's active set in it.
+    /// Subscribes `session`, reached through `subscriber`, to `uri` as `active` serves it on
+    /// `generation`, and the process serving it there, if one does.
+    async fn subscribe_to(
+        &self,
+        generation: &Generation,
+        active: &ActiveSet,
+        session: &Session<Subscriber>,
+        uri: &str,
+        subscriber: Subscriber,
+    ) -> Result<(), ErrorData> {
+        let hidden = generation.hidden();
+        let registry = generation.registry();
+        let process = contributed::subscribe(registry, active, hidden, session, uri, subscriber)?;
+        if let Some(plugin) = process {
+            let state = &self.state;
+            contributed::subscribe_upstream(
+                generation,
+                plugin,
+                uri,
+                &state.subscriptions,
+                &state.updates,
+            )
+            .await;
+        }
+        Ok(())
+    }
+
     fn active(&self, context: &RequestContext<RoleServer>) -> (Arc<Generation>, ActiveSet) {
         let (generation, resolved) = self.resolved(context);
         (generation, resolved.resolution.active.clone())
@@ -550,26 +577,16 @@ impl ServerHandler for Handler {
         });
         let (generation, active) = &self.active(context.request_context());
         let stream = self.state.subscriptions.session();
-        let hidden = generation.hidden();
         for uri in context.accepted().resource_subscriptions.iter().flatten() {
             let subscriber = Subscriber::Stream(context.sink().clone());
-            let registry = generation.registry();
-            match contributed::subscribe(registry, active, hidden, &stream, uri, subscriber) {
-                Ok(()) => {
-                    let state = &self.state;
-                    contributed::subscribe_upstream(
-                        generation,
-                        active,
-                        uri,
-                        &state.subscriptions,
-                        &state.updates,
-                    )
-                    .await;
-                }
-                Err(error) => tracing::info!(
+            let subscribed = self
+                .subscribe_to(generation, active, &stream, uri, subscriber)
+                .await;
+            if let Err(error) = subscribed {
+                tracing::info!(
                     "subscriptions/listen: not subscribed to {uri}: {}",
                     error.message
-                ),
+                );
             }
         }
         context.cancelled().await;
@@ -693,24 +710,15 @@ impl ServerHandler for Handler {
         context: RequestContext<RoleServer>,
     ) -> Result<(), ErrorData> {
         let (generation, active) = &self.active(&context);
-        contributed::subscribe(
-            generation.registry(),
-            active,
-            generation.hidden(),
-            &self.subscriptions,
-            &request.uri,
-            Subscriber::Session(context.peer),
-        )?;
-        let state = &self.state;
-        contributed::subscribe_upstream(
+        let subscriber = Subscriber::Session(context.peer);
+        self.subscribe_to(
             generation,
             active,
+            &self.subscriptions,
             &request.uri,
-            &state.subscriptions,
-            &state.updates,
+            subscriber,
         )
-        .await;
-        Ok(())
+        .await
     }
 
     async fn unsubscribe(

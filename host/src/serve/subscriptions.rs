@@ -223,6 +223,11 @@ impl<P: Clone> Hub<P> {
             .unwrap_or_default()
     }
 
+    /// Whether a session is subscribed to `uri`.
+    pub(crate) fn holds(&self, uri: &str) -> bool {
+        self.lock().by_uri.contains_key(uri)
+    }
+
     /// The URIs `session` subscribed to.
     #[cfg(test)]
     fn uris_of(&self, session: u64) -> BTreeSet<String> {
