@@ -12,7 +12,8 @@
 //!   named runs (suite version and protocol version), each judged against its own baseline
 //!   (`conformance-baseline*.txt`).
 //!
-//! Invariants of the source tree are `#[test]`s in `tidy`, run by `cargo test`.
+//! Invariants of the source tree are `#[test]`s in `tidy`, run by `cargo test`; the layer
+//! order of `host/src` (`layers`) is one of them, and `cargo xtask tidy` checks it alone.
 //!
 //! Cargo is called through `$CARGO`, so the toolchain running xtask is the one that builds,
 //! and always from the workspace root ([`project_root`]). Plain `cargo build` and
@@ -23,6 +24,7 @@ mod bridge_server;
 mod build_plugins;
 mod clients;
 mod conformance;
+mod layers;
 mod new_plugin;
 mod npm;
 mod serve;
@@ -71,6 +73,8 @@ enum Task {
     /// Drive `reactor-mcp-server stdio` with the official Python SDK and the MCP Inspector's
     /// CLI (needs npm and python3 once).
     Clients(clients::Args),
+    /// Check that every module of host/src imports only from the layers below it.
+    Tidy,
 }
 
 fn main() -> ExitCode {
@@ -84,6 +88,7 @@ fn main() -> ExitCode {
         Task::Conformance(args) => conformance::run(args),
         Task::Clients(args) => clients::run(args),
         Task::BridgeServer(args) => bridge_server::run(args),
+        Task::Tidy => tidy_layers(),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
@@ -92,6 +97,26 @@ fn main() -> ExitCode {
             ExitCode::FAILURE
         }
     }
+}
+
+/// `cargo xtask tidy`: the layer check of `host/src`, every violation named.
+fn tidy_layers() -> Result<()> {
+    let found = layers::violations(&project_root().join("host/src"));
+    for violation in &found {
+        eprintln!("{violation}");
+    }
+    if !found.is_empty() {
+        bail!("{} import(s) point up the layer order", found.len());
+    }
+    eprintln!(
+        "host/src: every import points down the layers ({})",
+        layers::LAYERS
+            .iter()
+            .map(|(name, _)| *name)
+            .collect::<Vec<_>>()
+            .join(" < ")
+    );
+    Ok(())
 }
 
 /// The workspace root: the parent of this crate's folder.
