@@ -12,16 +12,12 @@ use aws_lc_rs::{
     signature::{ECDSA_P256_SHA256_FIXED_SIGNING, EcdsaKeyPair, Ed25519KeyPair, KeyPair as _},
 };
 use criterion::{Criterion, criterion_group, criterion_main};
-use host::auth::{
-    AuthOptions, Authenticator,
-    jwks::Jwks,
-    jwt,
-    keys::KeySet,
-    oauth::{OAuth, OAuthOptions},
-};
 use jsonwebtoken::{
     Algorithm, EncodingKey, Header,
     jwk::{Jwk, JwkSet},
+};
+use reactor_mcp_server::internals::auth::{
+    AuthOptions, Authenticator, Jwks, KeySet, OAuth, OAuthOptions, jwt,
 };
 use serde_json::json;
 
@@ -159,7 +155,7 @@ fn auth(c: &mut Criterion) {
                 issuer: ISSUER.to_owned(),
                 audience: None,
                 scopes: Vec::new(),
-                jwks_refresh: host::auth::oauth::DEFAULT_JWKS_REFRESH,
+                jwks_refresh: reactor_mcp_server::internals::auth::DEFAULT_JWKS_REFRESH,
             },
         );
         runtime.block_on(oauth.identify(&token, AUDIENCE)).unwrap();

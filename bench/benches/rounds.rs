@@ -6,7 +6,7 @@
 use std::collections::BTreeMap;
 
 use criterion::{Criterion, criterion_group, criterion_main};
-use host::serve::rounds::{Binding, Round, Sealer};
+use reactor_mcp_server::internals::serve::{Binding, Round, Sealer};
 use serde_json::{Value, json};
 
 /// `n` elicitation answers, `answer-0` ... `answer-{n-1}`.

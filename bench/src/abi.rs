@@ -2,7 +2,7 @@
 //! table, the same function called directly, and the host's argument validation.
 //!
 //! [`Subjects::new`] opens the `benchmarks` plugin the way the host does
-//! (`host::build::activate` on a discovered library) and keeps its `echo`. Each method is one
+//! (`reactor_mcp_server::internals::build::activate` on a discovered library) and keeps its `echo`. Each method is one
 //! iteration of a benchmark: `benches/abi.rs` hands them to criterion, and the quick mode times
 //! them with a plain loop ([`time_per_call`]).
 //!
@@ -18,7 +18,7 @@ use std::{
 };
 
 use anyhow::{Context, Result};
-use host::{
+use reactor_mcp_server::internals::{
     build::{LoadedPlugin, LoadedTool, activate},
     discovery::{self, DiscoveredPlugin},
 };

@@ -9,7 +9,7 @@ use std::path::PathBuf;
 
 use anyhow::{Context, Result};
 use axum::{Router, serve::ListenerExt};
-use host::serve::Ready;
+use reactor_mcp_server::internals::serve::Ready;
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
 

@@ -37,14 +37,74 @@
 //! `GET /contributions`, `reactor-mcp-server list` and `graph`), all from manifests alone;
 //! [`config`] holds the command line.
 
-pub mod auth;
-pub mod bridge;
-pub mod build;
-pub mod config;
-pub mod discovery;
-pub mod isolation;
-pub mod registry;
-pub mod reload;
-pub mod reports;
-pub mod selection;
-pub mod serve;
+mod auth;
+mod build;
+mod call;
+#[doc(hidden)]
+pub mod cli;
+mod discovery;
+mod providers;
+mod registry;
+mod reload;
+mod reports;
+mod selection;
+mod serve;
+mod util;
+
+#[doc(hidden)]
+pub mod internals {
+    //! The host's own layers, re-exported for this workspace's tests and benchmarks only: no
+    //! part of the public API, and no semver promise.
+
+    /// Authentication.
+    pub mod auth {
+        pub use crate::auth::{
+            AuthOptions, Authenticator, Challenge, Identity,
+            jwks::Jwks,
+            jwt,
+            keys::{KeyEntry, KeySet, KeysError, Lookup},
+            oauth::{DEFAULT_JWKS_REFRESH, OAuth, OAuthOptions},
+        };
+    }
+    /// Opening plugins and building tool tables.
+    pub mod build {
+        pub use crate::{
+            build::{
+                ActivationError, Builder, LoadedPlugin, LoadedTool, Opened, Opener, private_copy,
+                table::ToolTable,
+            },
+            call::{
+                outcome::CallError,
+                process::{Process, ProcessFuture, ProcessStatus, ResourceUpdates},
+            },
+            providers::{ProviderOpener, activate},
+        };
+    }
+    /// Discovery.
+    pub mod discovery {
+        pub use crate::discovery::{
+            DiscoveredPlugin, Discovery, DiscoveryError, FileStamp, Provider, SkipReason, Skipped,
+            discover, read,
+            servers::{cache::ToolCache, config::ServerEntry, config::Transport},
+        };
+    }
+    /// The registry.
+    pub mod registry {
+        pub use crate::registry::Registry;
+    }
+    /// Reports.
+    pub mod reports {
+        pub use crate::reports::listing::Listing;
+    }
+    /// Selection.
+    pub mod selection {
+        pub use crate::selection::ActiveSet;
+    }
+    /// Serving.
+    pub mod serve {
+        pub use crate::serve::{
+            Ready,
+            rounds::{Binding, Round, Sealer},
+        };
+    }
+}

@@ -22,20 +22,20 @@ use std::{
 use tokio::sync::mpsc;
 
 use crate::{
-    bridge::config::{FOLDER_FILE, FOLDER_SUFFIX},
+    discovery::servers::config::{FOLDER_FILE, FOLDER_SUFFIX},
     discovery::{Discovery, DiscoveryError, LIBRARY_EXTENSION},
     registry::Registry,
 };
 
 /// How long no change may come before the plugins are discovered again.
-pub const DEBOUNCE: Duration = Duration::from_millis(100);
+pub(crate) const DEBOUNCE: Duration = Duration::from_millis(100);
 
 /// The longest a batch of changes waits for a quiet period: a scan then starts anyway.
-pub const MAX_BATCH: Duration = Duration::from_secs(1);
+pub(crate) const MAX_BATCH: Duration = Duration::from_secs(1);
 
 /// Why the plugins may have changed.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Trigger {
+pub(crate) enum Trigger {
     /// A watched file or folder changed.
     Files,
     /// `SIGHUP`: discover again by hand.
@@ -46,38 +46,38 @@ pub enum Trigger {
 
 /// Where the sending ends of triggers are: cloned into each thing that may trigger a scan.
 #[derive(Debug, Clone)]
-pub struct Triggers(mpsc::UnboundedSender<Trigger>);
+pub(crate) struct Triggers(mpsc::UnboundedSender<Trigger>);
 
 impl Triggers {
     /// A sender and the receiving end [`next_batch`] reads.
-    pub fn channel() -> (Self, mpsc::UnboundedReceiver<Trigger>) {
+    pub(crate) fn channel() -> (Self, mpsc::UnboundedReceiver<Trigger>) {
         let (sender, receiver) = mpsc::unbounded_channel();
         (Self(sender), receiver)
     }
 
     /// Asks for a scan; returns at once, from any thread. Nothing happens once the server is
     /// stopping.
-    pub fn send(&self, trigger: Trigger) {
+    pub(crate) fn send(&self, trigger: Trigger) {
         let _ = self.0.send(trigger);
     }
 }
 
 /// The function that discovers the plugins again (the plugin folder and the `mcp.json` files).
-pub type Discover = Arc<dyn Fn() -> Result<Discovery, DiscoveryError> + Send + Sync>;
+pub(crate) type Discover = Arc<dyn Fn() -> Result<Discovery, DiscoveryError> + Send + Sync>;
 
 /// Where a running server's plugins come from, so it can discover them again.
 #[derive(Clone)]
-pub struct Source {
+pub(crate) struct Source {
     /// Discovers them again, without warnings: the caller warns about what is new.
-    pub discover: Discover,
+    pub(crate) discover: Discover,
     /// What the server started with.
-    pub first: Discovery,
+    pub(crate) first: Discovery,
     /// The plugin folder.
-    pub plugin_dir: PathBuf,
+    pub(crate) plugin_dir: PathBuf,
     /// Further `mcp.json` files, watched beside the folder.
-    pub config_files: Vec<PathBuf>,
+    pub(crate) config_files: Vec<PathBuf>,
     /// Whether files are watched for changes (`--no-watch` turns it off; `SIGHUP` still works).
-    pub watch: bool,
+    pub(crate) watch: bool,
 }
 
 impl fmt::Debug for Source {
@@ -96,7 +96,7 @@ impl fmt::Debug for Source {
 /// # Errors
 ///
 /// If a folder cannot be watched.
-pub fn watch(
+pub(crate) fn watch(
     plugin_dir: &Path,
     config_files: &[PathBuf],
     triggers: Triggers,
@@ -176,7 +176,7 @@ fn absolute(path: &Path) -> PathBuf {
 }
 
 /// Sends [`Trigger::Signal`] on each `SIGHUP`, for as long as the process runs.
-pub async fn on_hangup(triggers: Triggers) {
+pub(crate) async fn on_hangup(triggers: Triggers) {
     #[cfg(unix)]
     {
         use tokio::signal::unix::{SignalKind, signal};
@@ -197,7 +197,7 @@ pub async fn on_hangup(triggers: Triggers) {
 /// Waits for a trigger, then until `quiet` passes without one, or `longest` since the first;
 /// returns the bridged servers that said their tools changed meanwhile. `None` once every
 /// sender is gone.
-pub async fn next_batch(
+pub(crate) async fn next_batch(
     receiver: &mut mpsc::UnboundedReceiver<Trigger>,
     quiet: Duration,
     longest: Duration,
@@ -219,22 +219,22 @@ pub async fn next_batch(
 
 /// Which plugins differ between two registries, by name.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Changes {
+pub(crate) struct Changes {
     /// Plugins only the new registry has.
-    pub added: BTreeSet<String>,
+    pub(crate) added: BTreeSet<String>,
     /// Plugins from another source, or a changed file (or a bridged server whose tools
     /// changed): opened anew.
-    pub replaced: BTreeSet<String>,
+    pub(crate) replaced: BTreeSet<String>,
     /// Plugins from the same source whose manifest differs (a bridged server's cached tools):
     /// what was opened still serves.
-    pub redescribed: BTreeSet<String>,
+    pub(crate) redescribed: BTreeSet<String>,
     /// Plugins only the old registry has.
-    pub removed: BTreeSet<String>,
+    pub(crate) removed: BTreeSet<String>,
 }
 
 impl Changes {
     /// What changed from `old` to `new`; `relisted` bridged servers count as replaced.
-    pub fn between(old: &Registry, new: &Registry, relisted: &BTreeSet<String>) -> Self {
+    pub(crate) fn between(old: &Registry, new: &Registry, relisted: &BTreeSet<String>) -> Self {
         let mut changes = Self::default();
         for plugin in new.plugins() {
             let name = &plugin.manifest.name;
@@ -261,7 +261,7 @@ impl Changes {
     }
 
     /// Whether nothing changed.
-    pub fn is_empty(&self) -> bool {
+    pub(crate) fn is_empty(&self) -> bool {
         self.added.is_empty()
             && self.replaced.is_empty()
             && self.redescribed.is_empty()
@@ -269,7 +269,7 @@ impl Changes {
     }
 
     /// The plugins whose code may differ: added, replaced and removed ones.
-    pub fn code(&self) -> BTreeSet<String> {
+    pub(crate) fn code(&self) -> BTreeSet<String> {
         let mut names = self.added.clone();
         names.extend(self.replaced.iter().cloned());
         names.extend(self.removed.iter().cloned());

@@ -31,7 +31,7 @@ use std::collections::BTreeSet;
 
 use serde::Serialize;
 
-pub use filter::{ToolFilter, glob_matches};
+pub(crate) use filter::ToolFilter;
 
 /// Whether a bare key's value turns its toolset off (`?name=false`, `=0`, `=off`, `=no`, in
 /// any case); any other value, or none, turns it on.
@@ -43,7 +43,7 @@ fn is_off(value: &str) -> bool {
 
 /// The names of the headers selection reads, lower-case: toolsets, tools, excluded tools,
 /// read-only.
-pub const HEADER_NAMES: [&str; 4] = [
+pub(crate) const HEADER_NAMES: [&str; 4] = [
     "x-mcp-toolsets",
     "x-mcp-tools",
     "x-mcp-exclude-tools",
@@ -53,20 +53,22 @@ pub const HEADER_NAMES: [&str; 4] = [
 /// The values of a request's selection headers ([`HEADER_NAMES`]), `None` when absent; a
 /// header given more than once is one comma-joined value.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct Headers<'a> {
+pub(crate) struct Headers<'a> {
     /// `X-MCP-Toolsets`: the toolsets, as `only=` selects them.
-    pub toolsets: Option<&'a str>,
+    pub(crate) toolsets: Option<&'a str>,
     /// `X-MCP-Tools`: the tools shown, as `tools=`.
-    pub tools: Option<&'a str>,
+    pub(crate) tools: Option<&'a str>,
     /// `X-MCP-Exclude-Tools`: the tools hidden, as `exclude_tools=`.
-    pub exclude_tools: Option<&'a str>,
+    pub(crate) exclude_tools: Option<&'a str>,
     /// `X-MCP-Readonly`: read-only tools only, unless `false`, `0`, `off` or `no`.
-    pub readonly: Option<&'a str>,
+    pub(crate) readonly: Option<&'a str>,
 }
 
 impl<'a> Headers<'a> {
     /// The values in [`HEADER_NAMES`] order.
-    pub fn from_values([toolsets, tools, exclude_tools, readonly]: [Option<&'a str>; 4]) -> Self {
+    pub(crate) fn from_values(
+        [toolsets, tools, exclude_tools, readonly]: [Option<&'a str>; 4],
+    ) -> Self {
         Self {
             toolsets,
             tools,
@@ -78,26 +80,26 @@ impl<'a> Headers<'a> {
 
 /// What a query string asks for.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Query {
+pub(crate) struct Query {
     /// Names given as bare keys (`?benchmarks`).
-    pub bare: Vec<String>,
+    pub(crate) bare: Vec<String>,
     /// Names given with `toolsets=`.
-    pub toolsets: Vec<String>,
+    pub(crate) toolsets: Vec<String>,
     /// Names given with `only=`; `Some` as soon as an `only` key is present.
-    pub only: Option<Vec<String>>,
+    pub(crate) only: Option<Vec<String>>,
     /// Names given with `without=`.
-    pub without: Vec<String>,
+    pub(crate) without: Vec<String>,
     /// Tool patterns given with `tools=`; `Some` as soon as a `tools` key is present.
-    pub tools: Option<Vec<String>>,
+    pub(crate) tools: Option<Vec<String>>,
     /// Tool patterns given with `exclude_tools=`.
-    pub exclude_tools: Vec<String>,
+    pub(crate) exclude_tools: Vec<String>,
     /// `readonly` given (bare, or with a value that does not turn it off).
-    pub readonly: bool,
+    pub(crate) readonly: bool,
 }
 
 impl Query {
     /// Parses a URL query string (without the `?`).
-    pub fn parse(query: &str) -> Self {
+    pub(crate) fn parse(query: &str) -> Self {
         let mut parsed = Self::default();
         for (key, value) in form_urlencoded::parse(query.as_bytes()) {
             match key.as_ref() {
@@ -122,7 +124,7 @@ impl Query {
 
     /// What the selection headers ask for: `X-MCP-Toolsets` as `only=`, the others as the URL
     /// keys of the same names.
-    pub fn from_headers(headers: &Headers<'_>) -> Self {
+    pub(crate) fn from_headers(headers: &Headers<'_>) -> Self {
         Self {
             only: headers.toolsets.map(|v| split_names([v])),
             tools: headers.tools.map(|v| split_names([v])),
@@ -136,13 +138,13 @@ impl Query {
     }
 
     /// The tool filter the query gives.
-    pub fn filter(&self) -> ToolFilter {
+    pub(crate) fn filter(&self) -> ToolFilter {
         ToolFilter::new(self.tools.as_deref(), &self.exclude_tools, self.readonly)
     }
 
     /// Whether the query selects no toolset, so a default selection applies; tool filters do
     /// not count.
-    pub fn is_empty(&self) -> bool {
+    pub(crate) fn is_empty(&self) -> bool {
         self.bare.is_empty()
             && self.toolsets.is_empty()
             && self.only.is_none()
@@ -170,54 +172,49 @@ impl ActiveSet {
     }
 
     /// Whether `toolset` is active.
-    pub fn contains(&self, toolset: &str) -> bool {
+    pub(crate) fn contains(&self, toolset: &str) -> bool {
         self.0.contains(toolset)
     }
 
     /// The names, sorted.
-    pub fn iter(&self) -> impl Iterator<Item = &String> {
+    pub(crate) fn iter(&self) -> impl Iterator<Item = &String> {
         self.0.iter()
-    }
-
-    /// Whether no toolset is active.
-    pub fn is_empty(&self) -> bool {
-        self.0.is_empty()
     }
 
     /// The toolsets active in both.
     #[must_use]
-    pub fn intersection(&self, other: &Self) -> Self {
+    pub(crate) fn intersection(&self, other: &Self) -> Self {
         Self(self.0.intersection(&other.0).cloned().collect())
     }
 }
 
 /// The outcome of selection.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Resolution {
+pub(crate) struct Resolution {
     /// The active toolsets.
-    pub active: ActiveSet,
+    pub(crate) active: ActiveSet,
     /// Names the query used that no plugin declares, sorted.
-    pub unknown: Vec<String>,
+    pub(crate) unknown: Vec<String>,
     /// Which of the active set's tools are shown.
-    pub filter: ToolFilter,
+    pub(crate) filter: ToolFilter,
 }
 
 /// One declared toolset, as selection sees it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Declared<'a> {
+pub(crate) struct Declared<'a> {
     /// Its name.
-    pub name: &'a str,
+    pub(crate) name: &'a str,
     /// On by default.
-    pub default: bool,
+    pub(crate) default: bool,
     /// Always on.
-    pub always: bool,
+    pub(crate) always: bool,
 }
 
 /// Resolves a request: its URL `query` and its `headers` (see [`Query::from_headers`]) against
 /// the declared toolsets, inside the operator's `bounds`. The toolsets come from the URL and the
 /// headers, their intersection when both select some, else `fallback`; the filter is `bounds`
 /// narrowed by the URL's, the headers' and, when it applies, the fallback's.
-pub fn resolve_request(
+pub(crate) fn resolve_request(
     query: &Query,
     headers: &Query,
     declared: &[Declared<'_>],
@@ -253,7 +250,11 @@ pub fn resolve_request(
 
 /// Resolves `query` against the declared toolsets; `fallback` applies when `query` selects no
 /// toolset, and then its filter narrows the query's.
-pub fn resolve(query: &Query, declared: &[Declared<'_>], fallback: Option<&Query>) -> Resolution {
+pub(crate) fn resolve(
+    query: &Query,
+    declared: &[Declared<'_>],
+    fallback: Option<&Query>,
+) -> Resolution {
     let filter = query.filter();
     let (query, filter) = match fallback {
         Some(fallback) if query.is_empty() => (fallback, filter.narrow(fallback.filter())),
@@ -294,7 +295,7 @@ pub fn resolve(query: &Query, declared: &[Declared<'_>], fallback: Option<&Query
 }
 
 /// Splits a comma- or space-separated list of names, dropping empties.
-pub fn split_names<'a>(values: impl IntoIterator<Item = &'a str>) -> Vec<String> {
+pub(crate) fn split_names<'a>(values: impl IntoIterator<Item = &'a str>) -> Vec<String> {
     values
         .into_iter()
         .flat_map(|v| v.split([',', ' ', '\t', '\n']))

@@ -65,7 +65,7 @@ fn artifact_dir() -> PathBuf {
 
 /// Builds the host binary, the first-party plugins and the fixtures, once per process.
 ///
-/// Runs `$CARGO build -p host -p sandboxes ...` at the workspace root (`host` is left out when
+/// Runs `$CARGO build -p reactor-mcp-server -p sandboxes ...` at the workspace root (the host is left out when
 /// [`SERVER_BIN_ENV`] names a binary). Panics with cargo's error output if the build fails;
 /// every test calling this afterwards panics with the same output, without building again.
 pub fn ensure_built() {
@@ -80,7 +80,7 @@ fn build() -> Result<(), String> {
     let mut command = Command::new(&cargo);
     command.current_dir(workspace_root()).arg("build");
     if env::var_os(SERVER_BIN_ENV).is_none() {
-        command.args(["-p", "host"]);
+        command.args(["-p", "reactor-mcp-server"]);
     }
     for krate in PLUGINS.iter().chain(FIXTURES) {
         command.args(["-p", krate]);

@@ -2,7 +2,7 @@
 //!
 //! `dlopen` maps a library for as long as it stays loaded (and this host never unloads one),
 //! while discovery never maps a file. The host opens a private copy of a plugin file, in a
-//! folder whose name carries a tag of the original's path (`host::build::private_copy`), so a
+//! folder whose name carries a tag of the original's path (`reactor_mcp_server::internals::build::private_copy`), so a
 //! mapped copy counts as its original. So "no file of the plugin folder is mapped after
 //! discovery" proves discovery opened no library, and "the library is mapped after activation"
 //! proves the check can see one.
@@ -63,8 +63,8 @@ fn original(mapped: &Path, dir: &Path) -> Option<PathBuf> {
     let candidate = dir.join(mapped.file_name()?);
     let prefix = format!(
         "{}{}-",
-        host::build::private_copy::FOLDER_PREFIX,
-        host::build::private_copy::tag(&candidate)
+        reactor_mcp_server::internals::build::private_copy::FOLDER_PREFIX,
+        reactor_mcp_server::internals::build::private_copy::tag(&candidate)
     );
     folder.starts_with(&prefix).then_some(candidate)
 }

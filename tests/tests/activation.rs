@@ -5,8 +5,8 @@
 use std::sync::Arc;
 
 use e2e::{PluginDir, library_file_name, mapped_plugin_libraries};
-use host::{
-    build::{self, Builder, CallError, LoadedPlugin},
+use reactor_mcp_server::internals::{
+    build::{self, Builder, CallError, LoadedPlugin, ProviderOpener},
     discovery::{self, DiscoveredPlugin},
     registry::Registry,
     selection::ActiveSet,
@@ -260,7 +260,10 @@ async fn dynamic_plugin_lists_its_static_tool_then_the_run_time_ones() {
 async fn builder_opens_only_the_plugins_an_active_set_needs() {
     let dir = PluginDir::with(&["sandboxes", "benchmarks", "fixture-panicky"]);
     let found = discovery::discover(dir.path(), None).unwrap();
-    let builder = Builder::new(Arc::new(Registry::new(found.plugins)));
+    let builder = Builder::with_opener(
+        Arc::new(Registry::new(found.plugins)),
+        Arc::new(ProviderOpener::default()),
+    );
     let mapped = || mapped_plugin_libraries(std::process::id(), dir.path());
     assert!(mapped().is_empty());
 

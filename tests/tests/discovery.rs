@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use e2e::{
     PluginDir, library_file_name, mapped_plugin_libraries, run_host, truncated, with_abi_version,
 };
-use host::discovery::{self, SkipReason};
+use reactor_mcp_server::internals::discovery::{self, SkipReason};
 use serde_json::Value;
 
 /// A bad file: how to make it, and what discovery must say about it.
@@ -259,9 +259,12 @@ fn every_bad_file_at_once_is_skipped_and_serving_the_rest_opens_only_the_good_on
     let found = discovery::discover(dir.path(), None).unwrap();
     assert_eq!(found.skipped.len(), bad.len());
     assert_nothing_mapped_from(dir.path(), "after discovering bad files");
-    let builder = host::build::Builder::new(std::sync::Arc::new(host::registry::Registry::new(
-        found.plugins,
-    )));
+    let builder = reactor_mcp_server::internals::build::Builder::with_opener(
+        std::sync::Arc::new(reactor_mcp_server::internals::registry::Registry::new(
+            found.plugins,
+        )),
+        std::sync::Arc::new(reactor_mcp_server::internals::build::ProviderOpener::default()),
+    );
     for name in ["sandboxes", "benchmarks", "dynamic"] {
         builder
             .plugin(name)
@@ -290,7 +293,8 @@ fn discovery_and_listing_open_no_library_though_activation_would_show() {
     assert_eq!(found.plugins.len(), 4);
     assert_nothing_mapped_from(dir.path(), "after discovery");
 
-    let listing = host::reports::listing::Listing::new(dir.path().to_owned(), &found);
+    let listing =
+        reactor_mcp_server::internals::reports::Listing::new(dir.path().to_owned(), &found);
     let text = listing.to_text();
     assert!(text.contains("launch_sandbox") && text.contains("boom_later"));
     serde_json::to_string(&listing).unwrap();
@@ -302,7 +306,7 @@ fn discovery_and_listing_open_no_library_though_activation_would_show() {
         .iter()
         .find(|p| p.manifest.name == "sandboxes")
         .unwrap();
-    let _loaded = host::build::activate(sandboxes).unwrap();
+    let _loaded = reactor_mcp_server::internals::build::activate(sandboxes).unwrap();
     assert_eq!(
         mapped_plugin_libraries(std::process::id(), dir.path()),
         [dir.file(&library_file_name("sandboxes"))]

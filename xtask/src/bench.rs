@@ -19,7 +19,12 @@ use anyhow::Result;
 use crate::{build_plugins::library_file_name, cargo, run_command, target_dir};
 
 /// The crates a run needs built.
-const CRATES: &[&str] = &["host", "bench", "benchmarks", "bench-many-tools"];
+const CRATES: &[&str] = &[
+    "reactor-mcp-server",
+    "bench",
+    "benchmarks",
+    "bench-many-tools",
+];
 
 /// Options of `cargo xtask bench`.
 #[derive(Debug, Clone, Default, clap::Args)]

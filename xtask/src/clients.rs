@@ -49,7 +49,13 @@ pub(crate) fn run(_args: &Args) -> Result<()> {
         release: false,
         plugins: vec!["benchmarks".to_owned()],
     })?;
-    run_command(cargo().args(["build", "-p", "host", "--bin", "reactor-mcp-server"]))?;
+    run_command(cargo().args([
+        "build",
+        "-p",
+        "reactor-mcp-server",
+        "--bin",
+        "reactor-mcp-server",
+    ]))?;
     let server = target_dir().join("debug").join(format!(
         "reactor-mcp-server{}",
         std::env::consts::EXE_SUFFIX

@@ -167,7 +167,13 @@ pub(crate) fn run(args: &Args) -> Result<()> {
         release: false,
         plugins: vec![TOOLSET.to_owned()],
     })?;
-    run_command(cargo().args(["build", "-p", "host", "--bin", "reactor-mcp-server"]))?;
+    run_command(cargo().args([
+        "build",
+        "-p",
+        "reactor-mcp-server",
+        "--bin",
+        "reactor-mcp-server",
+    ]))?;
 
     let how = if args.isolate { " isolated" } else { "" };
     eprintln!("\n==> serving the conformance plugin{how}");

@@ -14,18 +14,48 @@ use std::{
 /// The layers of `host/src`, lowest first. A module may import from its own layer and from
 /// those before it in this list.
 pub(crate) const LAYERS: &[(&str, &str)] = &[
-    ("util", "leaves: loopback test, hashing, poison-tolerant lock, backoff"),
-    ("call", "what one plugin call is: outcomes, log levels, the wire format, Process (no I/O)"),
-    ("selection", "URL query, headers and bounds -> active set and filters"),
-    ("discovery", "plugin files and mcp.json declarations -> manifests (never opens a library)"),
+    (
+        "util",
+        "leaves: loopback test, hashing, poison-tolerant lock, backoff",
+    ),
+    (
+        "call",
+        "what one plugin call is: outcomes, log levels, the wire format, Process (no I/O)",
+    ),
+    (
+        "selection",
+        "URL query, headers and bounds -> active set and filters",
+    ),
+    (
+        "discovery",
+        "plugin files and mcp.json declarations -> manifests (never opens a library)",
+    ),
     ("registry", "manifests -> ordered contributions"),
-    ("reload", "triggers, debounce, changes between two discoveries"),
+    (
+        "reload",
+        "triggers, debounce, changes between two discoveries",
+    ),
     ("auth", "keys, OAuth, identities and their bounds"),
-    ("reports", "/toolsets, /contributions, list, graph; filtering for a caller's bound"),
-    ("build", "the Opener seam, tool tables, extensions, private copies"),
-    ("providers", "library, isolated, bridged: each an Opener; the combining opener"),
-    ("serve", "the HTTP edge, the MCP handler, one call's host side, generations"),
-    ("embed", "the public API: a Server to mount in an application of one's own"),
+    (
+        "reports",
+        "/toolsets, /contributions, list, graph; filtering for a caller's bound",
+    ),
+    (
+        "build",
+        "the Opener seam, tool tables, extensions, private copies",
+    ),
+    (
+        "providers",
+        "library, isolated, bridged: each an Opener; the combining opener",
+    ),
+    (
+        "serve",
+        "the HTTP edge, the MCP handler, one call's host side, generations",
+    ),
+    (
+        "embed",
+        "the public API: a Server to mount in an application of one's own",
+    ),
     ("cli", "the command line (clap) and what each command runs"),
 ];
 
@@ -160,8 +190,7 @@ fn blank_literals(text: &str) -> String {
                     i += 1;
                 }
             }
-        } else if c == 'r' && (next == Some('#') || next == Some('"')) && !ident_before(&chars, i)
-        {
+        } else if c == 'r' && (next == Some('#') || next == Some('"')) && !ident_before(&chars, i) {
             let mut hashes = 0;
             let mut j = i + 1;
             while chars.get(j) == Some(&'#') {
@@ -174,9 +203,7 @@ fn blank_literals(text: &str) -> String {
                 continue;
             }
             let end = (j + 1..chars.len())
-                .find(|&k| {
-                    chars[k] == '"' && (1..=hashes).all(|h| chars.get(k + h) == Some(&'#'))
-                })
+                .find(|&k| chars[k] == '"' && (1..=hashes).all(|h| chars.get(k + h) == Some(&'#')))
                 .map_or(chars.len(), |k| k + 1 + hashes);
             for &skipped in &chars[i..end] {
                 blank(&mut out, skipped);
@@ -201,7 +228,9 @@ fn blank_literals(text: &str) -> String {
             }
         } else if c == '\'' && is_char_literal(&chars, i) {
             let end = if next == Some('\\') {
-                (i + 2..chars.len()).find(|&k| chars[k] == '\'').unwrap_or(i)
+                (i + 2..chars.len())
+                    .find(|&k| chars[k] == '\'')
+                    .unwrap_or(i)
             } else {
                 i + 2
             };

@@ -88,7 +88,7 @@ pub(crate) fn run(args: &Args) -> Result<()> {
         }
         eprintln!("  2. cargo xtask build-plugins --plugin {name}   (copies {lib} into plugins/)");
         eprintln!(
-            "  3. cargo run -p host -- list                      (its toolset `{name}` is listed)"
+            "  3. cargo run -p reactor-mcp-server -- list                      (its toolset `{name}` is listed)"
         );
         eprintln!(
             "  4. cargo xtask serve                              (and connect to /mcp?toolsets={name})"
@@ -180,7 +180,7 @@ const RESERVED: &[&str] = &[
     "std",
     "test",
     "e2e",
-    "host",
+    "reactor_mcp_server",
     "plugin_api",
     "plugin_api_macros",
     "plugin_abi",
@@ -367,7 +367,7 @@ mod tests {
             "my plugin",
             "été",
             "fn",
-            "host",
+            "reactor_mcp_server",
             "plugin-api",
         ] {
             assert!(validate_name(bad).is_err(), "{bad:?} was accepted");
@@ -458,7 +458,15 @@ mod tests {
         fs::copy(&library, plugin_dir.join(library.file_name().unwrap())).unwrap();
         let listed = cargo()
             .current_dir(project_root())
-            .args(["run", "--quiet", "-p", "host", "--", "list", "--plugin-dir"])
+            .args([
+                "run",
+                "--quiet",
+                "-p",
+                "reactor-mcp-server",
+                "--",
+                "list",
+                "--plugin-dir",
+            ])
             .arg(&plugin_dir)
             .output()
             .unwrap();

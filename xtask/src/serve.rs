@@ -29,7 +29,7 @@ pub(crate) fn run(args: &Args) -> Result<()> {
         "run",
         "--release",
         "-p",
-        "host",
+        "reactor-mcp-server",
         "--bin",
         "reactor-mcp-server",
         "--",

@@ -39,8 +39,8 @@ pub(super) async fn measure(plan: &Plan, artifacts: &Artifacts, report: &mut Rep
         // The host maps a private copy, in a folder named after the file's tag.
         let library = format!(
             "/{}{}-",
-            host::build::private_copy::FOLDER_PREFIX,
-            host::build::private_copy::tag(&library)
+            reactor_mcp_server::internals::build::private_copy::FOLDER_PREFIX,
+            reactor_mcp_server::internals::build::private_copy::tag(&library)
         );
         let dir = folder.path().to_string_lossy().into_owned();
         let server = Server::start(

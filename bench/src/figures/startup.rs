@@ -2,14 +2,14 @@
 //!
 //! The folder holds copies of the `benchmarks` library renamed inside their manifests
 //! ([`PluginFolder::renamed_copies`]), so each is a distinct plugin. Measured: reading every
-//! manifest in this process (`host::discovery::discover`, the host's own code), the time from
+//! manifest in this process (`reactor_mcp_server::internals::discovery::discover`, the host's own code), the time from
 //! spawning the host to its first `GET /toolsets` answer, and its RSS then; each against the
 //! same with one plugin, alternating, medians over the repeats.
 
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, ensure};
-use host::discovery;
+use reactor_mcp_server::internals::discovery;
 
 use super::{Artifacts, Plan, ms};
 use crate::{

@@ -1,7 +1,7 @@
 //! Figure 6: the scale of the tool table. `tools/list` on a toolset of 1,000 tools (the
 //! `bench-many-tools` fixture), the first time (which opens the plugin and builds the table)
 //! and later, against `tools/list` on the 4 tools of `benchmarks`; and, in this process, the
-//! time `host::build::Builder::table` takes to build that table from a cold start.
+//! time `reactor_mcp_server::internals::build::Builder::table` takes to build that table from a cold start.
 //!
 //! Timed from sending the request to having the whole answer; the answer is parsed only
 //! afterwards, to check its length, so client-side JSON parsing is not counted.
@@ -12,7 +12,12 @@ use std::{
 };
 
 use anyhow::{Context, Result, ensure};
-use host::{build::Builder, discovery, registry::Registry, selection::ActiveSet};
+use reactor_mcp_server::internals::{
+    build::{Builder, ProviderOpener},
+    discovery,
+    registry::Registry,
+    selection::ActiveSet,
+};
 use serde_json::json;
 
 use super::{Artifacts, Plan, ms};
@@ -148,7 +153,10 @@ fn count(reply: &Reply) -> Result<usize> {
 /// a library not yet open in this process.
 fn build_in_process(folder: &PluginFolder) -> Result<Duration> {
     let found = discovery::discover(folder.path(), None)?;
-    let builder = Builder::new(Arc::new(Registry::new(found.plugins)));
+    let builder = Builder::with_opener(
+        Arc::new(Registry::new(found.plugins)),
+        Arc::new(ProviderOpener::default()),
+    );
     let started = Instant::now();
     let table = builder.table(&ActiveSet::from_names(["manytools"]));
     let elapsed = started.elapsed();

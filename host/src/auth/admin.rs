@@ -15,12 +15,12 @@ use std::{io::Write as _, path::Path};
 use serde_json::{Value, json};
 
 use super::keys::{KeySet, KeysError, is_json, now, parse_time};
-use crate::bridge::names::{hex, sha256_hex};
+use crate::util::hash::{hex, sha256_hex};
 
 /// Why a key could not be made.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
-pub enum AdminError {
+pub(crate) enum AdminError {
     /// The file does not read.
     #[error(transparent)]
     Keys(#[from] KeysError),
@@ -39,19 +39,19 @@ pub enum AdminError {
 
 /// A key to make.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct NewKey {
+pub(crate) struct NewKey {
     /// The tenant.
-    pub name: String,
+    pub(crate) name: String,
     /// The toolsets it may use (`*` for every one).
-    pub toolsets: Vec<String>,
+    pub(crate) toolsets: Vec<String>,
     /// Read-only tools only.
-    pub readonly: bool,
+    pub(crate) readonly: bool,
     /// When it expires (RFC 3339), if ever.
-    pub expires: Option<String>,
+    pub(crate) expires: Option<String>,
 }
 
 /// Makes a key as `new` says, appends its entry to `path`, and returns the key (to print once).
-pub fn new_key(path: &Path, new: &NewKey) -> Result<String, AdminError> {
+pub(crate) fn new_key(path: &Path, new: &NewKey) -> Result<String, AdminError> {
     if new.name.trim().is_empty() || new.name.contains(['"', '\\', '\n']) {
         return Err(AdminError::Invalid(format!(
             "`{}` cannot name a key: give a name without quotes, backslashes or newlines",
@@ -107,7 +107,7 @@ pub fn new_key(path: &Path, new: &NewKey) -> Result<String, AdminError> {
 }
 
 /// The text `keys list` prints: one line per key, with its bound and expiry, never a key.
-pub fn list(path: &Path) -> Result<String, AdminError> {
+pub(crate) fn list(path: &Path) -> Result<String, AdminError> {
     let (keys, problems) = KeySet::read(path)?;
     let now = now();
     let mut text = String::new();
@@ -136,7 +136,7 @@ pub fn list(path: &Path) -> Result<String, AdminError> {
 /// Removes every key named `name` from `path`; returns how many there were. A name no key has
 /// is an error, and so is a TOML file whose keys are not all `[[keys]]` tables (it is left as
 /// it is, to be edited by hand).
-pub fn revoke(path: &Path, name: &str) -> Result<usize, AdminError> {
+pub(crate) fn revoke(path: &Path, name: &str) -> Result<usize, AdminError> {
     let text = std::fs::read_to_string(path).map_err(|source| KeysError::Read {
         path: path.to_owned(),
         source,

@@ -10,7 +10,7 @@ use serde_json::json;
 
 /// Why a request is refused.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Rejection {
+pub(crate) enum Rejection {
     /// No `Authorization: Bearer` header.
     Missing,
     /// A credential that is not good: unknown, malformed, expired, badly signed; the reason.
@@ -23,14 +23,14 @@ pub enum Rejection {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Challenge {
     /// Why.
-    pub rejection: Rejection,
+    pub(crate) rejection: Rejection,
     /// The URL of the protected resource metadata, when OAuth is on.
-    pub resource_metadata: Option<String>,
+    pub(crate) resource_metadata: Option<String>,
 }
 
 impl Challenge {
     /// The `WWW-Authenticate` value.
-    pub fn header(&self) -> String {
+    pub(crate) fn header(&self) -> String {
         let mut params = vec![r#"realm="mcp""#.to_owned()];
         match &self.rejection {
             Rejection::Missing => {}

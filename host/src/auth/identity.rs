@@ -10,7 +10,7 @@ use crate::{
 
 /// How a caller proved who it is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Proof {
+pub(crate) enum Proof {
     /// An API key from the keys file.
     Key,
     /// An OAuth access token (a JWT the issuer signed).
@@ -24,19 +24,19 @@ pub enum Proof {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Identity {
     /// The key's name, or the token's `sub` (`client_id` when it has none).
-    pub name: String,
+    pub(crate) name: String,
     /// The token's scopes; none for a key.
-    pub scopes: Vec<String>,
+    pub(crate) scopes: Vec<String>,
     /// How the caller proved who it is.
-    pub proof: Proof,
+    pub(crate) proof: Proof,
     /// What the caller may be served at most.
-    pub bound: Bound,
+    pub(crate) bound: Bound,
 }
 
 impl Identity {
     /// What a session opened by this caller is bound to: another caller presenting its id is
     /// told the session does not exist. A key's tenant and a token's subject never match.
-    pub fn owner(&self) -> String {
+    pub(crate) fn owner(&self) -> String {
         match self.proof {
             Proof::Key => format!("key:{}", self.name),
             Proof::OAuth => format!("oauth:{}", self.name),
@@ -48,16 +48,16 @@ impl Identity {
 /// The upper bound of what one caller is served: the toolsets it may use (`None`: any), and
 /// read-only tools only.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct Bound {
+pub(crate) struct Bound {
     /// The toolsets the caller may use; `None` for every toolset.
-    pub toolsets: Option<BTreeSet<String>>,
+    pub(crate) toolsets: Option<BTreeSet<String>>,
     /// Only tools annotated `readOnlyHint: true`.
-    pub readonly: bool,
+    pub(crate) readonly: bool,
 }
 
 impl Bound {
     /// A bound to these toolsets, `*` standing for every toolset.
-    pub fn new<S: AsRef<str>>(toolsets: &[S], readonly: bool) -> Self {
+    pub(crate) fn new<S: AsRef<str>>(toolsets: &[S], readonly: bool) -> Self {
         let any = toolsets.iter().any(|t| t.as_ref() == "*");
         Self {
             toolsets: (!any).then(|| toolsets.iter().map(|t| t.as_ref().to_owned()).collect()),
@@ -66,20 +66,20 @@ impl Bound {
     }
 
     /// Whether the caller may use `toolset`.
-    pub fn allows_toolset(&self, toolset: &str) -> bool {
+    pub(crate) fn allows_toolset(&self, toolset: &str) -> bool {
         self.toolsets.as_ref().is_none_or(|t| t.contains(toolset))
     }
 
     /// Whether the caller may be served a tool of `toolset` whose read-only annotation (as its
     /// extensions leave it) is `read_only`.
-    pub fn allows_tool(&self, toolset: &str, read_only: bool) -> bool {
+    pub(crate) fn allows_tool(&self, toolset: &str, read_only: bool) -> bool {
         self.allows_toolset(toolset) && (read_only || !self.readonly)
     }
 
     /// Whether the caller may learn of the plugin called `name` (its processes, its failures,
     /// its conflicts, its pending extensions): it may use one of the plugin's toolsets or a
     /// tool the plugin extends.
-    pub fn sees_plugin(&self, registry: &Registry, name: &str) -> bool {
+    pub(crate) fn sees_plugin(&self, registry: &Registry, name: &str) -> bool {
         let Some(plugin) = registry.plugin(name) else {
             return false;
         };
@@ -100,7 +100,7 @@ impl Bound {
     /// `resolution` narrowed to this bound: its active set less the toolsets the caller may not
     /// use (always-on ones too), its filter read-only if the bound is.
     #[must_use]
-    pub fn narrow(&self, mut resolution: Resolution) -> Resolution {
+    pub(crate) fn narrow(&self, mut resolution: Resolution) -> Resolution {
         if let Some(toolsets) = &self.toolsets {
             resolution.active = resolution
                 .active
@@ -114,7 +114,7 @@ impl Bound {
 
     /// A string equal for equal bounds and different otherwise, to key caches by. Toolset
     /// names hold no `,` (names split on it), so the join is unambiguous.
-    pub fn cache_key(&self) -> String {
+    pub(crate) fn cache_key(&self) -> String {
         let toolsets = match &self.toolsets {
             None => "*".to_owned(),
             Some(t) => t.iter().cloned().collect::<Vec<_>>().join(","),
@@ -126,7 +126,7 @@ impl Bound {
 /// The identity of a request, handed down through the request's extensions: `None` when the
 /// server runs without authentication.
 #[derive(Debug, Clone, Default)]
-pub struct Caller(pub Option<std::sync::Arc<Identity>>);
+pub(crate) struct Caller(pub(crate) Option<std::sync::Arc<Identity>>);
 
 #[cfg(test)]
 mod tests {

@@ -6,15 +6,16 @@
 //! keeps the keys held.
 
 use std::{
-    sync::{Arc, PoisonError, RwLock},
+    sync::{Arc, RwLock},
     time::{Duration, Instant},
 };
 
+use crate::util::lock::{read, write};
 use jsonwebtoken::jwk::{AlgorithmParameters, Jwk, JwkSet};
 use serde::Deserialize;
 
 /// The least time between two fetches of the issuer's keys.
-pub const REFETCH_AFTER: Duration = Duration::from_secs(5);
+pub(crate) const REFETCH_AFTER: Duration = Duration::from_secs(5);
 
 /// How long one fetch may take.
 const FETCH_TIMEOUT: Duration = Duration::from_secs(10);
@@ -46,7 +47,7 @@ struct Fetched {
 
 impl Jwks {
     /// The keys of `issuer`, none fetched yet.
-    pub fn new(issuer: &str) -> Self {
+    pub(crate) fn new(issuer: &str) -> Self {
         let http = reqwest::Client::builder()
             .timeout(FETCH_TIMEOUT)
             .build()
@@ -63,13 +64,13 @@ impl Jwks {
     /// only for a key id they lack.
     pub fn with_keys(issuer: &str, keys: JwkSet) -> Self {
         let jwks = Self::new(issuer);
-        *jwks.keys.write().unwrap_or_else(PoisonError::into_inner) = Arc::new(keys);
+        *write(&jwks.keys) = Arc::new(keys);
         jwks
     }
 
     /// The key with id `kid` (the only key when the token names none), fetching the keys again
     /// when it is not known and the last fetch is older than [`REFETCH_AFTER`].
-    pub async fn key(&self, kid: Option<&str>) -> Result<Jwk, String> {
+    pub(crate) async fn key(&self, kid: Option<&str>) -> Result<Jwk, String> {
         if let Some(key) = self.find(kid) {
             return Ok(key);
         }
@@ -94,7 +95,7 @@ impl Jwks {
     /// Fetches the keys now (at start-up, so the first request does not wait) and again every
     /// `every`, for as long as it runs; a failure is logged and keeps the keys held, and a
     /// token with an unknown key id tries again once [`REFETCH_AFTER`] has passed.
-    pub async fn keep_fresh(self: Arc<Self>, every: Duration) {
+    pub(crate) async fn keep_fresh(self: Arc<Self>, every: Duration) {
         loop {
             self.fetch_into(&mut *self.fetched.lock().await).await;
             tokio::time::sleep(every).await;
@@ -103,12 +104,8 @@ impl Jwks {
 
     /// Whether `key` is among the keys held: a token it signed may be trusted without another
     /// check only while it is.
-    pub fn holds(&self, key: &Jwk) -> bool {
-        self.keys
-            .read()
-            .unwrap_or_else(PoisonError::into_inner)
-            .keys
-            .contains(key)
+    pub(crate) fn holds(&self, key: &Jwk) -> bool {
+        read(&self.keys).keys.contains(key)
     }
 
     /// Fetches the keys, records the fetch in `fetched` and keeps the new set, or logs why not.
@@ -116,7 +113,7 @@ impl Jwks {
         fetched.at = Some(Instant::now());
         fetched.error = match self.fetch().await {
             Ok(set) => {
-                let mut keys = self.keys.write().unwrap_or_else(PoisonError::into_inner);
+                let mut keys = write(&self.keys);
                 if **keys != set {
                     tracing::info!(
                         "fetched {} signing key(s) of the issuer {}",
@@ -136,7 +133,7 @@ impl Jwks {
 
     /// The key with id `kid`, or the only one when `kid` is `None`, among the keys held.
     fn find(&self, kid: Option<&str>) -> Option<Jwk> {
-        let keys = self.keys.read().unwrap_or_else(PoisonError::into_inner);
+        let keys = read(&self.keys);
         let usable = keys.keys.iter().filter(|k| is_public_key(k));
         match kid {
             Some(kid) => usable

@@ -11,26 +11,26 @@ use serde::Deserialize;
 use super::jwks::Jwks;
 
 /// The clock difference tolerated on `exp` and `nbf`, in seconds.
-pub const LEEWAY: u64 = 30;
+pub(crate) const LEEWAY: u64 = 30;
 
 /// The claims read from a token, once it is checked.
 #[derive(Debug, Clone, Default, Deserialize)]
 pub struct Claims {
     /// The subject: who the token is for.
     #[serde(default)]
-    pub sub: Option<String>,
+    pub(crate) sub: Option<String>,
     /// The client the token was issued to (RFC 9068).
     #[serde(default)]
-    pub client_id: Option<String>,
+    pub(crate) client_id: Option<String>,
     /// The scopes, space-separated (RFC 8693, RFC 9068).
     #[serde(default)]
-    pub scope: Option<String>,
+    pub(crate) scope: Option<String>,
     /// The scopes as a list (some issuers).
     #[serde(default)]
-    pub scp: Option<Vec<String>>,
+    pub(crate) scp: Option<Vec<String>>,
     /// When the token expires, in seconds since the epoch (whole seconds).
     #[serde(default, deserialize_with = "whole_seconds")]
-    pub exp: Option<i64>,
+    pub(crate) exp: Option<i64>,
 }
 
 /// A NumericDate (RFC 7519), which may have a fraction, as whole seconds.
@@ -45,7 +45,7 @@ fn whole_seconds<'de, D: serde::Deserializer<'de>>(
 
 impl Claims {
     /// Who calls: the subject, else the client.
-    pub fn name(&self) -> String {
+    pub(crate) fn name(&self) -> String {
         self.sub
             .clone()
             .or_else(|| self.client_id.clone())
@@ -53,7 +53,7 @@ impl Claims {
     }
 
     /// The scopes, from `scope` or `scp`.
-    pub fn scopes(&self) -> Vec<String> {
+    pub(crate) fn scopes(&self) -> Vec<String> {
         match (&self.scope, &self.scp) {
             (Some(scope), _) => scope.split_whitespace().map(str::to_owned).collect(),
             (None, Some(scp)) => scp.clone(),

@@ -55,27 +55,27 @@ pub struct KeyEntry {
     /// The key's SHA-256.
     sha256: [u8; 32],
     /// When it expires, in seconds since the epoch, and as written.
-    pub expires: Option<(i64, String)>,
+    pub(crate) expires: Option<(i64, String)>,
 }
 
 impl KeyEntry {
     /// Whether the key has expired at `now` (seconds since the epoch).
-    pub fn expired_at(&self, now: i64) -> bool {
+    pub(crate) fn expired_at(&self, now: i64) -> bool {
         self.expires.as_ref().is_some_and(|(at, _)| *at <= now)
     }
 
     /// The identity a request with this key has.
-    pub fn identity(&self) -> Arc<Identity> {
+    pub(crate) fn identity(&self) -> Arc<Identity> {
         Arc::clone(&self.identity)
     }
 
     /// The key's name (its tenant).
-    pub fn name(&self) -> &str {
+    pub(crate) fn name(&self) -> &str {
         &self.identity.name
     }
 
     /// What the key may be served.
-    pub fn bound(&self) -> &Bound {
+    pub(crate) fn bound(&self) -> &Bound {
         &self.identity.bound
     }
 }
@@ -113,7 +113,7 @@ pub enum Lookup<'a> {
 impl KeySet {
     /// Reads `path`; entries that cannot be used are left out and described in the second
     /// value, one message each naming the file, the entry and the field.
-    pub fn read(path: &Path) -> Result<(Self, Vec<String>), KeysError> {
+    pub(crate) fn read(path: &Path) -> Result<(Self, Vec<String>), KeysError> {
         let text = std::fs::read_to_string(path).map_err(|source| KeysError::Read {
             path: path.to_owned(),
             source,
@@ -162,7 +162,7 @@ impl KeySet {
     }
 
     /// The entries, in the file's order.
-    pub fn entries(&self) -> &[KeyEntry] {
+    pub(crate) fn entries(&self) -> &[KeyEntry] {
         &self.entries
     }
 
@@ -290,7 +290,7 @@ pub(crate) fn now() -> i64 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::bridge::names::sha256_hex;
+    use crate::util::hash::sha256_hex;
 
     const ALICE: &str = "key-of-alice";
 

@@ -16,21 +16,25 @@
 //! `Authorization: Bearer CREDENTIAL`. Stdio has no authentication: whoever starts the process
 //! is its one client.
 
-pub mod admin;
+pub(crate) mod admin;
 mod challenge;
-pub mod identity;
-pub mod jwks;
+pub(crate) mod identity;
+pub(crate) mod jwks;
 pub mod jwt;
-pub mod keys;
-pub mod oauth;
-pub mod store;
+pub(crate) mod keys;
+pub(crate) mod oauth;
+pub(crate) mod store;
 
 use std::{path::PathBuf, sync::Arc};
 
 use axum::http::{HeaderMap, header};
 
-pub use challenge::{Challenge, Rejection};
-pub use identity::{Bound, Caller, Identity, Proof};
+use crate::util::loopback::is_loopback;
+
+pub use challenge::Challenge;
+pub(crate) use challenge::Rejection;
+pub use identity::Identity;
+pub(crate) use identity::{Bound, Caller, Proof};
 
 use keys::{KeysError, Lookup};
 use oauth::{OAuth, OAuthOptions};
@@ -49,13 +53,13 @@ pub struct AuthOptions {
 
 impl AuthOptions {
     /// Whether any authentication mode is on.
-    pub fn is_on(&self) -> bool {
+    pub(crate) fn is_on(&self) -> bool {
         self.keys_file.is_some() || self.oauth.is_some()
     }
 
     /// Refuses to serve `host`, a non-loopback address, without authentication, unless the
     /// operator said so; the message names the flags.
-    pub fn check_bind(&self, host: &str) -> Result<(), String> {
+    pub(crate) fn check_bind(&self, host: &str) -> Result<(), String> {
         if self.is_on() || is_loopback(host) {
             return Ok(());
         }
@@ -73,12 +77,6 @@ impl AuthOptions {
              --allow-unauthenticated to serve it open anyway"
         ))
     }
-}
-
-/// Whether `host` (a name or an address, IPv6 bracketed or not) is loopback.
-fn is_loopback(host: &str) -> bool {
-    let host = host.trim().trim_start_matches('[').trim_end_matches(']');
-    crate::serve::http::is_loopback(&host.to_ascii_lowercase())
 }
 
 /// Checks the credentials of requests.
@@ -111,18 +109,18 @@ impl Authenticator {
     }
 
     /// The keys file, to watch.
-    pub fn key_store(&self) -> Option<&Arc<KeyStore>> {
+    pub(crate) fn key_store(&self) -> Option<&Arc<KeyStore>> {
         self.keys.as_ref()
     }
 
     /// The resource server, when OAuth is on.
-    pub fn oauth(&self) -> Option<&OAuth> {
+    pub(crate) fn oauth(&self) -> Option<&OAuth> {
         self.oauth.as_ref()
     }
 
     /// This server's resource identifier for a request with these headers: `--oauth-audience`,
     /// else the MCP endpoint's URL at the request's `Host` (which the front door checked).
-    pub fn resource(&self, headers: &HeaderMap) -> String {
+    pub(crate) fn resource(&self, headers: &HeaderMap) -> String {
         let host = headers
             .get(header::HOST)
             .and_then(|h| h.to_str().ok())
@@ -168,7 +166,7 @@ impl Authenticator {
 
     /// The `insufficient_scope` challenge for `caller` calling a tool of `toolset` it lacks
     /// the scope for, when a scope would open it.
-    pub fn step_up(
+    pub(crate) fn step_up(
         &self,
         headers: &HeaderMap,
         caller: &Identity,

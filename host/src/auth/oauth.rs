@@ -8,7 +8,7 @@
 
 use std::{
     collections::{BTreeSet, HashMap},
-    sync::{Arc, Mutex, PoisonError},
+    sync::{Arc, Mutex},
     time::Duration,
 };
 
@@ -20,6 +20,7 @@ use super::{
     jwks::Jwks,
     jwt,
 };
+use crate::util::lock::lock;
 
 /// The OAuth options: a plain value, from the command line.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -40,7 +41,7 @@ pub struct OAuthOptions {
 pub const DEFAULT_JWKS_REFRESH: Duration = Duration::from_secs(300);
 
 /// Parses one `--oauth-scopes` entry, `scope=toolset`.
-pub fn parse_scope(entry: &str) -> Result<(String, String), String> {
+pub(crate) fn parse_scope(entry: &str) -> Result<(String, String), String> {
     match entry.split_once('=') {
         Some((scope, toolset)) if !scope.trim().is_empty() && !toolset.trim().is_empty() => {
             Ok((scope.trim().to_owned(), toolset.trim().to_owned()))
@@ -71,12 +72,12 @@ pub struct OAuth {
 impl OAuth {
     /// Whether scopes are mapped to toolsets (`--oauth-scopes`): only then can a caller be
     /// asked to step up.
-    pub fn maps_scopes(&self) -> bool {
+    pub(crate) fn maps_scopes(&self) -> bool {
         !self.options.scopes.is_empty()
     }
 
     /// A resource server trusting `options.issuer`; nothing is fetched yet.
-    pub fn new(options: OAuthOptions) -> Self {
+    pub(crate) fn new(options: OAuthOptions) -> Self {
         Self::with_jwks(Jwks::new(&options.issuer), options)
     }
 
@@ -90,17 +91,17 @@ impl OAuth {
     }
 
     /// The issuer's keys, to fetch at start-up and every [`OAuth::jwks_refresh`].
-    pub fn jwks(&self) -> &Arc<Jwks> {
+    pub(crate) fn jwks(&self) -> &Arc<Jwks> {
         &self.jwks
     }
 
     /// How often the issuer's keys are fetched again.
-    pub fn jwks_refresh(&self) -> Duration {
+    pub(crate) fn jwks_refresh(&self) -> Duration {
         self.options.jwks_refresh
     }
 
     /// The audience tokens must name: `--oauth-audience`, else `default_resource`.
-    pub fn resource<'a>(&'a self, default_resource: &'a str) -> &'a str {
+    pub(crate) fn resource<'a>(&'a self, default_resource: &'a str) -> &'a str {
         self.options.audience.as_deref().unwrap_or(default_resource)
     }
 
@@ -137,7 +138,7 @@ impl OAuth {
     }
 
     fn remembered(&self) -> std::sync::MutexGuard<'_, HashMap<String, Checked>> {
-        self.checked.lock().unwrap_or_else(PoisonError::into_inner)
+        lock(&self.checked)
     }
 
     /// What these scopes reach: every toolset without a mapping, else those of the scopes.
@@ -158,7 +159,7 @@ impl OAuth {
     /// The scope that would open `toolset` to `caller`, if a mapping has one and the caller
     /// lacks it: what an `insufficient_scope` challenge names. Listed with the caller's own
     /// scopes, so a client asking for them keeps what it had.
-    pub fn step_up(&self, caller: &Identity, toolset: &str) -> Option<String> {
+    pub(crate) fn step_up(&self, caller: &Identity, toolset: &str) -> Option<String> {
         if caller.proof != Proof::OAuth || caller.bound.allows_toolset(toolset) {
             return None;
         }
@@ -174,7 +175,7 @@ impl OAuth {
     }
 
     /// The protected resource metadata (RFC 9728) of `resource`.
-    pub fn metadata(&self, resource: &str) -> Value {
+    pub(crate) fn metadata(&self, resource: &str) -> Value {
         let scopes: BTreeSet<&str> = self
             .options
             .scopes
@@ -192,7 +193,7 @@ impl OAuth {
 
 /// The URL of the protected resource metadata of `resource` (RFC 9728 §3.1): the well-known
 /// path inserted between its origin and its path.
-pub fn metadata_url(resource: &str) -> String {
+pub(crate) fn metadata_url(resource: &str) -> String {
     match reqwest::Url::parse(resource) {
         Ok(url) => {
             let origin = url.origin().ascii_serialization();
@@ -204,7 +205,7 @@ pub fn metadata_url(resource: &str) -> String {
 }
 
 /// Where the protected resource metadata is served.
-pub const WELL_KNOWN: &str = "/.well-known/oauth-protected-resource";
+pub(crate) const WELL_KNOWN: &str = "/.well-known/oauth-protected-resource";
 
 #[cfg(test)]
 mod tests {

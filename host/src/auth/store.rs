@@ -7,23 +7,24 @@
 
 use std::{
     path::{Path, PathBuf},
-    sync::{Arc, PoisonError, RwLock},
+    sync::{Arc, RwLock},
     time::{Duration, SystemTime},
 };
 
 use tokio_util::sync::CancellationToken;
 
 use super::keys::{KeySet, KeysError};
+use crate::util::lock::{read, write};
 
 /// How often the file is looked at.
-pub const POLL: Duration = Duration::from_millis(500);
+pub(crate) const POLL: Duration = Duration::from_millis(500);
 
 /// What identifies one version of the file: its modification time and length.
 type Stamp = Option<(SystemTime, u64)>;
 
 /// The keys of a file, kept current.
 #[derive(Debug)]
-pub struct KeyStore {
+pub(crate) struct KeyStore {
     path: PathBuf,
     keys: RwLock<Arc<KeySet>>,
     stamp: RwLock<Stamp>,
@@ -31,7 +32,7 @@ pub struct KeyStore {
 
 impl KeyStore {
     /// Reads `path`: an error when it cannot be read at all; bad entries are logged.
-    pub fn open(path: &Path) -> Result<Self, KeysError> {
+    pub(crate) fn open(path: &Path) -> Result<Self, KeysError> {
         let stamp = stamp(path);
         let keys = read_logging(path)?;
         tracing::info!(
@@ -47,17 +48,17 @@ impl KeyStore {
     }
 
     /// The keys in force.
-    pub fn keys(&self) -> Arc<KeySet> {
-        Arc::clone(&self.keys.read().unwrap_or_else(PoisonError::into_inner))
+    pub(crate) fn keys(&self) -> Arc<KeySet> {
+        Arc::clone(&read(&self.keys))
     }
 
     /// Reads the file again if it changed since last read; whether the keys changed.
-    pub fn refresh(&self) -> bool {
+    pub(crate) fn refresh(&self) -> bool {
         let now = stamp(&self.path);
-        if *self.stamp.read().unwrap_or_else(PoisonError::into_inner) == now {
+        if *read(&self.stamp) == now {
             return false;
         }
-        *self.stamp.write().unwrap_or_else(PoisonError::into_inner) = now;
+        *write(&self.stamp) = now;
         match read_logging(&self.path) {
             Ok(keys) => {
                 tracing::info!(
@@ -65,7 +66,7 @@ impl KeyStore {
                     self.path.display(),
                     keys.entries().len()
                 );
-                *self.keys.write().unwrap_or_else(PoisonError::into_inner) = Arc::new(keys);
+                *write(&self.keys) = Arc::new(keys);
                 true
             }
             Err(error) => {
@@ -76,7 +77,7 @@ impl KeyStore {
     }
 
     /// Refreshes the store every [`POLL`] until `cancel`.
-    pub async fn watch(store: Arc<Self>, cancel: CancellationToken) {
+    pub(crate) async fn watch(store: Arc<Self>, cancel: CancellationToken) {
         let mut ticks = tokio::time::interval(POLL);
         ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
         loop {
@@ -108,7 +109,7 @@ fn stamp(path: &Path) -> Stamp {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::{auth::keys::Lookup, bridge::names::sha256_hex};
+    use crate::{auth::keys::Lookup, util::hash::sha256_hex};
 
     fn entry(name: &str, key: &str) -> String {
         format!(

@@ -7,7 +7,7 @@
 //! rmcp's types; errors keep their kind ([`CallError`]).
 
 use abi_stable::std_types::RString;
-use plugin_abi::{ErrorKind, FfiError, HostContextBox, PluginInstanceBox};
+use plugin_abi::{FfiError, HostContextBox, PluginInstanceBox};
 use plugin_manifest::{CompletionDecl, Manifest, PromptDecl, ResourceDecl, ResourceTemplateDecl};
 use serde::Deserialize;
 
@@ -17,7 +17,7 @@ impl LoadedPlugin {
     /// Reads `uri`, which the registry says this plugin serves; resolves to MCP
     /// `ReadResourceResult` JSON.
     /// `context` is the request's, which the plugin's code may use (to ask for input).
-    pub async fn read_resource(
+    pub(crate) async fn read_resource(
         &self,
         uri: &str,
         context: HostContextBox,
@@ -27,7 +27,7 @@ impl LoadedPlugin {
 
     /// Gets the prompt `name` with `arguments` (a JSON object of strings) for the request of
     /// `context`; resolves to MCP `GetPromptResult` JSON.
-    pub async fn get_prompt(
+    pub(crate) async fn get_prompt(
         &self,
         name: &str,
         arguments: String,
@@ -42,7 +42,7 @@ impl LoadedPlugin {
 
     /// Completes an argument, `request` being MCP's `completion/complete` params as JSON;
     /// resolves to the result's `completion` JSON.
-    pub async fn complete(&self, request: String) -> Result<String, CallError> {
+    pub(crate) async fn complete(&self, request: String) -> Result<String, CallError> {
         answer(self.instance.complete(request.into())).await
     }
 }
@@ -55,20 +55,6 @@ async fn answer(
         .into_result()
         .map(String::from)
         .map_err(CallError::from)
-}
-
-/// An error from a plugin, by its kind.
-impl From<FfiError> for CallError {
-    fn from(error: FfiError) -> Self {
-        let message: String = error.message.into();
-        match error.kind {
-            ErrorKind::InvalidArguments => Self::InvalidArguments(message),
-            ErrorKind::Panicked => Self::Panicked(message),
-            ErrorKind::Cancelled => Self::Cancelled(message),
-            ErrorKind::NotFound => Self::NotFound(message),
-            _ => Self::Tool(message),
-        }
-    }
 }
 
 /// What a plugin's code declares besides tools, as `PluginInstance::contributions` lists it.

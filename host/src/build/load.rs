@@ -7,17 +7,14 @@
 //! every plugin the first one. Libraries are never unloaded: each in-process replace of a
 //! plugin keeps the old library mapped, so opening one plugin many times is warned about.
 
-use std::{
-    collections::HashMap,
-    path::Path,
-    sync::{Mutex, PoisonError},
-};
+use std::{collections::HashMap, path::Path, sync::Mutex};
 
 use abi_stable::library::lib_header_from_path;
 use plugin_abi::PluginModRef;
 use plugin_manifest::Manifest;
 
 use super::{ActivationError, Opened, private_copy::PrivateCopy};
+use crate::util::lock::lock;
 
 /// Every this many opens of one plugin's library, a warning says the old ones stay mapped.
 const OPENS_WARNED_EVERY: u32 = 10;
@@ -57,7 +54,7 @@ pub(crate) fn open(path: &Path, manifest: &Manifest) -> Result<Opened, Activatio
 
 /// Counts one more open of plugin `name`, warning every [`OPENS_WARNED_EVERY`] opens.
 fn count_open(name: &str, path: &Path) {
-    let mut opens = OPENS.lock().unwrap_or_else(PoisonError::into_inner);
+    let mut opens = lock(&OPENS);
     let count = opens
         .get_or_insert_with(HashMap::new)
         .entry(name.to_owned())

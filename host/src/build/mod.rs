@@ -16,15 +16,15 @@
 
 mod contributions;
 mod extend;
-mod load;
+pub(crate) mod load;
 pub mod private_copy;
-mod table;
+pub(crate) mod table;
 #[cfg(test)]
 mod tests;
 
 use std::{
     collections::{BTreeSet, HashMap},
-    sync::{Arc, Mutex, OnceLock, PoisonError},
+    sync::{Arc, Mutex, OnceLock},
 };
 
 use abi_stable::std_types::RString;
@@ -35,10 +35,12 @@ use plugin_abi::{
 use plugin_manifest::{Manifest, ToolDecl};
 use serde_json::{Map, Value};
 
-pub use table::ToolTable;
+pub(crate) use table::ToolTable;
 
-use crate::bridge::upstream::{ProcessStatus, Upstream};
+use crate::util::backoff::backoff;
+use crate::util::lock::lock;
 use crate::{
+    call::{CallError, CallOutput, Process, ProcessStatus},
     discovery::{DiscoveredPlugin, Provider},
     registry::Registry,
     selection::ActiveSet,
@@ -106,46 +108,17 @@ impl ActivationError {
     "tool `{tool}` (plugin `{target}`) is not served here: extension {index} of plugin `{plugin}` failed: {reason}"
 )]
 #[non_exhaustive]
-pub struct ExtensionError {
+pub(crate) struct ExtensionError {
     /// The tool.
-    pub tool: String,
+    pub(crate) tool: String,
     /// The plugin offering it.
-    pub target: String,
+    pub(crate) target: String,
     /// The extending plugin.
-    pub plugin: String,
+    pub(crate) plugin: String,
     /// The extension's index in that plugin's `extends`.
-    pub index: u32,
+    pub(crate) index: u32,
     /// Why: the plugin did not open, or its wrap returned an error or panicked.
-    pub reason: String,
-}
-
-/// Why a call into a plugin failed: a tool call, a resource read, a prompt, a completion.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[non_exhaustive]
-pub enum CallError {
-    /// The arguments do not fit the tool.
-    #[error("{0}")]
-    InvalidArguments(String),
-    /// The tool reported an error.
-    #[error("{0}")]
-    Tool(String),
-    /// The tool panicked (caught in the plugin).
-    #[error("{0}")]
-    Panicked(String),
-    /// The call was cancelled.
-    #[error("{0}")]
-    Cancelled(String),
-    /// The plugin answered something that is not JSON.
-    #[error("tool {tool} returned invalid JSON: {reason}")]
-    BadOutput {
-        /// The tool.
-        tool: String,
-        /// The parse error.
-        reason: String,
-    },
-    /// What was asked for does not exist (a resource's URI).
-    #[error("{0}")]
-    NotFound(String),
+    pub(crate) reason: String,
 }
 
 /// A live plugin: its instance and its tools, in order.
@@ -156,7 +129,7 @@ pub struct LoadedPlugin {
     manifest: Manifest,
     instance: Arc<PluginInstanceBox>,
     tools: Vec<LoadedTool>,
-    process: Option<Arc<Upstream>>,
+    process: Option<Arc<dyn Process>>,
     stopped: std::sync::atomic::AtomicBool,
 }
 
@@ -181,17 +154,17 @@ impl LoadedPlugin {
     }
 
     /// Its process or connection, when it runs out of process.
-    pub fn upstream(&self) -> Option<&Arc<Upstream>> {
+    pub(crate) fn process(&self) -> Option<&Arc<dyn Process>> {
         self.process.as_ref()
     }
 
     /// Its process or connection's state, when it runs out of process.
-    pub fn process_status(&self) -> Option<ProcessStatus> {
+    pub(crate) fn process_status(&self) -> Option<ProcessStatus> {
         self.process.as_ref().map(|p| p.status())
     }
 
     /// Tells the plugin the host is stopping; only the first time counts.
-    pub fn stop(&self) {
+    pub(crate) fn stop(&self) {
         if !self.stopped.swap(true, std::sync::atomic::Ordering::AcqRel) {
             self.instance.stop();
             tracing::info!(plugin = %self.manifest.name, "stopped plugin");
@@ -201,7 +174,7 @@ impl LoadedPlugin {
     /// Applies the plugin's extension number `index` (in its manifest's `extends`) to `tool`'s
     /// handler: the same tool, answered by the handler the plugin returns. The declaration is
     /// left as it is; the registry's static changes are applied by the caller.
-    pub fn wrap(&self, index: u32, tool: &LoadedTool) -> Result<LoadedTool, FfiError> {
+    pub(crate) fn wrap(&self, index: u32, tool: &LoadedTool) -> Result<LoadedTool, FfiError> {
         let handler = self
             .instance
             .wrap(index, share_handler(&tool.handler))
@@ -219,7 +192,7 @@ impl Drop for LoadedPlugin {
     /// unless it was stopped already, and retires its library (its runtime's threads end);
     /// within a runtime, on the blocking pool, since a stop hook may block. A process (bridged server, isolated library) is not stopped here: the
     /// next generation may serve it on (a bridged server whose tools changed), and it is ended
-    /// when the last plugin value serving it goes ([`Upstream`]'s drop).
+    /// when the last plugin value serving it goes (the process's own drop).
     fn drop(&mut self) {
         if *self.stopped.get_mut() || self.process.is_some() {
             return;
@@ -234,25 +207,6 @@ impl Drop for LoadedPlugin {
         match tokio::runtime::Handle::try_current() {
             Ok(runtime) => drop(runtime.spawn_blocking(stop)),
             Err(_) => stop(),
-        }
-    }
-}
-
-/// What a tool answered.
-#[derive(Debug, Clone, PartialEq)]
-pub enum CallOutput {
-    /// Its value, parsed: the server makes the MCP result from it.
-    Value(Value),
-    /// A complete MCP `CallToolResult` the tool built, as JSON text: the server checks it.
-    Result(String),
-}
-
-impl CallOutput {
-    /// The answer as JSON: the value, or the result's JSON (`Null` if that does not parse).
-    pub fn into_json(self) -> Value {
-        match self {
-            Self::Value(value) => value,
-            Self::Result(json) => serde_json::from_str(&json).unwrap_or(Value::Null),
         }
     }
 }
@@ -293,7 +247,7 @@ impl LoadedTool {
 
     /// Calls the tool with arguments serialised as a JSON object, serving the request that
     /// `context` stands for. Dropping the future cancels the call.
-    pub async fn call_with(
+    pub(crate) async fn call_with(
         &self,
         arguments: String,
         context: HostContextBox,
@@ -331,12 +285,6 @@ struct Opening {
     retry: Option<(std::time::Instant, u32)>,
 }
 
-/// The wait before trying again a bridged server that failed to open `attempt + 1` times:
-/// 1 s, doubling up to a minute.
-pub(crate) fn backoff(attempt: u32) -> std::time::Duration {
-    std::time::Duration::from_secs(1 << attempt.min(6)).min(std::time::Duration::from_secs(60))
-}
-
 /// A plugin's code, opened: what [`activate`] checks against the manifest.
 pub struct Opened {
     /// The manifest JSON the code itself carries.
@@ -344,7 +292,7 @@ pub struct Opened {
     /// The live plugin.
     pub instance: PluginInstanceBox,
     /// The process or connection it runs behind (a bridged server, an isolated library).
-    pub process: Option<Arc<Upstream>>,
+    pub process: Option<Arc<dyn Process>>,
 }
 
 impl std::fmt::Debug for Opened {
@@ -361,51 +309,6 @@ pub trait Opener: Send + Sync + std::fmt::Debug {
     fn open(&self, plugin: &DiscoveredPlugin) -> Result<Opened, ActivationError>;
 }
 
-/// Opens plugin libraries in this process (`dlopen`, never unloaded).
-#[derive(Debug, Clone, Copy, Default)]
-pub struct LibraryOpener;
-
-impl Opener for LibraryOpener {
-    fn open(&self, plugin: &DiscoveredPlugin) -> Result<Opened, ActivationError> {
-        load::open(&plugin.path, &plugin.manifest)
-    }
-}
-
-/// Opens each plugin as its provider says: libraries with [`LibraryOpener`], bridged MCP
-/// servers and isolated libraries by starting them ([`crate::bridge::open`], from a blocking
-/// thread of the host's runtime), each bridged server with one connection however often it is
-/// opened. When given [`Triggers`], a bridged server saying its tools changed triggers a new
-/// scan once its new list is cached.
-///
-/// [`Triggers`]: crate::reload::Triggers
-#[derive(Debug, Default)]
-pub struct ProviderOpener {
-    upstreams: crate::bridge::Upstreams,
-}
-
-impl ProviderOpener {
-    /// An opener whose bridged servers trigger a scan through `triggers` when their tools
-    /// change.
-    pub fn relisting(triggers: crate::reload::Triggers) -> Self {
-        Self {
-            upstreams: crate::bridge::Upstreams::new(Some(triggers)),
-        }
-    }
-}
-
-impl Opener for ProviderOpener {
-    fn open(&self, plugin: &DiscoveredPlugin) -> Result<Opened, ActivationError> {
-        let upstreams = &self.upstreams;
-        match &plugin.provider {
-            Provider::Library => LibraryOpener.open(plugin),
-            Provider::Bridged { server, cache } => {
-                crate::bridge::open(server, Some(cache), plugin, upstreams)
-            }
-            Provider::Isolated { server } => crate::bridge::open(server, None, plugin, upstreams),
-        }
-    }
-}
-
 /// Opens plugins on demand, each once, and builds tool tables from them.
 #[derive(Debug)]
 pub struct Builder {
@@ -415,12 +318,6 @@ pub struct Builder {
 }
 
 impl Builder {
-    /// A builder over `registry` that opens each plugin as its provider says
-    /// ([`ProviderOpener`]); nothing is opened yet.
-    pub fn new(registry: Arc<Registry>) -> Self {
-        Self::with_opener(registry, Arc::new(ProviderOpener::default()))
-    }
-
     /// A builder over `registry` that opens plugins with `opener`.
     pub fn with_opener(registry: Arc<Registry>, opener: Arc<dyn Opener>) -> Self {
         Self {
@@ -431,7 +328,7 @@ impl Builder {
     }
 
     /// The registry it builds from.
-    pub fn registry(&self) -> &Arc<Registry> {
+    pub(crate) fn registry(&self) -> &Arc<Registry> {
         &self.registry
     }
 
@@ -439,8 +336,8 @@ impl Builder {
     /// this one opened, or failed to open, of each plugin from the same source
     /// ([`DiscoveredPlugin::same_source`]) unless `reopen` names it; any other plugin is opened
     /// anew on first need, so a plugin that failed is tried again once its file changed.
-    pub fn next(&self, registry: Arc<Registry>, reopen: &BTreeSet<String>) -> Self {
-        let opened = self.plugins.lock().unwrap_or_else(PoisonError::into_inner);
+    pub(crate) fn next(&self, registry: Arc<Registry>, reopen: &BTreeSet<String>) -> Self {
+        let opened = lock(&self.plugins);
         let kept = registry
             .plugins()
             .iter()
@@ -475,7 +372,7 @@ impl Builder {
                 reason: "no such plugin was discovered".to_owned(),
             })?;
         let (slot, attempt) = {
-            let mut plugins = self.plugins.lock().unwrap_or_else(PoisonError::into_inner);
+            let mut plugins = lock(&self.plugins);
             let slot = plugins.entry(name.to_owned()).or_default();
             let attempt = match slot.get().and_then(|o| o.retry) {
                 Some((at, attempt)) if at <= std::time::Instant::now() => {
@@ -502,16 +399,16 @@ impl Builder {
 
     /// When the plugin called `name`, which failed to open, may be tried again; `None` if it
     /// opened, was not tried, or is a library (whose failure is final).
-    pub fn retry_at(&self, name: &str) -> Option<std::time::Instant> {
-        let plugins = self.plugins.lock().unwrap_or_else(PoisonError::into_inner);
+    pub(crate) fn retry_at(&self, name: &str) -> Option<std::time::Instant> {
+        let plugins = lock(&self.plugins);
         Some(plugins.get(name)?.get()?.retry?.0)
     }
 
     /// Opens the bridged servers among `plugins` not tried yet, all at once, so each start is
     /// bounded by its own `connect_timeout` rather than by the sum. Blocks until each is tried.
-    pub fn open_bridged(&self, plugins: &[&DiscoveredPlugin]) {
+    pub(crate) fn open_bridged(&self, plugins: &[&DiscoveredPlugin]) {
         let untried: Vec<&str> = {
-            let opened = self.plugins.lock().unwrap_or_else(PoisonError::into_inner);
+            let opened = lock(&self.plugins);
             plugins
                 .iter()
                 .filter(|p| p.provider.is_out_of_process())
@@ -536,14 +433,14 @@ impl Builder {
     }
 
     /// Why the plugin called `name` did not open, if it was tried and failed.
-    pub fn failure(&self, name: &str) -> Option<ActivationError> {
-        let plugins = self.plugins.lock().unwrap_or_else(PoisonError::into_inner);
+    pub(crate) fn failure(&self, name: &str) -> Option<ActivationError> {
+        let plugins = lock(&self.plugins);
         plugins.get(name)?.get()?.result.as_ref().err().cloned()
     }
 
     /// Whether the plugin called `name` is open.
-    pub fn is_open(&self, name: &str) -> bool {
-        let plugins = self.plugins.lock().unwrap_or_else(PoisonError::into_inner);
+    pub(crate) fn is_open(&self, name: &str) -> bool {
+        let plugins = lock(&self.plugins);
         plugins
             .get(name)
             .and_then(|slot| slot.get())
@@ -551,7 +448,7 @@ impl Builder {
     }
 
     /// The plugins tried that failed to open, in load order, with why.
-    pub fn failures(&self) -> Vec<(String, ActivationError)> {
+    pub(crate) fn failures(&self) -> Vec<(String, ActivationError)> {
         self.registry
             .plugins()
             .iter()
@@ -564,7 +461,7 @@ impl Builder {
 
     /// The plugins opened so far, in load order.
     pub fn opened(&self) -> Vec<Arc<LoadedPlugin>> {
-        let plugins = self.plugins.lock().unwrap_or_else(PoisonError::into_inner);
+        let plugins = lock(&self.plugins);
         self.registry
             .plugins()
             .iter()
@@ -587,7 +484,7 @@ impl Builder {
     }
 
     /// Opens every plugin with an `on_startup` event.
-    pub fn open_startup_plugins(&self) {
+    pub(crate) fn open_startup_plugins(&self) {
         for plugin in self.registry.startup_plugins() {
             let _ = self.plugin(&plugin.manifest.name);
         }
@@ -595,7 +492,7 @@ impl Builder {
 
     /// The state of each opened plugin's process or connection (bridged servers, isolated
     /// libraries).
-    pub fn processes(&self) -> Vec<ProcessStatus> {
+    pub(crate) fn processes(&self) -> Vec<ProcessStatus> {
         self.opened()
             .iter()
             .filter_map(|p| p.process_status())
@@ -603,21 +500,16 @@ impl Builder {
     }
 
     /// Tells every opened plugin that the host is stopping.
-    pub fn stop_all(&self) {
+    pub(crate) fn stop_all(&self) {
         for plugin in self.opened() {
             plugin.stop();
         }
     }
 }
 
-/// Opens a discovered plugin as its provider says and checks its code against its manifest.
-pub fn activate(discovered: &DiscoveredPlugin) -> Result<LoadedPlugin, ActivationError> {
-    activate_with(&ProviderOpener::default(), discovered)
-}
-
 /// Opens a discovered plugin with `opener` and checks its code against its manifest: the same
 /// manifest, the same tools in order, the same resources, templates, prompts and completions.
-pub fn activate_with(
+pub(crate) fn activate_with(
     opener: &dyn Opener,
     discovered: &DiscoveredPlugin,
 ) -> Result<LoadedPlugin, ActivationError> {

@@ -99,7 +99,7 @@ pub fn tag(original: &Path) -> String {
         .canonicalize()
         .unwrap_or_else(|_| original.to_owned());
     let digest = Sha256::digest(path.as_os_str().as_encoded_bytes());
-    crate::bridge::names::hex(&digest[..6])
+    crate::util::hash::hex(&digest[..6])
 }
 
 #[cfg(test)]

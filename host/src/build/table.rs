@@ -93,7 +93,7 @@ impl ToolTable {
     }
 
     /// Whether a bridged server it lacks (it failed to open) may now be tried again.
-    pub fn is_stale(&self) -> bool {
+    pub(crate) fn is_stale(&self) -> bool {
         self.retry_at
             .is_some_and(|at| at <= std::time::Instant::now())
     }

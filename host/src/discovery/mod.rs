@@ -8,6 +8,7 @@
 //! can tell a replaced file from the same one.
 
 mod object_file;
+pub(crate) mod servers;
 
 use std::{
     collections::BTreeSet,
@@ -20,10 +21,10 @@ use std::{
 use plugin_manifest::{Manifest, abi_compatible};
 use serde::{Serialize, Serializer};
 
-use crate::bridge::{cache::ToolCache, config::ServerEntry};
+use servers::{cache::ToolCache, config::ServerEntry};
 
 /// The library extension of this platform.
-pub const LIBRARY_EXTENSION: &str = std::env::consts::DLL_EXTENSION;
+pub(crate) const LIBRARY_EXTENSION: &str = std::env::consts::DLL_EXTENSION;
 
 /// A plugin whose manifest was read: a library file, or an MCP server an `mcp.json` declares.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -54,7 +55,7 @@ impl DiscoveredPlugin {
     /// serves the other: the same library file (in process or isolated), unchanged, with the
     /// same manifest, or the same bridged server entry (whose listed tools may differ: they are
     /// its cache's).
-    pub fn same_source(&self, other: &Self) -> bool {
+    pub(crate) fn same_source(&self, other: &Self) -> bool {
         self.path == other.path
             && self.provider == other.provider
             && match self.provider {
@@ -79,7 +80,7 @@ pub struct FileStamp {
 
 impl FileStamp {
     /// The stamp of `meta`.
-    pub fn of(meta: &std::fs::Metadata) -> Self {
+    pub(crate) fn of(meta: &std::fs::Metadata) -> Self {
         #[cfg(unix)]
         let (device, inode) = {
             use std::os::unix::fs::MetadataExt as _;
@@ -119,7 +120,7 @@ pub enum Provider {
 impl Provider {
     /// Whether it runs out of process (a bridged server or an isolated library): it can be
     /// started again after it failed.
-    pub fn is_out_of_process(&self) -> bool {
+    pub(crate) fn is_out_of_process(&self) -> bool {
         !matches!(self, Self::Library)
     }
 }
@@ -287,7 +288,7 @@ pub fn discover(dir: &Path, only: Option<&[String]>) -> Result<Discovery, Discov
 /// Logs each file or entry of `discovery` that is skipped for a reason worth a warning (a
 /// plugin left out by `--extension` is not), unless `before` skipped it for the same reason:
 /// a bad file is warned about once, and again when it changes.
-pub fn warn_skipped(discovery: &Discovery, before: Option<&Discovery>) {
+pub(crate) fn warn_skipped(discovery: &Discovery, before: Option<&Discovery>) {
     let known = |s: &Skipped| before.is_some_and(|b| b.skipped.contains(s));
     for skipped in discovery.skipped.iter().filter(|s| !known(s)) {
         match skipped.reason {
@@ -337,7 +338,7 @@ pub fn read(path: &Path) -> Result<Manifest, SkipReason> {
 }
 
 /// The manifest of a library's bytes, checked as [`read`] checks a file's.
-pub fn manifest_of(bytes: &[u8]) -> Result<Manifest, SkipReason> {
+pub(crate) fn manifest_of(bytes: &[u8]) -> Result<Manifest, SkipReason> {
     checked(&object_file::manifest_from(bytes)?)
 }
 

@@ -11,19 +11,19 @@ use crate::discovery::DiscoveredPlugin;
 
 /// An extension of a tool, under the plugin that declares it.
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct ExtensionEntry {
+pub(crate) struct ExtensionEntry {
     /// The extending plugin.
-    pub plugin: String,
+    pub(crate) plugin: String,
     /// Its index in the plugin's `extends`: what the plugin's `wrap` is called with.
-    pub index: u32,
+    pub(crate) index: u32,
     /// The declaration.
     #[serde(flatten)]
-    pub decl: ExtensionDecl,
+    pub(crate) decl: ExtensionDecl,
 }
 
 impl ExtensionEntry {
     /// Its summary for listings.
-    pub fn summary(&self) -> ExtensionSummary {
+    pub(crate) fn summary(&self) -> ExtensionSummary {
         ExtensionSummary {
             plugin: self.plugin.clone(),
             index: self.index,
@@ -36,27 +36,27 @@ impl ExtensionEntry {
 
 /// What listings say of one extension.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct ExtensionSummary {
+pub(crate) struct ExtensionSummary {
     /// The extending plugin.
-    pub plugin: String,
+    pub(crate) plugin: String,
     /// Its index in the plugin's `extends`.
-    pub index: u32,
+    pub(crate) index: u32,
     /// Its `order`.
-    pub order: i32,
+    pub(crate) order: i32,
     /// Whether the plugin's code wraps the handler (and so is opened to build the tool).
-    pub wrap: bool,
+    pub(crate) wrap: bool,
     /// What it changes: `wrap`, `title`, `description`, `annotations`, `meta`, `input_schema`.
-    pub changes: Vec<&'static str>,
+    pub(crate) changes: Vec<&'static str>,
 }
 
 /// An extension with the tool it targets, for lists of extensions of several tools.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct TargetedExtension {
+pub(crate) struct TargetedExtension {
     /// The tool it extends.
-    pub tool: String,
+    pub(crate) tool: String,
     /// The extension.
     #[serde(flatten)]
-    pub extension: ExtensionSummary,
+    pub(crate) extension: ExtensionSummary,
 }
 
 impl From<&ExtensionEntry> for TargetedExtension {
@@ -70,7 +70,7 @@ impl From<&ExtensionEntry> for TargetedExtension {
 
 /// Every extension of a set of plugins, in the order they apply (see the module docs).
 #[derive(Debug, Clone, Default)]
-pub struct Extensions {
+pub(crate) struct Extensions {
     /// Sorted by target tool, then in applied order.
     entries: Vec<ExtensionEntry>,
     /// The tools some plugin declares in its manifest.
@@ -79,7 +79,7 @@ pub struct Extensions {
 
 impl Extensions {
     /// Collects the extensions of `plugins`; their order in the slice does not matter.
-    pub fn new(plugins: &[DiscoveredPlugin]) -> Self {
+    pub(crate) fn new(plugins: &[DiscoveredPlugin]) -> Self {
         let mut entries: Vec<ExtensionEntry> = plugins
             .iter()
             .flat_map(|p| {
@@ -111,12 +111,12 @@ impl Extensions {
     }
 
     /// Every extension, grouped by target tool (sorted by name), each group in applied order.
-    pub fn all(&self) -> &[ExtensionEntry] {
+    pub(crate) fn all(&self) -> &[ExtensionEntry] {
         &self.entries
     }
 
     /// The extensions of `tool`, in the order they apply: the last is the outermost.
-    pub fn of(&self, tool: &str) -> Vec<&ExtensionEntry> {
+    pub(crate) fn of(&self, tool: &str) -> Vec<&ExtensionEntry> {
         self.entries
             .iter()
             .filter(|e| e.decl.tool == tool)
@@ -125,7 +125,7 @@ impl Extensions {
 
     /// `tool` as served: with what each of its extensions changes statically applied, in
     /// order.
-    pub fn apply_to(&self, tool: &ToolDecl) -> ToolDecl {
+    pub(crate) fn apply_to(&self, tool: &ToolDecl) -> ToolDecl {
         let mut tool = tool.clone();
         for extension in self.of(&tool.name) {
             apply_metadata(&mut tool, &extension.decl);
@@ -134,7 +134,7 @@ impl Extensions {
     }
 
     /// The extensions whose target no plugin declares in its manifest.
-    pub fn pending(&self) -> Vec<&ExtensionEntry> {
+    pub(crate) fn pending(&self) -> Vec<&ExtensionEntry> {
         self.entries
             .iter()
             .filter(|e| !self.declared.contains(&e.decl.tool))
@@ -145,7 +145,7 @@ impl Extensions {
 /// Applies what `extension` changes statically to `tool`: title, description, annotations and
 /// input schema replace the tool's; meta is merged over the tool's, key by key; a field the
 /// extension leaves out keeps the tool's.
-pub fn apply_metadata(tool: &mut ToolDecl, extension: &ExtensionDecl) {
+pub(crate) fn apply_metadata(tool: &mut ToolDecl, extension: &ExtensionDecl) {
     if let Some(title) = &extension.title {
         tool.title = Some(title.clone());
     }

@@ -34,7 +34,7 @@ use serde::Serialize;
 
 mod extensions;
 
-pub use extensions::{
+pub(crate) use extensions::{
     ExtensionEntry, ExtensionSummary, Extensions, TargetedExtension, apply_metadata,
 };
 
@@ -61,38 +61,38 @@ pub struct Registry {
 
 /// A toolset and the plugin that declared it first.
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct ToolsetEntry {
+pub(crate) struct ToolsetEntry {
     /// The declaration.
     #[serde(flatten)]
-    pub decl: ToolsetDecl,
+    pub(crate) decl: ToolsetDecl,
     /// The plugin that declared it.
-    pub plugin: String,
+    pub(crate) plugin: String,
 }
 
 /// A contribution (a tool, resource, resource template, prompt or completion) and the plugin
 /// that offers it.
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Entry<D> {
+pub(crate) struct Entry<D> {
     /// The declaration.
     #[serde(flatten)]
-    pub decl: D,
+    pub(crate) decl: D,
     /// The plugin offering it.
-    pub plugin: String,
+    pub(crate) plugin: String,
 }
 
 /// A tool and the plugin that offers it.
-pub type ToolEntry = Entry<ToolDecl>;
+pub(crate) type ToolEntry = Entry<ToolDecl>;
 /// A resource and the plugin that offers it.
-pub type ResourceEntry = Entry<ResourceDecl>;
+pub(crate) type ResourceEntry = Entry<ResourceDecl>;
 /// A resource template and the plugin that offers it.
-pub type ResourceTemplateEntry = Entry<ResourceTemplateDecl>;
+pub(crate) type ResourceTemplateEntry = Entry<ResourceTemplateDecl>;
 /// A prompt and the plugin that offers it.
-pub type PromptEntry = Entry<PromptDecl>;
+pub(crate) type PromptEntry = Entry<PromptDecl>;
 /// A completion and the plugin that offers it.
-pub type CompletionEntry = Entry<CompletionDecl>;
+pub(crate) type CompletionEntry = Entry<CompletionDecl>;
 
 /// What the registry needs of a declaration served by name in a toolset.
-pub trait Contribution {
+pub(crate) trait Contribution {
     /// What it is, for conflicts: `tool`, `resource`, `resource template` or `prompt`.
     const KIND: &'static str;
     /// What names it uniquely among those a URL is served: name, URI or URI template.
@@ -156,7 +156,7 @@ fn served<'a, D: Contribution>(entries: &'a [Entry<D>], active: &ActiveSet) -> V
 
 /// Where a resource read goes: the plugin whose served resource or template the URI names.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub enum ResourceOwner<'a> {
+pub(crate) enum ResourceOwner<'a> {
     /// A static resource with that URI.
     Resource(&'a ResourceEntry),
     /// A template the URI fits.
@@ -165,7 +165,7 @@ pub enum ResourceOwner<'a> {
 
 impl<'a> ResourceOwner<'a> {
     /// The plugin offering it.
-    pub fn plugin(&self) -> &'a str {
+    pub(crate) fn plugin(&self) -> &'a str {
         match self {
             Self::Resource(e) => &e.plugin,
             Self::Template(e) => &e.plugin,
@@ -175,7 +175,7 @@ impl<'a> ResourceOwner<'a> {
 
 /// Where a completion goes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum CompletionOwner<'a> {
+pub(crate) enum CompletionOwner<'a> {
     /// No prompt or template served here has that name or URI template.
     Unknown,
     /// The plugin offering the prompt or template does not complete that argument: no values.
@@ -186,15 +186,15 @@ pub enum CompletionOwner<'a> {
 
 /// Two plugins offering the same name.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct Conflict {
+pub(crate) struct Conflict {
     /// `tool`, `toolset`, `resource`, `resource template` or `prompt`.
-    pub kind: &'static str,
+    pub(crate) kind: &'static str,
     /// The contested name.
-    pub name: String,
+    pub(crate) name: String,
     /// The plugin whose contribution wins (first in load order).
-    pub kept: String,
+    pub(crate) kept: String,
     /// The plugin whose contribution loses where both are active.
-    pub shadowed: String,
+    pub(crate) shadowed: String,
 }
 
 impl Registry {
@@ -260,7 +260,7 @@ impl Registry {
     /// Its conflicts that `before` (the registry it replaces, if any) did not have, each logged
     /// as a warning: a rescan that changes nothing, or changes something else, says nothing
     /// again.
-    pub fn warn_of_new_conflicts(&self, before: Option<&Registry>) -> Vec<&Conflict> {
+    pub(crate) fn warn_of_new_conflicts(&self, before: Option<&Registry>) -> Vec<&Conflict> {
         let new: Vec<&Conflict> = self
             .conflicts
             .iter()
@@ -280,22 +280,22 @@ impl Registry {
     }
 
     /// The plugins, in load order.
-    pub fn plugins(&self) -> &[DiscoveredPlugin] {
+    pub(crate) fn plugins(&self) -> &[DiscoveredPlugin] {
         &self.plugins
     }
 
     /// The plugin called `name`.
-    pub fn plugin(&self, name: &str) -> Option<&DiscoveredPlugin> {
+    pub(crate) fn plugin(&self, name: &str) -> Option<&DiscoveredPlugin> {
         self.plugins.iter().find(|p| p.manifest.name == name)
     }
 
     /// Every toolset, sorted by name.
-    pub fn toolsets(&self) -> impl Iterator<Item = &ToolsetEntry> {
+    pub(crate) fn toolsets(&self) -> impl Iterator<Item = &ToolsetEntry> {
         self.toolsets.values()
     }
 
     /// Every toolset as selection sees it, sorted by name.
-    pub fn declared(&self) -> Vec<Declared<'_>> {
+    pub(crate) fn declared(&self) -> Vec<Declared<'_>> {
         self.toolsets()
             .map(|t| Declared {
                 name: &t.decl.name,
@@ -304,46 +304,40 @@ impl Registry {
             })
             .collect()
     }
-
-    /// The toolset called `name`.
-    pub fn toolset(&self, name: &str) -> Option<&ToolsetEntry> {
-        self.toolsets.get(name)
-    }
-
     /// Every statically declared tool, in load then declaration order (shadowed ones too).
-    pub fn tools(&self) -> &[ToolEntry] {
+    pub(crate) fn tools(&self) -> &[ToolEntry] {
         &self.tools
     }
 
     /// Every extension, in applied order per tool.
-    pub fn extensions(&self) -> &Extensions {
+    pub(crate) fn extensions(&self) -> &Extensions {
         &self.extensions
     }
 
     /// The extensions of `tool`, in the order they apply: the last is the outermost.
-    pub fn extensions_of(&self, tool: &str) -> Vec<&ExtensionEntry> {
+    pub(crate) fn extensions_of(&self, tool: &str) -> Vec<&ExtensionEntry> {
         self.extensions.of(tool)
     }
 
     /// The extensions whose target no discovered plugin declares (see the module docs).
-    pub fn pending(&self) -> Vec<&ExtensionEntry> {
+    pub(crate) fn pending(&self) -> Vec<&ExtensionEntry> {
         self.extensions.pending()
     }
 
     /// Every conflict, in the order found.
-    pub fn conflicts(&self) -> &[Conflict] {
+    pub(crate) fn conflicts(&self) -> &[Conflict] {
         &self.conflicts
     }
 
     /// The statically declared tools served for `active`, in load then declaration order, the
     /// first of each name only.
-    pub fn served_tools(&self, active: &ActiveSet) -> Vec<&ToolEntry> {
+    pub(crate) fn served_tools(&self, active: &ActiveSet) -> Vec<&ToolEntry> {
         served(&self.tools, active)
     }
 
     /// The statically declared tools `resolution` shows, as their extensions leave them: those
     /// of its active set that its filter lets through (by name and read-only annotation).
-    pub fn shown_tools(&self, resolution: &Resolution) -> Vec<ToolDecl> {
+    pub(crate) fn shown_tools(&self, resolution: &Resolution) -> Vec<ToolDecl> {
         let filter = &resolution.filter;
         self.served_tools(&resolution.active)
             .into_iter()
@@ -353,42 +347,40 @@ impl Registry {
     }
 
     /// Every declared resource, in load then declaration order (shadowed ones too).
-    pub fn resources(&self) -> &[ResourceEntry] {
+    pub(crate) fn resources(&self) -> &[ResourceEntry] {
         &self.resources
     }
 
     /// Every declared resource template, in load then declaration order (shadowed ones too).
-    pub fn resource_templates(&self) -> &[ResourceTemplateEntry] {
+    pub(crate) fn resource_templates(&self) -> &[ResourceTemplateEntry] {
         &self.resource_templates
     }
 
     /// Every declared prompt, in load then declaration order (shadowed ones too).
-    pub fn prompts(&self) -> &[PromptEntry] {
+    pub(crate) fn prompts(&self) -> &[PromptEntry] {
         &self.prompts
     }
 
-    /// Every declared completion, in load then declaration order.
-    pub fn completions(&self) -> &[CompletionEntry] {
-        &self.completions
-    }
-
     /// The resources served for `active`, in order, the first of each URI only.
-    pub fn served_resources(&self, active: &ActiveSet) -> Vec<&ResourceEntry> {
+    pub(crate) fn served_resources(&self, active: &ActiveSet) -> Vec<&ResourceEntry> {
         served(&self.resources, active)
     }
 
     /// The resource templates served for `active`, in order, the first of each template only.
-    pub fn served_resource_templates(&self, active: &ActiveSet) -> Vec<&ResourceTemplateEntry> {
+    pub(crate) fn served_resource_templates(
+        &self,
+        active: &ActiveSet,
+    ) -> Vec<&ResourceTemplateEntry> {
         served(&self.resource_templates, active)
     }
 
     /// The prompts served for `active`, in order, the first of each name only.
-    pub fn served_prompts(&self, active: &ActiveSet) -> Vec<&PromptEntry> {
+    pub(crate) fn served_prompts(&self, active: &ActiveSet) -> Vec<&PromptEntry> {
         served(&self.prompts, active)
     }
 
     /// The prompt `name` as served for `active`.
-    pub fn served_prompt(&self, active: &ActiveSet, name: &str) -> Option<&PromptEntry> {
+    pub(crate) fn served_prompt(&self, active: &ActiveSet, name: &str) -> Option<&PromptEntry> {
         self.prompts
             .iter()
             .find(|p| p.decl.name == name && active.contains(&p.decl.toolset))
@@ -397,7 +389,7 @@ impl Registry {
     /// What serves a read of `uri` for `active`: the served resource with that URI, else the
     /// first served template `uri` fits; of those `shown` keeps (what a plugin turned off is
     /// not, and it does not bring what it shadows back). `None` when nothing does.
-    pub fn resource_owner(
+    pub(crate) fn resource_owner(
         &self,
         active: &ActiveSet,
         uri: &str,
@@ -426,7 +418,7 @@ impl Registry {
 
     /// Who completes `argument` of `reference` for `active`: the plugin of the prompt or
     /// template it refers to, if that plugin declares the completion.
-    pub fn completion_owner(
+    pub(crate) fn completion_owner(
         &self,
         active: &ActiveSet,
         reference: &CompletionRef,
@@ -455,7 +447,7 @@ impl Registry {
 
     /// The plugins that serving `active` opens, in load order: those declaring an active
     /// toolset and those with an `on_toolset` event for one.
-    pub fn plugins_for(&self, active: &ActiveSet) -> Vec<&DiscoveredPlugin> {
+    pub(crate) fn plugins_for(&self, active: &ActiveSet) -> Vec<&DiscoveredPlugin> {
         self.plugins
             .iter()
             .filter(|p| active.iter().any(|t| p.manifest.activated_by(t)))
@@ -466,7 +458,7 @@ impl Registry {
     /// may serve a tool there (one declared in an active toolset, tools built at run time, or an
     /// `on_toolset` event naming an active toolset). A plugin that only offers resources and
     /// prompts there is opened when one of them is first read or got.
-    pub fn tool_plugins_for(&self, active: &ActiveSet) -> Vec<&DiscoveredPlugin> {
+    pub(crate) fn tool_plugins_for(&self, active: &ActiveSet) -> Vec<&DiscoveredPlugin> {
         self.plugins_for(active)
             .into_iter()
             .filter(|p| {
@@ -481,7 +473,7 @@ impl Registry {
     }
 
     /// The plugins with an `on_startup` event.
-    pub fn startup_plugins(&self) -> Vec<&DiscoveredPlugin> {
+    pub(crate) fn startup_plugins(&self) -> Vec<&DiscoveredPlugin> {
         self.plugins
             .iter()
             .filter(|p| p.manifest.on_startup())

@@ -22,33 +22,33 @@ pub(crate) fn provider_kind(plugin: &DiscoveredPlugin) -> &'static str {
 /// The answer of `GET /contributions`: each declared tool with the extensions that apply to it
 /// (in order; `[]` when none does), and the pending extensions. From manifests alone.
 #[derive(Debug, Clone, Serialize)]
-pub struct ContributionsReport {
+pub(crate) struct ContributionsReport {
     /// Every statically declared tool, in load then declaration order.
-    pub tools: Vec<ToolRow>,
+    pub(crate) tools: Vec<ToolRow>,
     /// The extensions of tools no plugin declares.
-    pub pending: Vec<TargetedExtension>,
+    pub(crate) pending: Vec<TargetedExtension>,
 }
 
 /// One tool in [`ContributionsReport`].
 #[derive(Debug, Clone, Serialize)]
-pub struct ToolRow {
+pub(crate) struct ToolRow {
     /// The tool.
-    pub name: String,
+    pub(crate) name: String,
     /// The plugin offering it.
-    pub plugin: String,
+    pub(crate) plugin: String,
     /// What provides that plugin: `library`, or `mcp.json` for a bridged MCP server.
-    pub provider: &'static str,
+    pub(crate) provider: &'static str,
     /// The library file, or the `mcp.json` file declaring the server.
-    pub file: PathBuf,
+    pub(crate) file: PathBuf,
     /// Its toolset.
-    pub toolset: String,
+    pub(crate) toolset: String,
     /// The extensions applied to it, in order: the last is the outermost.
-    pub extensions: Vec<ExtensionSummary>,
+    pub(crate) extensions: Vec<ExtensionSummary>,
 }
 
 impl ContributionsReport {
     /// The contributions of `registry`.
-    pub fn new(registry: &Registry) -> Self {
+    pub(crate) fn new(registry: &Registry) -> Self {
         Self {
             tools: registry
                 .tools()

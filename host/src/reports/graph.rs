@@ -17,7 +17,7 @@ use crate::{discovery::Provider, registry::Registry};
 
 /// An output format of `graph`.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub enum Format {
+pub(crate) enum Format {
     /// Graphviz: `dot -Tsvg`.
     #[default]
     Dot,
@@ -49,7 +49,7 @@ impl fmt::Display for Format {
 }
 
 /// The graph of `registry` in `format`.
-pub fn render(registry: &Registry, format: Format) -> String {
+pub(crate) fn render(registry: &Registry, format: Format) -> String {
     let graph = Graph::new(registry);
     match format {
         Format::Dot => graph.dot(),
@@ -275,12 +275,12 @@ mod tests {
 
     #[test]
     fn a_bridged_server_is_drawn_as_one_with_its_file() {
-        let server = crate::bridge::cache::tests::server("search", "http://h/mcp");
-        let cache = crate::bridge::cache::ToolCache::new(None);
-        let listed = crate::bridge::cache::CachedListing {
+        let server = crate::discovery::servers::cache::tests::server("search", "http://h/mcp");
+        let cache = crate::discovery::servers::cache::ToolCache::new(None);
+        let listed = crate::discovery::servers::cache::CachedListing {
             server: "search".to_owned(),
             read_at: 0,
-            listing: crate::bridge::cache::Listing {
+            listing: crate::discovery::servers::cache::Listing {
                 tools: vec![rmcp::model::Tool::new(
                     "find",
                     "Finds.",
@@ -291,7 +291,7 @@ mod tests {
         };
         let plugin = DiscoveredPlugin {
             path: "plugins/mcp.json".into(),
-            manifest: crate::bridge::manifest::manifest(&server, Some(&listed)),
+            manifest: crate::discovery::servers::manifest::manifest(&server, Some(&listed)),
             provider: Provider::Bridged {
                 server: std::sync::Arc::new(server),
                 cache,

@@ -23,84 +23,84 @@ use crate::{
 #[derive(Debug, Clone, Serialize)]
 pub struct Listing {
     /// The folder.
-    pub plugin_dir: PathBuf,
+    pub(crate) plugin_dir: PathBuf,
     /// Each plugin, in load order.
-    pub plugins: Vec<PluginRow>,
+    pub(crate) plugins: Vec<PluginRow>,
     /// Each file skipped, with the reason.
-    pub skipped: Vec<SkippedRow>,
+    pub(crate) skipped: Vec<SkippedRow>,
     /// Names asked for with `--extension` that match no plugin.
-    pub unmatched_extensions: Vec<String>,
+    pub(crate) unmatched_extensions: Vec<String>,
     /// Extensions of tools no plugin here declares: stored, never applied.
-    pub pending: Vec<TargetedExtension>,
+    pub(crate) pending: Vec<TargetedExtension>,
 }
 
 /// One plugin in a [`Listing`].
 #[derive(Debug, Clone, Serialize)]
-pub struct PluginRow {
+pub(crate) struct PluginRow {
     /// Its library file.
-    pub file: PathBuf,
+    pub(crate) file: PathBuf,
     /// Its name.
-    pub name: String,
+    pub(crate) name: String,
     /// Its version.
-    pub version: String,
+    pub(crate) version: String,
     /// What it is for.
-    pub description: String,
+    pub(crate) description: String,
     /// When it is opened.
-    pub activation: Vec<String>,
+    pub(crate) activation: Vec<String>,
     /// Its toolsets.
-    pub toolsets: Vec<ToolsetDecl>,
+    pub(crate) toolsets: Vec<ToolsetDecl>,
     /// Its tools, in declaration order.
-    pub tools: Vec<ToolRow>,
+    pub(crate) tools: Vec<ToolRow>,
     /// Whether it builds more tools at run time.
-    pub dynamic_tools: bool,
+    pub(crate) dynamic_tools: bool,
     /// The tools it extends, in declaration order.
-    pub extends: Vec<ExtendsRow>,
+    pub(crate) extends: Vec<ExtendsRow>,
     /// Its resources, in declaration order.
-    pub resources: Vec<ResourceDecl>,
+    pub(crate) resources: Vec<ResourceDecl>,
     /// Its resource templates, in declaration order.
-    pub resource_templates: Vec<ResourceTemplateDecl>,
+    pub(crate) resource_templates: Vec<ResourceTemplateDecl>,
     /// Its prompts, in declaration order.
-    pub prompts: Vec<PromptDecl>,
+    pub(crate) prompts: Vec<PromptDecl>,
     /// The prompt arguments and template variables it completes, in declaration order.
-    pub completions: Vec<CompletionDecl>,
+    pub(crate) completions: Vec<CompletionDecl>,
 }
 
 /// One extension a plugin declares, in a [`PluginRow`].
 #[derive(Debug, Clone, Serialize)]
-pub struct ExtendsRow {
+pub(crate) struct ExtendsRow {
     /// The extension and the tool it extends.
     #[serde(flatten)]
-    pub extension: TargetedExtension,
+    pub(crate) extension: TargetedExtension,
     /// Whether no plugin here declares that tool.
-    pub pending: bool,
+    pub(crate) pending: bool,
 }
 
 /// One tool in a [`PluginRow`].
 #[derive(Debug, Clone, Serialize)]
-pub struct ToolRow {
+pub(crate) struct ToolRow {
     /// Its name.
-    pub name: String,
+    pub(crate) name: String,
     /// Its title.
-    pub title: Option<String>,
+    pub(crate) title: Option<String>,
     /// Its toolset.
-    pub toolset: String,
+    pub(crate) toolset: String,
     /// The annotation hints that are set.
-    pub annotations: Vec<String>,
+    pub(crate) annotations: Vec<String>,
     /// The first line of its description.
-    pub summary: String,
+    pub(crate) summary: String,
     /// The extensions applied to it, in the order they apply: the last is the outermost.
-    pub extensions: Vec<ExtensionSummary>,
+    pub(crate) extensions: Vec<ExtensionSummary>,
 }
 
 /// One skipped file in a [`Listing`].
 #[derive(Debug, Clone, Serialize)]
-pub struct SkippedRow {
+pub(crate) struct SkippedRow {
     /// The file.
-    pub file: PathBuf,
+    pub(crate) file: PathBuf,
     /// Why, in words.
-    pub reason: String,
+    pub(crate) reason: String,
     /// Why, as data.
-    pub detail: SkipReason,
+    pub(crate) detail: SkipReason,
 }
 
 impl Listing {

@@ -6,12 +6,10 @@
 //! - [`listing`]: `reactor-mcp-server list`, from a discovery (including skipped files).
 //! - [`graph`]: `reactor-mcp-server graph`, plugins, toolsets, tools and extensions as a graph.
 
-pub mod contributions;
-pub mod graph;
-pub mod listing;
-pub mod toolsets;
+pub(crate) mod contributions;
+pub(crate) mod graph;
+pub(crate) mod listing;
+pub(crate) mod toolsets;
 
-pub use contributions::ContributionsReport;
-pub use toolsets::{
-    FailedPlugin, GenerationInfo, TOOLSETS_TOOL, ToolsetRow, ToolsetsReport, TurnedOff,
-};
+pub(crate) use contributions::ContributionsReport;
+pub(crate) use toolsets::{FailedPlugin, GenerationInfo, TOOLSETS_TOOL, ToolsetsReport, TurnedOff};

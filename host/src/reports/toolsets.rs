@@ -11,73 +11,73 @@ use std::collections::BTreeSet;
 use serde::Serialize;
 
 use crate::{
-    bridge::upstream::ProcessStatus,
+    call::ProcessStatus,
     registry::{Conflict, Contribution, Entry, Registry},
     selection::{Resolution, ToolFilter},
 };
 
 /// The name of the host's own tool, which lists the toolsets (read-only).
-pub const TOOLSETS_TOOL: &str = "list_server_toolsets";
+pub(crate) const TOOLSETS_TOOL: &str = "list_server_toolsets";
 
 /// The answer of `GET /toolsets`: what the deployment offers and what this URL activates.
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct ToolsetsReport {
+pub(crate) struct ToolsetsReport {
     /// Every toolset, sorted by name.
-    pub toolsets: Vec<ToolsetRow>,
+    pub(crate) toolsets: Vec<ToolsetRow>,
     /// The active toolsets, sorted.
-    pub active: Vec<String>,
+    pub(crate) active: Vec<String>,
     /// The tools this URL is served, sorted: the statically declared ones the filter shows, and
     /// the host's own.
-    pub tools: Vec<String>,
+    pub(crate) tools: Vec<String>,
     /// The filter in force: the server's bounds narrowed by the URL's and the headers'.
-    pub filter: ToolFilter,
+    pub(crate) filter: ToolFilter,
     /// The URIs of the resources this URL is served, sorted.
-    pub resources: Vec<String>,
+    pub(crate) resources: Vec<String>,
     /// The URI templates of the resource templates this URL is served, sorted.
-    pub resource_templates: Vec<String>,
+    pub(crate) resource_templates: Vec<String>,
     /// The prompts this URL is served, sorted.
-    pub prompts: Vec<String>,
+    pub(crate) prompts: Vec<String>,
     /// Names the URL used that no plugin declares, sorted.
-    pub unknown: Vec<String>,
+    pub(crate) unknown: Vec<String>,
     /// Active plugins that build more tools at run time, which only activation lists.
     #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub dynamic_tools_from: Vec<String>,
+    pub(crate) dynamic_tools_from: Vec<String>,
     /// Names offered by more than one plugin.
-    pub conflicts: Vec<Conflict>,
+    pub(crate) conflicts: Vec<Conflict>,
     /// The processes and connections of opened bridged servers and isolated plugins: which
     /// run, which wait to be started again, which are parked.
     #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub processes: Vec<ProcessStatus>,
+    pub(crate) processes: Vec<ProcessStatus>,
     /// The plugins that failed to open, each with why; they are retried when their file
     /// changes.
     #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub failed: Vec<FailedPlugin>,
+    pub(crate) failed: Vec<FailedPlugin>,
     /// What plugins turned off (`Context::set_tool_available` and its siblings), for every
     /// URL, until they turn it on again.
     #[serde(skip_serializing_if = "TurnedOff::is_empty")]
-    pub off: TurnedOff,
+    pub(crate) off: TurnedOff,
     /// Which generation of the plugin folder this is, when a server answers.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub generation: Option<GenerationInfo>,
+    pub(crate) generation: Option<GenerationInfo>,
 }
 
 /// What plugins turned off, by served name, sorted: what a running server holds (its rules
 /// are the server's `availability`) and what `/toolsets` reports.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
-pub struct TurnedOff {
+pub(crate) struct TurnedOff {
     /// Tools.
-    pub tools: BTreeSet<String>,
+    pub(crate) tools: BTreeSet<String>,
     /// Prompts.
-    pub prompts: BTreeSet<String>,
+    pub(crate) prompts: BTreeSet<String>,
     /// Static resources, by URI.
-    pub resources: BTreeSet<String>,
+    pub(crate) resources: BTreeSet<String>,
     /// Resource templates, by URI template.
-    pub resource_templates: BTreeSet<String>,
+    pub(crate) resource_templates: BTreeSet<String>,
 }
 
 impl TurnedOff {
     /// Whether nothing is off.
-    pub fn is_empty(&self) -> bool {
+    pub(crate) fn is_empty(&self) -> bool {
         self.tools.is_empty()
             && self.prompts.is_empty()
             && self.resources.is_empty()
@@ -87,45 +87,45 @@ impl TurnedOff {
 
 /// A plugin that failed to open, and why.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct FailedPlugin {
+pub(crate) struct FailedPlugin {
     /// The plugin.
-    pub plugin: String,
+    pub(crate) plugin: String,
     /// Why it failed.
-    pub reason: String,
+    pub(crate) reason: String,
 }
 
 /// Which generation of the plugins a running server serves: a new one is made each time the
 /// plugin folder or a watched `mcp.json` changes.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct GenerationInfo {
+pub(crate) struct GenerationInfo {
     /// 1 at start-up, one more at each change.
-    pub number: u64,
+    pub(crate) number: u64,
     /// When it was made (RFC 3339, UTC).
-    pub since: String,
+    pub(crate) since: String,
 }
 
 /// One toolset in [`ToolsetsReport`].
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct ToolsetRow {
+pub(crate) struct ToolsetRow {
     /// Its name.
-    pub name: String,
+    pub(crate) name: String,
     /// Its title.
-    pub title: String,
+    pub(crate) title: String,
     /// Its description.
-    pub description: String,
+    pub(crate) description: String,
     /// On by default.
-    pub default: bool,
+    pub(crate) default: bool,
     /// Always on.
-    pub always: bool,
+    pub(crate) always: bool,
     /// Active for this URL.
-    pub active: bool,
+    pub(crate) active: bool,
     /// The plugin that declared it.
-    pub plugin: String,
+    pub(crate) plugin: String,
 }
 
 impl ToolsetsReport {
     /// The report for `resolution`; `toolsets_tool` says whether the host serves its own tool.
-    pub fn new(registry: &Registry, resolution: &Resolution, toolsets_tool: bool) -> Self {
+    pub(crate) fn new(registry: &Registry, resolution: &Resolution, toolsets_tool: bool) -> Self {
         let active = &resolution.active;
         Self {
             toolsets: registry
@@ -162,7 +162,7 @@ impl ToolsetsReport {
     }
 
     /// The report, saying which generation it describes.
-    pub fn with_generation(self, generation: GenerationInfo) -> Self {
+    pub(crate) fn with_generation(self, generation: GenerationInfo) -> Self {
         Self {
             generation: Some(generation),
             ..self

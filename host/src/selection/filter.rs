@@ -16,19 +16,19 @@ use serde::Serialize;
 
 /// Which tools a request is shown; the default shows every tool.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
-pub struct ToolFilter {
+pub(crate) struct ToolFilter {
     /// The allow-lists, one per source that gave one: a tool must match a pattern of each.
-    pub allow: BTreeSet<BTreeSet<String>>,
+    pub(crate) allow: BTreeSet<BTreeSet<String>>,
     /// Patterns of tools never shown.
-    pub exclude: BTreeSet<String>,
+    pub(crate) exclude: BTreeSet<String>,
     /// Show only tools annotated `readOnlyHint: true`.
-    pub readonly: bool,
+    pub(crate) readonly: bool,
 }
 
 impl ToolFilter {
     /// The filter one source gives: `tools` (an allow-list, when given), `exclude` and
     /// `readonly`.
-    pub fn new(tools: Option<&[String]>, exclude: &[String], readonly: bool) -> Self {
+    pub(crate) fn new(tools: Option<&[String]>, exclude: &[String], readonly: bool) -> Self {
         Self {
             allow: tools
                 .map(|tools| tools.iter().cloned().collect())
@@ -40,7 +40,7 @@ impl ToolFilter {
     }
 
     /// Whether the tool `name`, read-only or not as its annotations say, is shown.
-    pub fn allows(&self, name: &str, read_only_hint: bool) -> bool {
+    pub(crate) fn allows(&self, name: &str, read_only_hint: bool) -> bool {
         (read_only_hint || !self.readonly)
             && !self.exclude.iter().any(|p| glob_matches(p, name))
             && self
@@ -51,7 +51,7 @@ impl ToolFilter {
 
     /// What both filters show, and nothing more.
     #[must_use]
-    pub fn narrow(mut self, other: Self) -> Self {
+    pub(crate) fn narrow(mut self, other: Self) -> Self {
         self.allow.extend(other.allow);
         self.exclude.extend(other.exclude);
         self.readonly |= other.readonly;
@@ -59,14 +59,14 @@ impl ToolFilter {
     }
 
     /// Whether the filter shows every tool.
-    pub fn shows_all(&self) -> bool {
+    pub(crate) fn shows_all(&self) -> bool {
         self.allow.is_empty() && self.exclude.is_empty() && !self.readonly
     }
 }
 
 /// Whether `name` matches `pattern`, in which `*` stands for any run of characters (none
 /// included) and every other character for itself.
-pub fn glob_matches(pattern: &str, name: &str) -> bool {
+pub(crate) fn glob_matches(pattern: &str, name: &str) -> bool {
     let Some((first, rest)) = pattern.split_once('*') else {
         return pattern == name;
     };

@@ -67,7 +67,8 @@ use super::{
     subscriptions::Updates,
 };
 use crate::{
-    isolation::wire::{ASK_METHOD, AVAILABILITY_METHOD, Caller, TASK_METHOD},
+    call::level::{LEVELS, level_number},
+    call::wire::{ASK_METHOD, AVAILABILITY_METHOD, Caller, TASK_METHOD},
     selection::{ActiveSet, Resolution},
 };
 
@@ -148,27 +149,6 @@ impl SessionLevel {
 
 /// A level above every message's: nothing is sent.
 const SILENT: u8 = 8;
-
-/// rmcp's levels, in the order of `plugin_api::LogLevel`.
-const LEVELS: [LoggingLevel; 8] = [
-    LoggingLevel::Debug,
-    LoggingLevel::Info,
-    LoggingLevel::Notice,
-    LoggingLevel::Warning,
-    LoggingLevel::Error,
-    LoggingLevel::Critical,
-    LoggingLevel::Alert,
-    LoggingLevel::Emergency,
-];
-
-/// The number of `level` in `plugin_api::LogLevel`'s order, 0 = debug.
-pub(crate) fn level_number(level: LoggingLevel) -> u8 {
-    LEVELS
-        .iter()
-        .position(|l| *l == level)
-        .and_then(|n| u8::try_from(n).ok())
-        .unwrap_or(0)
-}
 
 /// What a tool sends through its context, in order.
 enum Event {
@@ -604,7 +584,7 @@ impl HostContext for CallContext {
 
     /// Tells this server's subscribers that `uri` changed, from any thread, during the call or
     /// after it. An isolated plugin's parent is one of them when its own sessions subscribed
-    /// ([`crate::bridge::upstream::Upstream::subscribe`]).
+    /// ([`crate::providers::bridged::upstream::Upstream::subscribe`]).
     fn resource_updated(&self, uri: RString) {
         self.updates.send(uri.into_string());
     }

@@ -41,8 +41,9 @@ use super::{
     subscriptions::{Refused, ServerHub, Session, Updates},
 };
 use crate::{
-    bridge::{ResourceUpdates, upstream::Upstream},
-    build::{CallError, LoadedPlugin},
+    build::LoadedPlugin,
+    call::CallError,
+    call::{Process, ResourceUpdates},
     discovery::Provider,
     registry::{CompletionOwner, Registry},
     selection::ActiveSet,
@@ -241,7 +242,7 @@ pub(super) async fn subscribe_upstream(
 ) {
     match open(generation, plugin).await {
         Ok(plugin) => {
-            if let Some(upstream) = plugin.upstream() {
+            if let Some(upstream) = plugin.process() {
                 let sink = upstream_updates(Arc::downgrade(upstream), hub, updates);
                 upstream.subscribe(uri, sink).await;
             }
@@ -255,7 +256,7 @@ pub(super) async fn subscribe_upstream(
 /// Where `upstream`'s updates go: to `updates` while a subscriber of `hub` holds the URI;
 /// otherwise the subscription there is withdrawn (unless one comes back meanwhile).
 fn upstream_updates(
-    upstream: Weak<Upstream>,
+    upstream: Weak<dyn Process>,
     hub: &Arc<ServerHub>,
     updates: &Updates,
 ) -> ResourceUpdates {
@@ -270,7 +271,9 @@ fn upstream_updates(
         };
         let hub = Arc::clone(&hub);
         runtime.spawn(async move {
-            upstream.unsubscribe(&uri, || !hub.holds(&uri)).await;
+            upstream
+                .unsubscribe(&uri, Box::new(|| !hub.holds(&uri)))
+                .await;
         });
     })
 }

@@ -10,7 +10,7 @@
 
 use std::{
     collections::HashMap,
-    sync::{Arc, PoisonError, RwLock},
+    sync::{Arc, RwLock},
     time::SystemTime,
 };
 
@@ -22,6 +22,7 @@ use super::{
     cache_key, header_tools, mirrors_a_header,
     served::{self, Resolved},
 };
+use crate::util::lock::{read, write};
 use crate::{
     auth::Bound,
     build::Builder,
@@ -118,12 +119,7 @@ impl Generation {
         bound: Option<&Bound>,
     ) -> Arc<Resolved> {
         let key = cache_key(query, values, bound);
-        if let Some(resolved) = self
-            .resolved
-            .read()
-            .unwrap_or_else(PoisonError::into_inner)
-            .get(key.as_ref())
-        {
+        if let Some(resolved) = read(&self.resolved).get(key.as_ref()) {
             return Arc::clone(resolved);
         }
         let headers = Headers::from_values(values.each_ref().map(Option::as_deref));
@@ -141,10 +137,7 @@ impl Generation {
         // A tool a plugin turned off is one more excluded name of every URL.
         (resolution.filter.exclude).extend(self.hidden.tools.iter().cloned());
         let resolved = Arc::new(Resolved::new(resolution));
-        let mut cache = self
-            .resolved
-            .write()
-            .unwrap_or_else(PoisonError::into_inner);
+        let mut cache = write(&self.resolved);
         if cache.len() < RESOLVED_QUERIES {
             cache.insert(key.into_owned(), Arc::clone(&resolved));
         }

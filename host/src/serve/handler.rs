@@ -52,7 +52,8 @@ use tokio_util::sync::CancellationToken;
 
 use crate::{
     auth::{Caller, Identity},
-    build::{CallError, CallOutput, LoadedTool},
+    build::LoadedTool,
+    call::{CallError, CallOutput},
     selection::{ActiveSet, Resolution},
 };
 
@@ -275,10 +276,10 @@ impl Handler {
     fn parent_caller(
         &self,
         context: &RequestContext<RoleServer>,
-    ) -> Option<crate::isolation::wire::Caller> {
+    ) -> Option<crate::call::wire::Caller> {
         self.state
             .for_parent
-            .then(|| crate::isolation::wire::caller_of(&context.meta))
+            .then(|| crate::call::wire::caller_of(&context.meta))
             .flatten()
     }
 
@@ -427,14 +428,14 @@ impl Handler {
         let output = self
             .state
             .for_parent
-            .then(|| crate::isolation::wire::output_meta(&outcome))
+            .then(|| crate::call::wire::output_meta(&outcome))
             .flatten();
         let mut result = call_result(name, outcome);
         if let Some(output) = output {
             result
                 .meta
                 .get_or_insert_default()
-                .insert(crate::isolation::wire::OUTPUT_META.to_owned(), output);
+                .insert(crate::call::wire::OUTPUT_META.to_owned(), output);
         }
         Ok(result.into())
     }

@@ -9,6 +9,8 @@
 
 use std::{net::IpAddr, sync::Arc};
 
+use crate::util::loopback::{is_loopback, normalize_host};
+
 use axum::{
     Extension, Json,
     extract::{RawQuery, Request, State},
@@ -260,13 +262,6 @@ fn authority(authority: &Authority) -> HostRule {
     }
 }
 
-fn normalize_host(host: &str) -> String {
-    host.trim_start_matches('[')
-        .trim_end_matches(']')
-        .trim_end_matches('.')
-        .to_ascii_lowercase()
-}
-
 fn parse_host_rule(entry: &str) -> Option<HostRule> {
     // A bare IPv6 address (`::1`) is not an authority; it names a host without a port.
     if entry.matches(':').count() > 1 && !entry.starts_with('[') {
@@ -314,14 +309,6 @@ fn default_port(scheme: &str) -> Option<u16> {
         "https" | "wss" => Some(443),
         _ => None,
     }
-}
-
-/// Whether `host` (a name or an unbracketed address, lowercase) is loopback: `localhost`,
-/// a `*.localhost` name, or a loopback address.
-pub(crate) fn is_loopback(host: &str) -> bool {
-    host == "localhost"
-        || host.ends_with(".localhost")
-        || host.parse::<IpAddr>().is_ok_and(|ip| ip.is_loopback())
 }
 
 fn is_wildcard_address(host: &str) -> bool {

@@ -39,18 +39,18 @@ use super::front::Front;
 
 /// The bounds on connections.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct ConnectionLimits {
+pub(crate) struct ConnectionLimits {
     /// Connections served at once.
-    pub max_connections: usize,
+    pub(crate) max_connections: usize,
     /// Time to send a request's headers.
-    pub header_timeout: Duration,
+    pub(crate) header_timeout: Duration,
     /// Time a write may wait for the client to read, and a body may stall.
-    pub idle_timeout: Duration,
+    pub(crate) idle_timeout: Duration,
 }
 
 impl ConnectionLimits {
     /// The defaults: 512 connections, 10 s for headers, 60 s idle.
-    pub const DEFAULT: Self = Self {
+    pub(crate) const DEFAULT: Self = Self {
         max_connections: 512,
         header_timeout: Duration::from_secs(10),
         idle_timeout: Duration::from_secs(60),

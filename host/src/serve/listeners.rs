@@ -14,7 +14,7 @@
 use std::{
     collections::{BTreeMap, BTreeSet},
     sync::{
-        Arc, Mutex, PoisonError,
+        Arc, Mutex,
         atomic::{AtomicU64, Ordering},
     },
 };
@@ -30,6 +30,7 @@ use rmcp::{
 use serde_json::Value;
 
 use super::{availability::Hidden, contributions as contributed, generation::Generation};
+use crate::util::lock::lock;
 use crate::{
     registry::Registry,
     selection::{Query, Resolution, ToolFilter},
@@ -149,7 +150,7 @@ impl Drop for Registration {
 
 impl Listeners {
     fn lock(&self) -> std::sync::MutexGuard<'_, BTreeMap<u64, Listener>> {
-        self.entries.lock().unwrap_or_else(PoisonError::into_inner)
+        lock(&self.entries)
     }
 
     /// Registers `target`, served `selection`, to hear of changes to the lists in `wants`.

@@ -47,10 +47,10 @@ mod listeners;
 mod queue;
 mod ready;
 mod reload;
-pub mod rounds;
+pub(crate) mod rounds;
 mod served;
 mod sessions;
-pub mod stdio;
+pub(crate) mod stdio;
 mod subscriptions;
 mod tasks;
 mod validate;
@@ -70,57 +70,57 @@ use rmcp::{
 };
 use tokio_util::sync::CancellationToken;
 
-pub(crate) use context::level_number;
-pub use listener::ConnectionLimits;
+pub(crate) use listener::ConnectionLimits;
 pub use ready::Ready;
-pub use sessions::SessionLimits;
+pub(crate) use sessions::SessionLimits;
 
 use crate::{
     auth::{AuthOptions, Authenticator, Bound},
-    build::{Builder, ProviderOpener},
+    build::Builder,
+    providers::ProviderOpener,
     registry::Registry,
     reload::{Source, Triggers},
     selection::{self, Query, ToolFilter},
 };
 use generation::Generation;
 
-/// How to serve: a plain value, built from the command line by `crate::config` or by hand.
+/// How to serve: a plain value, built from the command line by `crate::cli::args` or by hand.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Options {
+pub(crate) struct Options {
     /// The address to bind (a name, an IP, or a bracketed IPv6 address).
-    pub host: String,
+    pub(crate) host: String,
     /// The port to bind; 0 picks a free one.
-    pub port: u16,
+    pub(crate) port: u16,
     /// The path of the MCP endpoint.
-    pub path: String,
+    pub(crate) path: String,
     /// The selection a URL that selects nothing gets.
-    pub fallback: Option<Query>,
+    pub(crate) fallback: Option<Query>,
     /// The tools any request may be shown at most; URLs and headers narrow inside them.
-    pub tool_bounds: ToolFilter,
+    pub(crate) tool_bounds: ToolFilter,
     /// The server name clients see (`serverInfo.name`).
-    pub name: String,
+    pub(crate) name: String,
     /// Whether the host's own `list_server_toolsets` tool is served.
-    pub toolsets_tool: bool,
+    pub(crate) toolsets_tool: bool,
     /// Serve without sessions, with JSON answers.
-    pub stateless: bool,
+    pub(crate) stateless: bool,
     /// Further `Host` names the server answers to.
-    pub allowed_hosts: Vec<String>,
+    pub(crate) allowed_hosts: Vec<String>,
     /// Browser origins allowed to call the server.
-    pub allowed_origins: Vec<String>,
+    pub(crate) allowed_origins: Vec<String>,
     /// Where to say, once listening, where the server listens.
-    pub ready_file: Option<std::path::PathBuf>,
+    pub(crate) ready_file: Option<std::path::PathBuf>,
     /// The bounds on sessions and on what each holds.
-    pub sessions: SessionLimits,
+    pub(crate) sessions: SessionLimits,
     /// The bounds on connections.
-    pub connections: ConnectionLimits,
+    pub(crate) connections: ConnectionLimits,
     /// How long calls in flight may run on after a shutdown signal.
-    pub shutdown_grace: Duration,
+    pub(crate) shutdown_grace: Duration,
     /// Whether this serves an isolated plugin's parent: each call's `Context` answers for the
     /// caller the parent names, and each result says what the tool answered
-    /// ([`crate::isolation::wire`]).
-    pub for_parent: bool,
+    /// ([`crate::call::wire`]).
+    pub(crate) for_parent: bool,
     /// Who may call (`crate::auth`).
-    pub auth: AuthOptions,
+    pub(crate) auth: AuthOptions,
 }
 
 impl Default for Options {
@@ -148,7 +148,7 @@ impl Default for Options {
 }
 
 /// The largest request body accepted (4 MiB); larger ones get 413.
-pub const MAX_REQUEST_BODY_BYTES: usize = 4 * 1024 * 1024;
+pub(crate) const MAX_REQUEST_BODY_BYTES: usize = 4 * 1024 * 1024;
 
 /// How many distinct URL queries (with their selection headers) keep their resolution cached;
 /// later ones are resolved anew on every request (the cache cannot be grown without bound by a
@@ -156,7 +156,7 @@ pub const MAX_REQUEST_BODY_BYTES: usize = 4 * 1024 * 1024;
 const RESOLVED_QUERIES: usize = 256;
 
 /// How long calls in flight may run on after a shutdown signal, by default.
-pub const SHUTDOWN_GRACE: Duration = Duration::from_secs(10);
+pub(crate) const SHUTDOWN_GRACE: Duration = Duration::from_secs(10);
 
 /// How long connections may take to close once the calls have ended (or the grace is over).
 const CLOSE_GRACE: Duration = Duration::from_secs(1);
@@ -164,7 +164,7 @@ const CLOSE_GRACE: Duration = Duration::from_secs(1);
 /// Why the server could not run.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
-pub enum ServeError {
+pub(crate) enum ServeError {
     /// The options do not make sense.
     #[error("{0}")]
     Options(String),
@@ -194,7 +194,7 @@ pub enum ServeError {
 
 /// Serves `registry`'s plugins as `args` say, until SIGINT or SIGTERM; with a `source`, a new
 /// generation each time its plugins change ([`crate::reload`]).
-pub async fn run(
+pub(crate) async fn run(
     registry: Arc<Registry>,
     args: Options,
     source: Option<Source>,
@@ -227,7 +227,7 @@ pub async fn run(
         auth,
     );
 
-    let host = args.host.trim_start_matches('[').trim_end_matches(']');
+    let host = crate::util::loopback::unbracketed(&args.host);
     let listener = tokio::net::TcpListener::bind((host, args.port))
         .await
         .map_err(|source| ServeError::Bind {

@@ -17,11 +17,11 @@ use serde::{Deserialize, Serialize};
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Ready {
     /// The MCP endpoint, `http://ADDR/PATH`, as the stderr line prints it.
-    pub url: String,
+    pub(crate) url: String,
     /// The address the listener is bound to.
-    pub address: SocketAddr,
+    pub(crate) address: SocketAddr,
     /// The server's process id.
-    pub pid: u32,
+    pub(crate) pid: u32,
 }
 
 impl Ready {

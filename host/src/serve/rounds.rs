@@ -33,7 +33,7 @@ const STATE_TTL: Duration = Duration::from_secs(3600);
 
 /// The environment variable holding the key states are sealed with, for servers behind a load
 /// balancer that must open each other's states; a random key per process otherwise.
-pub const KEY_VARIABLE: &str = "REACTOR_MCP_REQUEST_STATE_KEY";
+pub(crate) const KEY_VARIABLE: &str = "REACTOR_MCP_REQUEST_STATE_KEY";
 
 /// Seals and opens request states.
 pub struct Sealer(RequestStateCodec);
@@ -47,7 +47,7 @@ impl std::fmt::Debug for Sealer {
 impl Sealer {
     /// A sealer with the key of [`KEY_VARIABLE`], or a random one; a key shorter than 32 bytes
     /// is refused, naming the variable.
-    pub fn from_env() -> Result<Self, String> {
+    pub(crate) fn from_env() -> Result<Self, String> {
         match std::env::var(KEY_VARIABLE) {
             Ok(key) => RequestStateCodec::try_new(key.into_bytes())
                 .map(Self)
@@ -118,12 +118,12 @@ impl Round {
 
     /// A round that starts empty and keeps what the client answers on a session
     /// ([`Round::record`]): what an `input_first` task call gathered before it became a task.
-    pub fn gathering() -> Arc<Self> {
+    pub(crate) fn gathering() -> Arc<Self> {
         Arc::default()
     }
 
     /// Keeps `answers`, which the client gave on its session.
-    pub fn record(&self, answers: &serde_json::Map<String, Value>) {
+    pub(crate) fn record(&self, answers: &serde_json::Map<String, Value>) {
         let mut known = self.known.lock().unwrap_or_else(|e| e.into_inner());
         known.extend(answers.iter().map(|(k, v)| (k.clone(), v.clone())));
     }
@@ -170,7 +170,7 @@ fn answers_method(method: &str, answer: &Value) -> bool {
 }
 
 /// The input request a client request becomes in an input-required result.
-pub fn input_request(request: ServerRequest) -> Option<InputRequest> {
+pub(crate) fn input_request(request: ServerRequest) -> Option<InputRequest> {
     match request {
         ServerRequest::CreateMessageRequest(r) => Some(InputRequest::CreateMessage(r)),
         ServerRequest::ElicitRequest(r) => Some(InputRequest::Elicitation(r)),
@@ -180,7 +180,7 @@ pub fn input_request(request: ServerRequest) -> Option<InputRequest> {
 }
 
 /// What a call still needs: its input requests, by key.
-pub type Missing = InputRequests;
+pub(crate) type Missing = InputRequests;
 
 #[cfg(test)]
 mod tests {

@@ -12,7 +12,7 @@
 
 use std::{
     collections::HashMap,
-    sync::{Arc, OnceLock, PoisonError, RwLock},
+    sync::{Arc, OnceLock, RwLock},
 };
 
 use tokio::sync::OnceCell;
@@ -23,6 +23,7 @@ use serde_json::{Value, json};
 
 use super::validate::ArgumentValidator;
 pub(crate) use crate::reports::TOOLSETS_TOOL;
+use crate::util::lock::{read, write};
 use crate::{
     build::{Builder, ToolTable},
     selection::{ActiveSet, Resolution, ToolFilter},
@@ -200,26 +201,19 @@ impl Sets {
     /// The view of `resolved`: its active set's served set ([`Sets::get`]) through its filter,
     /// built on the first request that needs it, and again when its set is stale.
     pub(crate) async fn view(&self, resolved: &Resolved) -> Result<Arc<ServedView>, String> {
-        let kept = resolved
-            .view
-            .read()
-            .unwrap_or_else(PoisonError::into_inner)
-            .clone();
+        let kept = read(&resolved.view).clone();
         if let Some(view) = kept.filter(|v| !v.set().table().is_stale()) {
             return Ok(view);
         }
         let set = self.get(&resolved.resolution.active).await?;
         let view = Arc::new(ServedView::new(set, &resolved.resolution.filter));
-        *resolved
-            .view
-            .write()
-            .unwrap_or_else(PoisonError::into_inner) = Some(Arc::clone(&view));
+        *write(&resolved.view) = Some(Arc::clone(&view));
         Ok(view)
     }
 
     /// Drops `cell` as the slot of `active`, unless another request replaced it already.
     fn forget(&self, active: &ActiveSet, cell: &Arc<OnceCell<Arc<ServedSet>>>) {
-        let mut sets = self.sets.write().unwrap_or_else(PoisonError::into_inner);
+        let mut sets = write(&self.sets);
         if sets.get(active).is_some_and(|c| Arc::ptr_eq(c, cell)) {
             sets.remove(active);
         }
@@ -227,21 +221,10 @@ impl Sets {
 
     /// The slot of `active`, made empty on first sight.
     fn cell(&self, active: &ActiveSet) -> Arc<OnceCell<Arc<ServedSet>>> {
-        if let Some(cell) = self
-            .sets
-            .read()
-            .unwrap_or_else(PoisonError::into_inner)
-            .get(active)
-        {
+        if let Some(cell) = read(&self.sets).get(active) {
             return Arc::clone(cell);
         }
-        Arc::clone(
-            self.sets
-                .write()
-                .unwrap_or_else(PoisonError::into_inner)
-                .entry(active.clone())
-                .or_default(),
-        )
+        Arc::clone(write(&self.sets).entry(active.clone()).or_default())
     }
 }
 

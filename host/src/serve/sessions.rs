@@ -27,12 +27,13 @@ use std::{
     collections::HashMap,
     future::Future,
     sync::{
-        Arc, Mutex, PoisonError, Weak,
+        Arc, Mutex, Weak,
         atomic::{AtomicUsize, Ordering},
     },
     time::{Duration, Instant},
 };
 
+use crate::util::lock::lock;
 use axum::{
     body::Body,
     extract::Request,
@@ -54,30 +55,30 @@ use rmcp::{
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
-/// The bounds on sessions and on what each holds; `crate::config` gives each a flag.
+/// The bounds on sessions and on what each holds; `crate::cli::args` gives each a flag.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct SessionLimits {
+pub(crate) struct SessionLimits {
     /// The most sessions open at once (`--max-sessions`).
-    pub max_sessions: usize,
+    pub(crate) max_sessions: usize,
     /// How long a session may go without an open stream before it is closed
     /// (`--session-idle-timeout`).
-    pub idle_timeout: Duration,
+    pub(crate) idle_timeout: Duration,
     /// The messages kept per stream for a client that is not reading it (`--session-buffer`).
-    pub buffered_messages: usize,
+    pub(crate) buffered_messages: usize,
     /// The most resource subscriptions one session may hold (`--max-subscriptions`).
-    pub max_subscriptions: usize,
+    pub(crate) max_subscriptions: usize,
     /// The longest URI, in bytes, a session may subscribe to (`--max-uri-length`).
-    pub max_uri_bytes: usize,
+    pub(crate) max_uri_bytes: usize,
     /// How long a request the server sends a client (sampling, elicitation, roots) may wait
     /// for its answer (`--client-request-timeout`).
-    pub client_request_timeout: Duration,
+    pub(crate) client_request_timeout: Duration,
     /// The most tool calls running as tasks at once on the server (`--max-tasks`).
-    pub max_tasks: usize,
+    pub(crate) max_tasks: usize,
     /// The most tool calls running as tasks at once per session, or per caller without
     /// sessions (`--max-tasks-per-session`).
-    pub max_tasks_per_session: usize,
+    pub(crate) max_tasks_per_session: usize,
     /// How long a task may run, and how long its result is kept once it ended (`--task-ttl`).
-    pub task_ttl: Duration,
+    pub(crate) task_ttl: Duration,
 }
 
 impl SessionLimits {
@@ -87,7 +88,7 @@ impl SessionLimits {
     /// session's subscriptions to ~200 kB; five minutes leaves a person time to answer an
     /// elicitation and a model time to sample; a thousand tasks, sixteen per session, kept five
     /// minutes (rmcp's default TTL), bound what tasks hold as sessions are bound.
-    pub const DEFAULT: Self = Self {
+    pub(crate) const DEFAULT: Self = Self {
         max_sessions: 1000,
         idle_timeout: Duration::from_secs(300),
         buffered_messages: 16,
@@ -141,7 +142,7 @@ struct Usages(Mutex<HashMap<SessionId, Usage>>);
 
 impl Usages {
     fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<SessionId, Usage>> {
-        self.0.lock().unwrap_or_else(PoisonError::into_inner)
+        lock(&self.0)
     }
 
     /// Marks `id` as used now; whether it is open.

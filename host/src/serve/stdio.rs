@@ -27,7 +27,7 @@ use crate::{registry::Registry, reload::Source};
 ///
 /// If the descriptors cannot be duplicated.
 #[cfg(unix)]
-pub fn protect_stdout() -> std::io::Result<File> {
+pub(crate) fn protect_stdout() -> std::io::Result<File> {
     use std::os::fd::AsFd as _;
     let protocol = std::io::stdout().as_fd().try_clone_to_owned()?;
     rustix::stdio::dup2_stdout(std::io::stderr().as_fd())?;
@@ -41,7 +41,7 @@ pub fn protect_stdout() -> std::io::Result<File> {
 ///
 /// If the handle cannot be duplicated.
 #[cfg(windows)]
-pub fn protect_stdout() -> std::io::Result<File> {
+pub(crate) fn protect_stdout() -> std::io::Result<File> {
     use std::os::windows::io::AsHandle as _;
     Ok(File::from(
         std::io::stdout().as_handle().try_clone_to_owned()?,
@@ -92,7 +92,7 @@ fn streams(protocol_out: File) -> Streams {
 /// # Errors
 ///
 /// If the client's `initialize` fails, or the plugins cannot be started.
-pub async fn run(
+pub(crate) async fn run(
     registry: Arc<Registry>,
     options: Options,
     protocol_out: File,

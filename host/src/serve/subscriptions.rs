@@ -18,11 +18,12 @@
 use std::{
     collections::{BTreeMap, BTreeSet},
     sync::{
-        Arc, Mutex, PoisonError,
+        Arc, Mutex,
         atomic::{AtomicU64, Ordering},
     },
 };
 
+use crate::util::lock::lock;
 use rmcp::{
     RoleServer,
     model::{ResourceUpdatedNotification, ResourceUpdatedNotificationParam, ServerNotification},
@@ -141,7 +142,7 @@ impl Subscriber {
 
 impl<P> std::fmt::Debug for Hub<P> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let state = self.state.lock().unwrap_or_else(PoisonError::into_inner);
+        let state = lock(&self.state);
         f.debug_struct("Hub")
             .field("uris", &state.by_uri.keys().collect::<Vec<_>>())
             .field("sessions", &state.by_session.len())
@@ -171,7 +172,7 @@ impl<P: Clone> Hub<P> {
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, State<P>> {
-        self.state.lock().unwrap_or_else(PoisonError::into_inner)
+        lock(&self.state)
     }
 
     fn subscribe(&self, session: u64, uri: &str, peer: P) -> Result<(), Refused> {

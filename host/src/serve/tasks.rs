@@ -21,6 +21,7 @@ use std::{
     time::Duration,
 };
 
+use crate::util::lock::lock;
 use rmcp::{
     ErrorData,
     model::{ClientCapabilities, DetailedTask, InputRequest, Task},
@@ -164,9 +165,7 @@ impl Tasks {
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, Owner>> {
-        self.owners
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
+        lock(&self.owners)
     }
 }
 

@@ -4,13 +4,13 @@
 //! `[A-Za-z0-9_-]` becomes `_`; a name over 64 characters becomes its first 55, `_` and 8 hex
 //! digits of the SHA-256 of the unmangled name, so long names stay distinct.
 
-use sha2::{Digest, Sha256};
+use crate::util::hash::sha256_hex;
 
 /// The most characters a served name has.
-pub const MAX_NAME: usize = 64;
+pub(crate) const MAX_NAME: usize = 64;
 
 /// The served name of `tool` of `server`.
-pub fn served_name(server: &str, tool: &str, namespace: bool) -> String {
+pub(crate) fn served_name(server: &str, tool: &str, namespace: bool) -> String {
     let original = if namespace {
         format!("{server}__{tool}")
     } else {
@@ -30,22 +30,6 @@ pub fn served_name(server: &str, tool: &str, namespace: bool) -> String {
         return clean;
     }
     format!("{}_{}", &clean[..55], &sha256_hex(&original)[..8])
-}
-
-/// The SHA-256 of `text`, in hex.
-pub(crate) fn sha256_hex(text: &str) -> String {
-    hex(&Sha256::digest(text.as_bytes()))
-}
-
-/// `bytes` in lowercase hex.
-pub(crate) fn hex(bytes: &[u8]) -> String {
-    const DIGITS: &[u8; 16] = b"0123456789abcdef";
-    let mut hex = String::with_capacity(bytes.len() * 2);
-    for &byte in bytes {
-        hex.push(char::from(DIGITS[usize::from(byte >> 4)]));
-        hex.push(char::from(DIGITS[usize::from(byte & 15)]));
-    }
-    hex
 }
 
 #[cfg(test)]

@@ -17,18 +17,32 @@ use crate::serve::{ConnectionLimits, SHUTDOWN_GRACE, SessionLimits};
 pub struct Cli {
     /// What to do; `serve` when omitted.
     #[command(subcommand)]
-    pub command: Option<Command>,
+    pub(crate) command: Option<Command>,
     /// Options shared by every command.
     #[command(flatten)]
-    pub common: Common,
+    pub(crate) common: Common,
     /// The options of `serve`, given without the subcommand.
     #[command(flatten)]
-    pub serve: ServeArgs,
+    pub(crate) serve: ServeArgs,
 }
 
 impl Cli {
+    /// Whether the command serves callers who authenticate (the audit log is on for them).
+    pub fn authenticates(&self) -> bool {
+        match &self.command {
+            None => self.serve.auth.options().is_on(),
+            Some(Command::Serve(args)) => args.auth.options().is_on(),
+            Some(_) => false,
+        }
+    }
+
+    /// The log level asked for (`--log-level`), used when `RUST_LOG` is not set.
+    pub fn log_level(&self) -> &str {
+        &self.common.log_level
+    }
+
     /// The command to run: the one named, else `serve` with the options given at the top.
-    pub fn into_command(self) -> (Common, Command) {
+    pub(crate) fn into_command(self) -> (Common, Command) {
         let command = self.command.unwrap_or(Command::Serve(self.serve));
         (self.common, command)
     }
@@ -36,7 +50,7 @@ impl Cli {
 
 /// Options of every command.
 #[derive(Debug, Clone, Args)]
-pub struct Common {
+pub(crate) struct Common {
     /// The folder scanned for plugin libraries.
     #[arg(
         long,
@@ -44,10 +58,10 @@ pub struct Common {
         env = "REACTOR_MCP_PLUGIN_DIR",
         default_value = "plugins"
     )]
-    pub plugin_dir: PathBuf,
+    pub(crate) plugin_dir: PathBuf,
     /// Serve only the plugins with these names (repeatable; replaces REACTOR_MCP_EXTENSIONS).
     #[arg(long = "extension", global = true, value_name = "NAME")]
-    pub extensions: Vec<String>,
+    pub(crate) extensions: Vec<String>,
     /// A further `mcp.json` of MCP servers to bridge (repeatable), read after the plugin
     /// folder's `mcp.json` and `*.mcp.json`.
     #[arg(
@@ -57,15 +71,15 @@ pub struct Common {
         value_delimiter = ',',
         value_name = "FILE"
     )]
-    pub mcp_config: Vec<PathBuf>,
+    pub(crate) mcp_config: Vec<PathBuf>,
     /// Refuse to start when an `mcp.json` file or server entry cannot be used (by default it is
     /// skipped with a warning).
     #[arg(long, global = true, env = "REACTOR_MCP_STRICT_CONFIG", value_parser = BoolishValueParser::new())]
-    pub strict_config: bool,
+    pub(crate) strict_config: bool,
     /// Where the bridged servers' last tool lists are kept (default: the user's cache folder,
     /// `$XDG_CACHE_HOME/reactor-mcp-server` or `~/.cache/reactor-mcp-server`).
     #[arg(long, global = true, env = "REACTOR_MCP_CACHE_DIR", value_name = "DIR")]
-    pub cache_dir: Option<PathBuf>,
+    pub(crate) cache_dir: Option<PathBuf>,
     /// Run this plugin out of process, in a child of the host's own binary, so that its crash
     /// or hang takes nothing else down (repeatable or comma-separated; `*` for every plugin).
     #[arg(
@@ -75,7 +89,7 @@ pub struct Common {
         value_delimiter = ',',
         value_name = "PLUGIN"
     )]
-    pub isolate: Vec<String>,
+    pub(crate) isolate: Vec<String>,
     /// Seconds an isolated plugin's call may go with neither its answer nor a progress report
     /// (default 60): `SECONDS` for every isolated plugin, `PLUGIN=SECONDS` for one (repeatable
     /// or comma-separated; the last that applies wins).
@@ -86,7 +100,7 @@ pub struct Common {
         value_delimiter = ',',
         value_name = "[PLUGIN=]SECONDS"
     )]
-    pub call_timeout: Vec<crate::isolation::CallTimeout>,
+    pub(crate) call_timeout: Vec<crate::providers::isolated::CallTimeout>,
     /// The log level when RUST_LOG is not set (error, warn, info, debug, trace).
     #[arg(
         long,
@@ -94,12 +108,12 @@ pub struct Common {
         env = "REACTOR_MCP_LOG_LEVEL",
         default_value = "info"
     )]
-    pub log_level: String,
+    pub(crate) log_level: String,
 }
 
 impl Common {
     /// The plugin names discovery is narrowed to: `--extension`, else `REACTOR_MCP_EXTENSIONS`.
-    pub fn extension_filter(&self) -> Option<Vec<String>> {
+    pub(crate) fn extension_filter(&self) -> Option<Vec<String>> {
         if !self.extensions.is_empty() {
             return Some(crate::selection::split_names(
                 self.extensions.iter().map(String::as_str),
@@ -112,7 +126,7 @@ impl Common {
     /// Discovers the plugin folder and the MCP servers to bridge, narrowed as
     /// [`Common::extension_filter`] says, warning about each file or entry skipped. With
     /// `--strict-config`, a bad `mcp.json` file or entry is an error.
-    pub fn discover(
+    pub(crate) fn discover(
         &self,
     ) -> Result<crate::discovery::Discovery, crate::discovery::DiscoveryError> {
         let found = self.discover_quietly()?;
@@ -122,19 +136,25 @@ impl Common {
 
     /// [`Common::discover`] without the warnings, for a caller that compares with an earlier
     /// scan ([`crate::discovery::warn_skipped`]).
-    pub fn discover_quietly(
+    pub(crate) fn discover_quietly(
         &self,
     ) -> Result<crate::discovery::Discovery, crate::discovery::DiscoveryError> {
-        use crate::{bridge, discovery};
+        use crate::discovery;
         let only = self.extension_filter();
         let mut found = discovery::discover(&self.plugin_dir, only.as_deref())?;
-        let files = bridge::config::files(&self.plugin_dir, &self.mcp_config);
-        let servers = bridge::config::load(&files, &|name| std::env::var(name).ok());
-        bridge::add_servers(&mut found, servers, &self.tool_cache(), only.as_deref());
+        let files = crate::discovery::servers::config::files(&self.plugin_dir, &self.mcp_config);
+        let servers =
+            crate::discovery::servers::config::load(&files, &|name| std::env::var(name).ok());
+        crate::discovery::servers::add_servers(
+            &mut found,
+            servers,
+            &self.tool_cache(),
+            only.as_deref(),
+        );
         if !self.isolate.is_empty() {
             let program = std::env::current_exe()
                 .map_err(|source| discovery::DiscoveryError::OwnExecutable { source })?;
-            crate::isolation::isolate(&mut found, &self.isolation(), &program);
+            crate::providers::isolated::isolate(&mut found, &self.isolation(), &program);
         }
         let bad: Vec<discovery::Skipped> = found
             .skipped
@@ -149,8 +169,8 @@ impl Common {
     }
 
     /// Which plugins run out of process, and their call timeouts.
-    pub fn isolation(&self) -> crate::isolation::Isolation {
-        crate::isolation::Isolation {
+    pub(crate) fn isolation(&self) -> crate::providers::isolated::Isolation {
+        crate::providers::isolated::Isolation {
             plugins: crate::selection::split_names(self.isolate.iter().map(String::as_str)),
             call_timeouts: self.call_timeout.clone(),
         }
@@ -158,7 +178,7 @@ impl Common {
 
     /// Where a running server's plugins come from, `first` being what it starts with; files
     /// are watched unless `no_watch`.
-    pub fn source(
+    pub(crate) fn source(
         &self,
         first: crate::discovery::Discovery,
         no_watch: bool,
@@ -174,15 +194,15 @@ impl Common {
     }
 
     /// The bridged servers' tool-list cache.
-    pub fn tool_cache(&self) -> crate::bridge::cache::ToolCache {
-        crate::bridge::cache::ToolCache::new(self.cache_dir.clone())
+    pub(crate) fn tool_cache(&self) -> crate::discovery::servers::cache::ToolCache {
+        crate::discovery::servers::cache::ToolCache::new(self.cache_dir.clone())
     }
 }
 
 /// The commands.
 #[derive(Debug, Subcommand)]
 #[allow(clippy::large_enum_variant)] // built once at start-up: boxing `serve`'s options buys nothing
-pub enum Command {
+pub(crate) enum Command {
     /// Serve the plugins' tools over MCP (streamable HTTP); the default command.
     Serve(ServeArgs),
     /// Serve the plugins' tools over MCP on stdin and stdout, for a client that starts the
@@ -218,7 +238,7 @@ pub enum Command {
 
 /// `keys new` and `keys list`.
 #[derive(Debug, Subcommand)]
-pub enum KeysCommand {
+pub(crate) enum KeysCommand {
     /// Make a key: print it once, append its SHA-256 and bounds to the keys file.
     New {
         /// The key's name (the tenant), as logs, sessions and plugins see it.
@@ -255,23 +275,23 @@ pub enum KeysCommand {
 
 /// The options of `serve`.
 #[derive(Debug, Clone, Args)]
-pub struct ServeArgs {
+pub(crate) struct ServeArgs {
     /// The address to bind.
     #[arg(long, env = "REACTOR_MCP_HOST", default_value = "127.0.0.1")]
-    pub host: String,
+    pub(crate) host: String,
     /// The port to bind; 0 picks a free one.
     #[arg(long, env = "REACTOR_MCP_PORT", default_value_t = 4040)]
-    pub port: u16,
+    pub(crate) port: u16,
     /// The path of the MCP endpoint.
     #[arg(long, env = "REACTOR_MCP_PATH", default_value = "/mcp")]
-    pub path: String,
+    pub(crate) path: String,
     /// What is served, over either transport.
     #[command(flatten)]
-    pub served: ServedArgs,
+    pub(crate) served: ServedArgs,
     /// Serve without sessions (each request stands alone; JSON answers), for deployments behind a
     /// load balancer.
     #[arg(long, env = "REACTOR_MCP_STATELESS", value_parser = BoolishValueParser::new())]
-    pub stateless: bool,
+    pub(crate) stateless: bool,
     /// A further `Host` the server answers to, `name` or `name:port` (repeatable). Loopback names
     /// and the bound host are always allowed.
     #[arg(
@@ -280,7 +300,7 @@ pub struct ServeArgs {
         value_delimiter = ',',
         value_name = "HOST"
     )]
-    pub allowed_hosts: Vec<String>,
+    pub(crate) allowed_hosts: Vec<String>,
     /// A browser origin allowed to call the server, `scheme://host[:port|:*]` (repeatable).
     /// Loopback origins and the server's own are always allowed.
     #[arg(
@@ -289,36 +309,36 @@ pub struct ServeArgs {
         value_delimiter = ',',
         value_name = "ORIGIN"
     )]
-    pub allowed_origins: Vec<String>,
+    pub(crate) allowed_origins: Vec<String>,
     /// Once listening, write `{"url", "address", "pid"}` as JSON to this file (to `PATH.tmp`,
     /// then renamed), for a process that starts the server and waits for it.
     #[arg(long, env = "REACTOR_MCP_READY_FILE", value_name = "PATH")]
-    pub ready_file: Option<PathBuf>,
+    pub(crate) ready_file: Option<PathBuf>,
     /// The bounds on sessions.
     #[command(flatten)]
-    pub sessions: SessionArgs,
+    pub(crate) sessions: SessionArgs,
     /// The bounds on connections, and the shutdown grace.
     #[command(flatten)]
-    pub connections: ConnectionArgs,
+    pub(crate) connections: ConnectionArgs,
     /// Who may call.
     #[command(flatten)]
-    pub auth: AuthArgs,
+    pub(crate) auth: AuthArgs,
 }
 
 /// How callers authenticate over HTTP (see `crate::auth`).
 #[derive(Debug, Clone, Args)]
-pub struct AuthArgs {
+pub(crate) struct AuthArgs {
     /// The API keys file (TOML or JSON: name, sha256 of the key, toolsets, readonly, expires);
     /// re-read when it changes. Requests then need `Authorization: Bearer KEY`.
     #[arg(long, env = "REACTOR_MCP_AUTH_KEYS", value_name = "FILE")]
-    pub auth_keys: Option<PathBuf>,
+    pub(crate) auth_keys: Option<PathBuf>,
     /// Serve a non-loopback address without authentication.
     #[arg(long, env = "REACTOR_MCP_ALLOW_UNAUTHENTICATED", value_parser = BoolishValueParser::new())]
-    pub allow_unauthenticated: bool,
+    pub(crate) allow_unauthenticated: bool,
     /// Accept OAuth access tokens (JWTs) from this authorization server, whose metadata names
     /// its signing keys; clients find it in /.well-known/oauth-protected-resource.
     #[arg(long, env = "REACTOR_MCP_OAUTH_ISSUER", value_name = "URL")]
-    pub oauth_issuer: Option<String>,
+    pub(crate) oauth_issuer: Option<String>,
     /// The resource tokens must name in `aud` (default: the MCP endpoint's URL as the client
     /// reaches it).
     #[arg(
@@ -327,7 +347,7 @@ pub struct AuthArgs {
         value_name = "URL",
         requires = "oauth_issuer"
     )]
-    pub oauth_audience: Option<String>,
+    pub(crate) oauth_audience: Option<String>,
     /// Which toolsets each scope opens, `scope=toolset` (repeatable or comma-separated; `*` for
     /// every toolset). Without it a token reaches every toolset.
     #[arg(
@@ -338,7 +358,7 @@ pub struct AuthArgs {
         value_parser = crate::auth::oauth::parse_scope,
         requires = "oauth_issuer"
     )]
-    pub oauth_scopes: Vec<(String, String)>,
+    pub(crate) oauth_scopes: Vec<(String, String)>,
     /// How often the issuer's signing keys are fetched again, in seconds: a key the issuer
     /// drops is refused from then on, for tokens accepted before too.
     #[arg(
@@ -349,12 +369,12 @@ pub struct AuthArgs {
         value_parser = clap::value_parser!(u64).range(1..),
         requires = "oauth_issuer"
     )]
-    pub oauth_jwks_refresh: u64,
+    pub(crate) oauth_jwks_refresh: u64,
 }
 
 impl AuthArgs {
     /// The authentication options these flags give.
-    pub fn options(&self) -> crate::auth::AuthOptions {
+    pub(crate) fn options(&self) -> crate::auth::AuthOptions {
         crate::auth::AuthOptions {
             keys_file: self.auth_keys.clone(),
             allow_unauthenticated: self.allow_unauthenticated,
@@ -373,7 +393,7 @@ impl AuthArgs {
 
 /// The bounds on connections (see `crate::serve::ConnectionLimits`) and the shutdown grace.
 #[derive(Debug, Clone, Args)]
-pub struct ConnectionArgs {
+pub(crate) struct ConnectionArgs {
     /// The most connections served at once; one beyond gets HTTP 503 and is closed.
     #[arg(
         long,
@@ -382,7 +402,7 @@ pub struct ConnectionArgs {
         default_value_t = to_u64(ConnectionLimits::DEFAULT.max_connections),
         value_parser = clap::value_parser!(u64).range(1..)
     )]
-    pub max_connections: u64,
+    pub(crate) max_connections: u64,
     /// Seconds a client has to send a request's headers (from connecting, or from its previous
     /// answer); then the connection is closed.
     #[arg(
@@ -392,7 +412,7 @@ pub struct ConnectionArgs {
         default_value_t = ConnectionLimits::DEFAULT.header_timeout.as_secs(),
         value_parser = clap::value_parser!(u64).range(1..)
     )]
-    pub header_timeout: u64,
+    pub(crate) header_timeout: u64,
     /// Seconds a request body may stall (then 408), or an answer wait for a client that stopped
     /// reading (then the connection is closed).
     #[arg(
@@ -402,7 +422,7 @@ pub struct ConnectionArgs {
         default_value_t = ConnectionLimits::DEFAULT.idle_timeout.as_secs(),
         value_parser = clap::value_parser!(u64).range(1..)
     )]
-    pub idle_timeout: u64,
+    pub(crate) idle_timeout: u64,
     /// Seconds calls in flight may run on after SIGTERM or Ctrl-C, while new requests get 503.
     #[arg(
         long,
@@ -410,12 +430,12 @@ pub struct ConnectionArgs {
         value_name = "SECONDS",
         default_value_t = SHUTDOWN_GRACE.as_secs()
     )]
-    pub shutdown_grace: u64,
+    pub(crate) shutdown_grace: u64,
 }
 
 impl ConnectionArgs {
     /// The connection limits these flags give.
-    pub fn limits(&self) -> ConnectionLimits {
+    pub(crate) fn limits(&self) -> ConnectionLimits {
         ConnectionLimits {
             max_connections: to_usize(self.max_connections),
             header_timeout: Duration::from_secs(self.header_timeout),
@@ -426,11 +446,11 @@ impl ConnectionArgs {
 
 /// What is served and how it is named, over HTTP and stdio alike.
 #[derive(Debug, Clone, Args)]
-pub struct ServedArgs {
+pub(crate) struct ServedArgs {
     /// The selection a URL that selects nothing gets (over stdio, the selection), in the
     /// URL's spelling (`only=sandboxes`).
     #[arg(long, env = "REACTOR_MCP_TOOLSETS", value_name = "QUERY")]
-    pub toolsets: Option<String>,
+    pub(crate) toolsets: Option<String>,
     /// The tools any request may be shown at most (`*` globs, repeatable or comma-separated); a
     /// URL or header narrows inside them, never beyond.
     #[arg(
@@ -439,7 +459,7 @@ pub struct ServedArgs {
         value_delimiter = ',',
         value_name = "PATTERN"
     )]
-    pub tools: Vec<String>,
+    pub(crate) tools: Vec<String>,
     /// Tools never shown (`*` globs, repeatable or comma-separated), whatever a request asks.
     #[arg(
         long,
@@ -447,25 +467,25 @@ pub struct ServedArgs {
         value_delimiter = ',',
         value_name = "PATTERN"
     )]
-    pub exclude_tools: Vec<String>,
+    pub(crate) exclude_tools: Vec<String>,
     /// Show only tools annotated read-only (`readOnlyHint: true`), whatever a request asks.
     #[arg(long, env = "REACTOR_MCP_READ_ONLY", value_parser = BoolishValueParser::new())]
-    pub read_only: bool,
+    pub(crate) read_only: bool,
     /// The server name clients see (serverInfo.name).
     #[arg(long, env = "REACTOR_MCP_NAME", default_value = "reactor-mcp-server")]
-    pub name: String,
+    pub(crate) name: String,
     /// Do not serve the host's own `list_server_toolsets` tool.
     #[arg(long, env = "REACTOR_MCP_NO_TOOLSETS_TOOL", value_parser = BoolishValueParser::new())]
-    pub no_toolsets_tool: bool,
+    pub(crate) no_toolsets_tool: bool,
     /// Do not watch the plugin folder and the `mcp.json` files for changes (SIGHUP still scans
     /// them again).
     #[arg(long, env = "REACTOR_MCP_NO_WATCH", value_parser = BoolishValueParser::new())]
-    pub no_watch: bool,
+    pub(crate) no_watch: bool,
 }
 
 impl ServedArgs {
     /// The `--toolsets` selection, parsed as a URL query.
-    pub fn fallback(&self) -> Option<crate::selection::Query> {
+    pub(crate) fn fallback(&self) -> Option<crate::selection::Query> {
         self.toolsets
             .as_deref()
             .map(|q| crate::selection::Query::parse(q.trim_start_matches('?')))
@@ -473,7 +493,7 @@ impl ServedArgs {
 
     /// The tool bounds `--tools`, `--exclude-tools` and `--read-only` give; no `--tools` bounds
     /// nothing.
-    pub fn tool_bounds(&self) -> crate::selection::ToolFilter {
+    pub(crate) fn tool_bounds(&self) -> crate::selection::ToolFilter {
         let split =
             |values: &[String]| crate::selection::split_names(values.iter().map(String::as_str));
         let tools = split(&self.tools);
@@ -487,18 +507,18 @@ impl ServedArgs {
 
 /// The options of `stdio`.
 #[derive(Debug, Clone, Args)]
-pub struct StdioArgs {
+pub(crate) struct StdioArgs {
     /// What is served.
     #[command(flatten)]
-    pub served: ServedArgs,
+    pub(crate) served: ServedArgs,
     /// The bounds on what the session holds.
     #[command(flatten)]
-    pub session: SessionBoundArgs,
+    pub(crate) session: SessionBoundArgs,
 }
 
 impl StdioArgs {
     /// The options these flags give: the serve options' defaults for everything HTTP.
-    pub fn options(&self) -> crate::serve::Options {
+    pub(crate) fn options(&self) -> crate::serve::Options {
         let defaults = crate::serve::Options::default();
         crate::serve::Options {
             fallback: self.served.fallback(),
@@ -514,7 +534,7 @@ impl StdioArgs {
 /// The bounds on sessions (see `crate::serve::SessionLimits`); the bounds on what each holds
 /// are [`SessionBoundArgs`].
 #[derive(Debug, Clone, Args)]
-pub struct SessionArgs {
+pub(crate) struct SessionArgs {
     /// The most sessions open at once; an `initialize` beyond it gets HTTP 503 and a JSON-RPC
     /// error saying the server is full.
     #[arg(
@@ -524,7 +544,7 @@ pub struct SessionArgs {
         default_value_t = to_u64(SessionLimits::DEFAULT.max_sessions),
         value_parser = clap::value_parser!(u64).range(1..)
     )]
-    pub max_sessions: u64,
+    pub(crate) max_sessions: u64,
     /// Close a session after this many seconds without an open stream (no request in flight,
     /// no GET stream); a closed session answers 404.
     #[arg(
@@ -534,7 +554,7 @@ pub struct SessionArgs {
         default_value_t = SessionLimits::DEFAULT.idle_timeout.as_secs(),
         value_parser = clap::value_parser!(u64).range(1..)
     )]
-    pub session_idle_timeout: u64,
+    pub(crate) session_idle_timeout: u64,
     /// The messages a session keeps per stream for a client that is not reading it (replayed
     /// when it resumes); older ones are dropped.
     #[arg(
@@ -544,15 +564,15 @@ pub struct SessionArgs {
         default_value_t = to_u64(SessionLimits::DEFAULT.buffered_messages),
         value_parser = clap::value_parser!(u64).range(1..=65_536)
     )]
-    pub session_buffer: u64,
+    pub(crate) session_buffer: u64,
     /// The bounds on what each session holds.
     #[command(flatten)]
-    pub bounds: SessionBoundArgs,
+    pub(crate) bounds: SessionBoundArgs,
 }
 
 /// The bounds on what one session holds, over HTTP and stdio alike.
 #[derive(Debug, Clone, Args)]
-pub struct SessionBoundArgs {
+pub(crate) struct SessionBoundArgs {
     /// The most resource subscriptions one session may hold.
     #[arg(
         long,
@@ -560,7 +580,7 @@ pub struct SessionBoundArgs {
         value_name = "N",
         default_value_t = to_u64(SessionLimits::DEFAULT.max_subscriptions)
     )]
-    pub max_subscriptions: u64,
+    pub(crate) max_subscriptions: u64,
     /// The longest URI, in bytes, a session may subscribe to.
     #[arg(
         long,
@@ -568,7 +588,7 @@ pub struct SessionBoundArgs {
         value_name = "BYTES",
         default_value_t = to_u64(SessionLimits::DEFAULT.max_uri_bytes)
     )]
-    pub max_uri_length: u64,
+    pub(crate) max_uri_length: u64,
     /// How many seconds a request the server sends a client (sampling, elicitation, roots)
     /// waits for its answer before the tool is told it failed.
     #[arg(
@@ -578,7 +598,7 @@ pub struct SessionBoundArgs {
         default_value_t = SessionLimits::DEFAULT.client_request_timeout.as_secs(),
         value_parser = clap::value_parser!(u64).range(1..)
     )]
-    pub client_request_timeout: u64,
+    pub(crate) client_request_timeout: u64,
     /// The most tool calls running as tasks (the MCP tasks extension) at once on the server.
     #[arg(
         long,
@@ -587,7 +607,7 @@ pub struct SessionBoundArgs {
         default_value_t = to_u64(SessionLimits::DEFAULT.max_tasks),
         value_parser = clap::value_parser!(u64).range(1..)
     )]
-    pub max_tasks: u64,
+    pub(crate) max_tasks: u64,
     /// The most tool calls running as tasks at once per session (per caller without sessions).
     #[arg(
         long,
@@ -596,7 +616,7 @@ pub struct SessionBoundArgs {
         default_value_t = to_u64(SessionLimits::DEFAULT.max_tasks_per_session),
         value_parser = clap::value_parser!(u64).range(1..)
     )]
-    pub max_tasks_per_session: u64,
+    pub(crate) max_tasks_per_session: u64,
     /// How many seconds a task may run (it then fails, and its tool is cancelled), and how long
     /// its result is kept once it ended.
     #[arg(
@@ -606,12 +626,12 @@ pub struct SessionBoundArgs {
         default_value_t = SessionLimits::DEFAULT.task_ttl.as_secs(),
         value_parser = clap::value_parser!(u64).range(1..)
     )]
-    pub task_ttl: u64,
+    pub(crate) task_ttl: u64,
 }
 
 impl SessionArgs {
     /// The session limits these flags give.
-    pub fn limits(&self) -> SessionLimits {
+    pub(crate) fn limits(&self) -> SessionLimits {
         self.bounds.limits(SessionLimits {
             max_sessions: to_usize(self.max_sessions),
             idle_timeout: Duration::from_secs(self.session_idle_timeout),
@@ -623,7 +643,7 @@ impl SessionArgs {
 
 impl SessionBoundArgs {
     /// `limits` with the bounds these flags give.
-    pub fn limits(&self, limits: SessionLimits) -> SessionLimits {
+    pub(crate) fn limits(&self, limits: SessionLimits) -> SessionLimits {
         SessionLimits {
             max_subscriptions: to_usize(self.max_subscriptions),
             max_uri_bytes: to_usize(self.max_uri_length),
@@ -648,7 +668,7 @@ fn to_usize(n: u64) -> usize {
 
 impl ServeArgs {
     /// The serve options these flags give.
-    pub fn options(&self) -> crate::serve::Options {
+    pub(crate) fn options(&self) -> crate::serve::Options {
         crate::serve::Options {
             host: self.host.clone(),
             port: self.port,

@@ -27,12 +27,8 @@ use plugin_manifest::{Manifest, ToolDecl};
 use rmcp::model::{CompleteRequestParams, JsonObject, Reference};
 use serde::Serialize;
 
-use super::{
-    cache::Listing,
-    manifest::tool_decl,
-    names::served_name,
-    upstream::{CallError, Upstream},
-};
+use super::upstream::{CallError, Upstream};
+use crate::discovery::servers::{cache::Listing, manifest::tool_decl, names::served_name};
 
 /// The instance of a bridged server that listed `listing`, served as `manifest` declares.
 pub(super) fn instance(
@@ -293,7 +289,7 @@ impl Forwarded {
                 FfiError::new(ErrorKind::Tool, message)
             })?;
         if self.upstream.server().isolated
-            && let Some(output) = crate::isolation::wire::output_of(&result)
+            && let Some(output) = crate::call::wire::output_of(&result)
         {
             return output;
         }

@@ -22,36 +22,36 @@ use rmcp::model::{CallToolResult, ClientCapabilities};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
-use crate::build::{CallError, CallOutput};
+use super::outcome::{CallError, CallOutput};
 
 /// The `_meta` key of a call to a child that says who calls.
-pub const CALLER_META: &str = "io.reactor-mcp/caller";
+pub(crate) const CALLER_META: &str = "io.reactor-mcp/caller";
 
 /// The request a child's call stands for, as the parent saw it.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct Caller {
+pub(crate) struct Caller {
     /// Its session, if it has one.
-    pub session: Option<String>,
+    pub(crate) session: Option<String>,
     /// Its active toolsets.
-    pub active: Vec<String>,
+    pub(crate) active: Vec<String>,
     /// The capabilities its client declared.
-    pub capabilities: Option<ClientCapabilities>,
+    pub(crate) capabilities: Option<ClientCapabilities>,
     /// Who the parent authenticated (`crate::auth`), if it authenticates.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub identity: Option<Authenticated>,
+    pub(crate) identity: Option<Authenticated>,
 }
 
 /// An authenticated caller as a child sees it: its name and scopes.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Authenticated {
+pub(crate) struct Authenticated {
     /// The key's name or the token's subject.
-    pub name: String,
+    pub(crate) name: String,
     /// The token's scopes.
-    pub scopes: Vec<String>,
+    pub(crate) scopes: Vec<String>,
 }
 
 /// Who calls, as `context` says, for [`CALLER_META`].
-pub fn caller_meta(context: &HostContextBox) -> Value {
+pub(crate) fn caller_meta(context: &HostContextBox) -> Value {
     let caller = Caller {
         session: context.session().into_option().map(Into::into),
         active: context
@@ -76,29 +76,29 @@ pub fn caller_meta(context: &HostContextBox) -> Value {
 }
 
 /// Who calls, from a request's `_meta`; `None` when it does not say.
-pub fn caller_of(meta: &serde_json::Map<String, Value>) -> Option<Caller> {
+pub(crate) fn caller_of(meta: &serde_json::Map<String, Value>) -> Option<Caller> {
     serde_json::from_value(meta.get(CALLER_META)?.clone()).ok()
 }
 
 /// The method of a child's request for input: its params are keyed requests
 /// (`{key: {"method": ..., "params": ...}}`), which the parent asks its own client for
 /// (`HostContext::ask`), and its result the answers under the same keys.
-pub const ASK_METHOD: &str = "io.reactor-mcp/ask";
+pub(crate) const ASK_METHOD: &str = "io.reactor-mcp/ask";
 
 /// The method of a child's request that its call become a task (`Context::run_as_task`): the
 /// parent ends the call it made when that call may become a task, and answers otherwise.
-pub const TASK_METHOD: &str = "io.reactor-mcp/run-as-task";
+pub(crate) const TASK_METHOD: &str = "io.reactor-mcp/run-as-task";
 
 /// The method of a child's request saying its plugin turned one of its contributions on or off
 /// (`{"kind": "tool" | "prompt" | "resource" | "resource_template", "name": ..., "available":
 /// ...}`): the parent, which serves them, does it.
-pub const AVAILABILITY_METHOD: &str = "io.reactor-mcp/set-available";
+pub(crate) const AVAILABILITY_METHOD: &str = "io.reactor-mcp/set-available";
 
 /// The `_meta` key of a child's results that says what the tool answered.
-pub const OUTPUT_META: &str = "io.reactor-mcp/output";
+pub(crate) const OUTPUT_META: &str = "io.reactor-mcp/output";
 
 /// What `outcome` is, for [`OUTPUT_META`]; `None` for a result the tool built itself.
-pub fn output_meta(outcome: &Result<CallOutput, CallError>) -> Option<Value> {
+pub(crate) fn output_meta(outcome: &Result<CallOutput, CallError>) -> Option<Value> {
     match outcome {
         Ok(CallOutput::Value(value)) => Some(json!({ "value": value })),
         Ok(CallOutput::Result(_)) => None,
@@ -117,7 +117,7 @@ pub fn output_meta(outcome: &Result<CallOutput, CallError>) -> Option<Value> {
 
 /// What a child's `result` says the tool answered; `None` when it does not say (a result the
 /// tool built, or a server that is not a child of ours).
-pub fn output_of(result: &CallToolResult) -> Option<Result<FfiOutput, FfiError>> {
+pub(crate) fn output_of(result: &CallToolResult) -> Option<Result<FfiOutput, FfiError>> {
     let output = result.meta.as_ref()?.get(OUTPUT_META)?;
     if let Some(value) = output.get("value") {
         return Some(Ok(FfiOutput {

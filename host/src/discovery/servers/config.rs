@@ -23,9 +23,9 @@ use serde_json::{Map, Value};
 use super::expand::expand;
 
 /// The file of bridged servers in a plugin folder, beside every `*.mcp.json` there.
-pub const FOLDER_FILE: &str = "mcp.json";
+pub(crate) const FOLDER_FILE: &str = "mcp.json";
 /// The name ending of the other files of bridged servers in a plugin folder.
-pub const FOLDER_SUFFIX: &str = ".mcp.json";
+pub(crate) const FOLDER_SUFFIX: &str = ".mcp.json";
 
 const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_secs(30);
 const DEFAULT_CALL_TIMEOUT: Duration = Duration::from_secs(60);
@@ -35,28 +35,28 @@ const DEFAULT_CACHE_TTL: Duration = Duration::from_secs(300);
 #[derive(Debug, Clone, PartialEq)]
 pub struct ServerEntry {
     /// The server's name: its toolset's name and its tools' prefix.
-    pub name: String,
+    pub(crate) name: String,
     /// The file that declares it.
-    pub file: PathBuf,
+    pub(crate) file: PathBuf,
     /// How to reach it.
-    pub transport: Transport,
+    pub(crate) transport: Transport,
     /// Its toolset: named after the server, off by default.
-    pub toolset: ToolsetDecl,
+    pub(crate) toolset: ToolsetDecl,
     /// How long starting (or connecting) and listing its tools may take.
-    pub connect_timeout: Duration,
+    pub(crate) connect_timeout: Duration,
     /// How long one tool call may take.
-    pub call_timeout: Duration,
+    pub(crate) call_timeout: Duration,
     /// How long a tool list read from it is reused; zero reads it every time.
-    pub cache_ttl: Duration,
+    pub(crate) cache_ttl: Duration,
     /// Whether its tools are served as `<server>__<tool>` (else by their own names).
-    pub namespace: bool,
+    pub(crate) namespace: bool,
     /// Whether it is an isolated plugin's child process rather than an `mcp.json` server.
-    pub isolated: bool,
+    pub(crate) isolated: bool,
 }
 
 impl ServerEntry {
     /// How messages name it: ``server `NAME` `` or, isolated, ``plugin `NAME` ``.
-    pub fn label(&self) -> String {
+    pub(crate) fn label(&self) -> String {
         let kind = if self.isolated { "plugin" } else { "server" };
         format!("{kind} `{}`", self.name)
     }
@@ -87,13 +87,13 @@ pub enum Transport {
 
 /// A file or an entry that was not taken, and why.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Skipped {
+pub(crate) struct Skipped {
     /// The file.
-    pub file: PathBuf,
+    pub(crate) file: PathBuf,
     /// The entry, when one entry (not the whole file) is skipped.
-    pub server: Option<String>,
+    pub(crate) server: Option<String>,
     /// Why.
-    pub reason: String,
+    pub(crate) reason: String,
 }
 
 impl std::fmt::Display for Skipped {
@@ -112,16 +112,16 @@ impl std::fmt::Display for Skipped {
 
 /// What the files declare.
 #[derive(Debug, Clone, Default, PartialEq)]
-pub struct ServerConfig {
+pub(crate) struct ServerConfig {
     /// Usable entries, in file then entry order, the first of each name.
-    pub servers: Vec<ServerEntry>,
+    pub(crate) servers: Vec<ServerEntry>,
     /// Files and entries not taken.
-    pub skipped: Vec<Skipped>,
+    pub(crate) skipped: Vec<Skipped>,
 }
 
 /// The files of bridged servers: the plugin folder's `mcp.json`, then its `*.mcp.json` in name
 /// order (those that exist), then `extra` (named explicitly, so kept even when missing).
-pub fn files(plugin_dir: &Path, extra: &[PathBuf]) -> Vec<PathBuf> {
+pub(crate) fn files(plugin_dir: &Path, extra: &[PathBuf]) -> Vec<PathBuf> {
     let mut found: Vec<PathBuf> = std::fs::read_dir(plugin_dir)
         .into_iter()
         .flatten()
@@ -145,7 +145,7 @@ pub fn files(plugin_dir: &Path, extra: &[PathBuf]) -> Vec<PathBuf> {
 
 /// Reads `files` with `env` as the environment; a later entry with a name already taken is
 /// skipped.
-pub fn load(files: &[PathBuf], env: &dyn Fn(&str) -> Option<String>) -> ServerConfig {
+pub(crate) fn load(files: &[PathBuf], env: &dyn Fn(&str) -> Option<String>) -> ServerConfig {
     let mut config = ServerConfig::default();
     for file in files {
         let skip_file = |reason: String| Skipped {

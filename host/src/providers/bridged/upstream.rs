@@ -35,12 +35,17 @@ use rmcp::{
 };
 
 use super::{
-    cache::Listing,
-    config::{ServerEntry, Transport},
-    lock,
     process::{ChildProcess, StderrLines, describe},
-    relay::{Relay, ResourceUpdates, Tagged},
+    relay::{Relay, Tagged},
     restarts::Restarts,
+};
+use crate::{
+    call::{Process, ProcessStatus, ResourceUpdates, process::ProcessFuture},
+    discovery::servers::{
+        cache::Listing,
+        config::{ServerEntry, Transport},
+    },
+    util::lock::lock,
 };
 
 /// Whether `connection` is still open both ways.
@@ -54,33 +59,16 @@ const RECYCLE_GRACE: Duration = Duration::from_secs(2);
 
 /// Why a call has no result.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum CallError {
+pub(crate) enum CallError {
     /// The server neither answered nor reported progress for this long (`call_timeout`).
     Silent(Duration),
     /// The server did not start, or failed the call; the message says which and why.
     Failed(String),
 }
 
-/// A bridged server's or isolated plugin's process or connection, as `/healthz` shows it.
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
-pub struct ProcessStatus {
-    /// The plugin (or server) name.
-    pub plugin: String,
-    /// `mcp_server` or `isolated_library`.
-    pub kind: &'static str,
-    /// The child's process id while it runs (stdio).
-    pub pid: Option<u32>,
-    /// Crashes or failed starts in a row.
-    pub failures: u32,
-    /// Whether it is parked after too many.
-    pub parked: bool,
-    /// Seconds until it may be started again, while it waits.
-    pub retry_in_s: Option<f64>,
-}
-
 /// A bridged server's connection, made on first need.
 #[derive(Debug)]
-pub struct Upstream {
+pub(crate) struct Upstream {
     server: Arc<ServerEntry>,
     connection: tokio::sync::Mutex<Option<RunningService<RoleClient, Relay>>>,
     relay: Relay,
@@ -96,7 +84,7 @@ pub struct Upstream {
 
 impl Upstream {
     /// The connection to `server`; nothing is started yet.
-    pub fn new(server: Arc<ServerEntry>) -> Self {
+    pub(crate) fn new(server: Arc<ServerEntry>) -> Self {
         Self {
             relay: Relay::new(&server.name),
             server,
@@ -114,7 +102,7 @@ impl Upstream {
     /// go to `updates`, with or without a call in flight. Kept until [`Upstream::unsubscribe`],
     /// and made again on each new connection: the host sends on only what its sessions
     /// subscribed to.
-    pub async fn subscribe(&self, uri: &str, updates: ResourceUpdates) {
+    pub(crate) async fn subscribe(&self, uri: &str, updates: ResourceUpdates) {
         self.relay.updates_to(updates);
         let _subscribing = self.subscribing.lock().await;
         match self.peer().await {
@@ -133,7 +121,7 @@ impl Upstream {
     /// wants it (asked once the subscriptions are in order): sends `resources/unsubscribe` on
     /// a live connection, bounded by `call_timeout`, and no longer subscribes on new ones.
     #[allow(deprecated)]
-    pub async fn unsubscribe(&self, uri: &str, unwanted: impl Fn() -> bool) {
+    pub(crate) async fn unsubscribe(&self, uri: &str, unwanted: impl Fn() -> bool) {
         let _subscribing = self.subscribing.lock().await;
         if !unwanted() || !lock(&self.subscribed).remove(uri) {
             return;
@@ -183,12 +171,12 @@ impl Upstream {
     }
 
     /// The server's entry.
-    pub fn server(&self) -> &ServerEntry {
+    pub(crate) fn server(&self) -> &ServerEntry {
         &self.server
     }
 
     /// Its process or connection as `/healthz` reports it.
-    pub fn status(&self) -> ProcessStatus {
+    pub(crate) fn status(&self) -> ProcessStatus {
         let restarts = self.restarts();
         let running = lock(&self.child)
             .as_ref()
@@ -211,7 +199,7 @@ impl Upstream {
     }
 
     /// Signalled each time the server says its tool list changed.
-    pub fn tools_changed(&self) -> Arc<tokio::sync::Notify> {
+    pub(crate) fn tools_changed(&self) -> Arc<tokio::sync::Notify> {
         self.relay.tools_changed()
     }
 
@@ -225,7 +213,7 @@ impl Upstream {
     }
 
     /// A live connection: the current one, or a new one if there is none or it closed.
-    pub async fn peer(&self) -> Result<Peer<RoleClient>, String> {
+    pub(crate) async fn peer(&self) -> Result<Peer<RoleClient>, String> {
         let mut connection = self.connection.lock().await;
         if let Some(live) = connection.as_ref().filter(|c| is_live(c)) {
             return Ok(live.peer().clone());
@@ -290,7 +278,7 @@ impl Upstream {
     /// Everything the server lists (its tools, and its resources, resource templates and
     /// prompts when it has those capabilities), following pagination; starting it and listing
     /// are each bounded by `connect_timeout`.
-    pub async fn list(&self) -> Result<Listing, String> {
+    pub(crate) async fn list(&self) -> Result<Listing, String> {
         let peer = self.peer().await?;
         let timeout = self.server.connect_timeout;
         let name = self.server.label();
@@ -305,7 +293,7 @@ impl Upstream {
 
     /// Reads the resource `uri` from the server, for the request that `context` stands for
     /// (what the server asks meanwhile goes to it).
-    pub async fn read_resource(
+    pub(crate) async fn read_resource(
         &self,
         uri: &str,
         context: HostContextBox,
@@ -323,7 +311,7 @@ impl Upstream {
 
     /// Gets the server's prompt `name` (its own name) with `arguments`, for the request that
     /// `context` stands for.
-    pub async fn get_prompt(
+    pub(crate) async fn get_prompt(
         &self,
         name: &str,
         arguments: Option<JsonObject>,
@@ -341,20 +329,20 @@ impl Upstream {
         .await
     }
 
-    /// For an isolated plugin's child, who calls ([`crate::isolation::wire::CALLER_META`]).
+    /// For an isolated plugin's child, who calls ([`crate::call::wire::CALLER_META`]).
     fn caller_meta(&self, context: &HostContextBox) -> Option<RequestMetaObject> {
         self.server.isolated.then(|| {
             let mut meta = RequestMetaObject::new();
             meta.insert(
-                crate::isolation::wire::CALLER_META.to_owned(),
-                crate::isolation::wire::caller_meta(context),
+                crate::call::wire::CALLER_META.to_owned(),
+                crate::call::wire::caller_meta(context),
             );
             meta
         })
     }
 
     /// Asks the server to complete an argument.
-    pub async fn complete(
+    pub(crate) async fn complete(
         &self,
         params: CompleteRequestParams,
     ) -> Result<CompleteResult, FfiError> {
@@ -418,7 +406,7 @@ impl Upstream {
     /// future tells the server the call is cancelled. Once the call is sent, it fails with
     /// [`CallError::Silent`] when `call_timeout` passes with neither the answer nor a progress
     /// report (each report restarts it); the server is then told it is cancelled.
-    pub async fn call(
+    pub(crate) async fn call(
         &self,
         tool: &str,
         arguments: Option<JsonObject>,
@@ -522,7 +510,7 @@ impl Upstream {
 
     /// Closes the connection; a stdio child sees its stdin close and gets SIGTERM, and is
     /// waited for (blocking the thread) up to its grace, then killed with its group.
-    pub fn stop(&self) {
+    pub(crate) fn stop(&self) {
         if let Ok(mut connection) = self.connection.try_lock() {
             connection.take();
         }
@@ -699,12 +687,30 @@ where
     }
 }
 
+impl Process for Upstream {
+    fn status(&self) -> ProcessStatus {
+        Upstream::status(self)
+    }
+
+    fn subscribe<'a>(&'a self, uri: &'a str, updates: ResourceUpdates) -> ProcessFuture<'a> {
+        Box::pin(Upstream::subscribe(self, uri, updates))
+    }
+
+    fn unsubscribe<'a>(
+        &'a self,
+        uri: &'a str,
+        unwanted: Box<dyn Fn() -> bool + Send + 'a>,
+    ) -> ProcessFuture<'a> {
+        Box::pin(Upstream::unsubscribe(self, uri, unwanted))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use tokio::io::AsyncReadExt as _;
 
     use super::*;
-    use crate::bridge::cache::tests::server;
+    use crate::discovery::servers::cache::tests::server;
 
     #[tokio::test]
     async fn an_https_url_is_spoken_to_in_tls() {

@@ -19,17 +19,18 @@
 
 use std::sync::{Arc, Mutex, Weak};
 
-use super::{
-    cache::{Listing, ToolCache},
-    config::ServerEntry,
-    instance::instance,
-    lock,
-    upstream::Upstream,
-};
+use super::{instance::instance, upstream::Upstream};
 use crate::{
     build::{ActivationError, Opened},
-    discovery::DiscoveredPlugin,
+    discovery::{
+        DiscoveredPlugin,
+        servers::{
+            cache::{Listing, ToolCache},
+            config::ServerEntry,
+        },
+    },
     reload::{Trigger, Triggers},
+    util::lock::lock,
 };
 
 /// Starts `server` (the process or connection `plugin` stands for) and lists its tools, unless
@@ -37,7 +38,7 @@ use crate::{
 /// of the host's runtime: the connection lives on that runtime). An isolated plugin has no
 /// cache: its child is started and listed each time it is opened. A bridged server takes its
 /// live connection from `upstreams` when it has one.
-pub fn open(
+pub(crate) fn open(
     server: &Arc<ServerEntry>,
     cache: Option<&ToolCache>,
     plugin: &DiscoveredPlugin,
@@ -71,7 +72,7 @@ pub fn open(
     let opened = |listing: &Listing| Opened {
         instance: instance(Arc::clone(&upstream), listing, manifest),
         manifest_json: manifest_json.clone(),
-        process: Some(Arc::clone(&upstream)),
+        process: Some(Arc::clone(&upstream) as Arc<dyn crate::call::Process>),
     };
     if let Some(fresh) = cached.as_ref().filter(|c| c.is_fresh(server.cache_ttl)) {
         return Ok(opened(&fresh.listing));
@@ -99,14 +100,14 @@ pub fn open(
 /// The connections to bridged servers that something still uses, one per server entry, and
 /// where to say a server's tools changed.
 #[derive(Debug, Default)]
-pub struct Upstreams {
+pub(crate) struct Upstreams {
     live: Mutex<Vec<Weak<Upstream>>>,
     relisted: Option<Triggers>,
 }
 
 impl Upstreams {
     /// No connection yet; a server saying its tools changed triggers a scan through `relisted`.
-    pub fn new(relisted: Option<Triggers>) -> Self {
+    pub(crate) fn new(relisted: Option<Triggers>) -> Self {
         Self {
             live: Mutex::default(),
             relisted,

@@ -8,7 +8,7 @@
 
 use std::time::{Duration, Instant};
 
-use crate::build::backoff;
+use crate::util::backoff::backoff;
 
 /// How long a connection must stay up for its end to count as the first failure again.
 pub(super) const STABLE: Duration = Duration::from_secs(60);

@@ -12,7 +12,7 @@ use std::{
     time::{Duration, Instant},
 };
 
-use super::lock;
+use crate::util::lock::lock;
 use tokio::{
     io::AsyncBufReadExt as _,
     process::{ChildStdin, ChildStdout, Command},

@@ -19,7 +19,7 @@
 // of 2025-11-25, which clients speak.
 #![allow(deprecated)]
 
-use super::lock;
+use crate::{call::ResourceUpdates, util::lock::lock};
 use std::{
     collections::HashMap,
     sync::{
@@ -44,7 +44,7 @@ use rmcp::{
 use serde::{Serialize, de::DeserializeOwned};
 use tokio::sync::Notify;
 
-use crate::serve::level_number;
+use crate::call::level::level_number;
 
 /// The calls in flight on one connection, shared by the relay and each call's [`Listening`].
 type Calls = Arc<Mutex<InFlight>>;
@@ -72,10 +72,6 @@ impl InFlight {
         Some(call)
     }
 }
-
-/// Where a bridged server's (or an isolated plugin's child's) `notifications/resources/updated`
-/// go once a session subscribed to one of its resources: the host's subscribers, by URI.
-pub type ResourceUpdates = Arc<dyn Fn(String) + Send + Sync>;
 
 /// A call in flight: its request's context, its progress token once sent, and a signal each
 /// progress report gives.
@@ -353,15 +349,15 @@ impl ClientHandler for Relay {
     }
 
     /// An isolated plugin's child asking for several inputs at once
-    /// ([`crate::isolation::wire::ASK_METHOD`]): asked of the calling request as one; that its
-    /// call become a task ([`crate::isolation::wire::TASK_METHOD`]); or that its plugin turned
-    /// a contribution on or off ([`crate::isolation::wire::AVAILABILITY_METHOD`]).
+    /// ([`crate::call::wire::ASK_METHOD`]): asked of the calling request as one; that its
+    /// call become a task ([`crate::call::wire::TASK_METHOD`]); or that its plugin turned
+    /// a contribution on or off ([`crate::call::wire::AVAILABILITY_METHOD`]).
     async fn on_custom_request(
         &self,
         request: CustomRequest,
         context: RequestContext<RoleClient>,
     ) -> Result<CustomResult, ErrorData> {
-        use crate::isolation::wire::{ASK_METHOD, AVAILABILITY_METHOD, TASK_METHOD};
+        use crate::call::wire::{ASK_METHOD, AVAILABILITY_METHOD, TASK_METHOD};
         if ![ASK_METHOD, TASK_METHOD, AVAILABILITY_METHOD].contains(&request.method.as_str()) {
             return Err(ErrorData::new(
                 rmcp::model::ErrorCode::METHOD_NOT_FOUND,

@@ -15,10 +15,8 @@ use std::{
 use rmcp::model::{Prompt, Resource, ResourceTemplate, Tool};
 use serde::{Deserialize, Serialize};
 
-use super::{
-    config::{ServerEntry, Transport},
-    names::sha256_hex,
-};
+use super::config::{ServerEntry, Transport};
+use crate::util::hash::sha256_hex;
 
 /// The folder of the servers' listings.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -28,38 +26,38 @@ pub struct ToolCache {
 
 /// What a server offers, as it listed it.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct Listing {
+pub(crate) struct Listing {
     /// Its tools.
-    pub tools: Vec<Tool>,
+    pub(crate) tools: Vec<Tool>,
     /// Its resources with a fixed URI (none unless it has the `resources` capability).
     #[serde(default)]
-    pub resources: Vec<Resource>,
+    pub(crate) resources: Vec<Resource>,
     /// Its resource templates.
     #[serde(default)]
-    pub resource_templates: Vec<ResourceTemplate>,
+    pub(crate) resource_templates: Vec<ResourceTemplate>,
     /// Its prompts (none unless it has the `prompts` capability).
     #[serde(default)]
-    pub prompts: Vec<Prompt>,
+    pub(crate) prompts: Vec<Prompt>,
     /// Whether it completes prompt arguments and template variables.
     #[serde(default)]
-    pub completions: bool,
+    pub(crate) completions: bool,
 }
 
 /// A listing as read from a server.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct CachedListing {
+pub(crate) struct CachedListing {
     /// The server's name.
-    pub server: String,
+    pub(crate) server: String,
     /// When it was read, in seconds since the Unix epoch.
-    pub read_at: u64,
+    pub(crate) read_at: u64,
     /// What it listed.
     #[serde(flatten)]
-    pub listing: Listing,
+    pub(crate) listing: Listing,
 }
 
 impl CachedListing {
     /// Whether the list is younger than `ttl` (never, for a zero `ttl`).
-    pub fn is_fresh(&self, ttl: std::time::Duration) -> bool {
+    pub(crate) fn is_fresh(&self, ttl: std::time::Duration) -> bool {
         now().saturating_sub(self.read_at) < ttl.as_secs()
     }
 }
@@ -73,19 +71,13 @@ fn now() -> u64 {
 
 impl ToolCache {
     /// The cache in `dir`, else in the user's cache folder; none if there is no such folder.
-    pub fn new(dir: Option<PathBuf>) -> Self {
+    pub(crate) fn new(dir: Option<PathBuf>) -> Self {
         Self {
             dir: dir.or_else(default_dir),
         }
     }
-
-    /// The folder, if any.
-    pub fn dir(&self) -> Option<&Path> {
-        self.dir.as_deref()
-    }
-
     /// The last list `server` gave, if one is kept.
-    pub fn read(&self, server: &ServerEntry) -> Option<CachedListing> {
+    pub(crate) fn read(&self, server: &ServerEntry) -> Option<CachedListing> {
         let text = std::fs::read_to_string(self.file(server)?).ok()?;
         serde_json::from_str::<CachedListing>(&text)
             .ok()
@@ -93,7 +85,7 @@ impl ToolCache {
     }
 
     /// Keeps `listing` as `server`'s, read now. Failures are logged, not returned.
-    pub fn write(&self, server: &ServerEntry, listing: &Listing) {
+    pub(crate) fn write(&self, server: &ServerEntry, listing: &Listing) {
         let Some(file) = self.file(server) else {
             return;
         };

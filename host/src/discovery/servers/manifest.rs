@@ -20,10 +20,10 @@ use super::{
 };
 
 /// The version bridged servers' manifests give.
-pub const VERSION: &str = "mcp.json";
+pub(crate) const VERSION: &str = "mcp.json";
 
 /// `server`'s manifest, with the tools of `cached` if there is a list.
-pub fn manifest(server: &ServerEntry, cached: Option<&CachedListing>) -> Manifest {
+pub(crate) fn manifest(server: &ServerEntry, cached: Option<&CachedListing>) -> Manifest {
     let reached = match &server.transport {
         Transport::Stdio { command, args, .. } => {
             format!(
@@ -167,7 +167,7 @@ fn completions(prompts: &[PromptDecl], templates: &[ResourceTemplateDecl]) -> Ve
 /// How `tool` of `server` is served: its served name, in the server's toolset, with its
 /// description (or one naming it), title, annotations, meta, input and output schemas as they
 /// are.
-pub fn tool_decl(server: &ServerEntry, tool: &Tool) -> ToolDecl {
+pub(crate) fn tool_decl(server: &ServerEntry, tool: &Tool) -> ToolDecl {
     let hints = tool.annotations.as_ref();
     ToolDecl {
         input_first: false,

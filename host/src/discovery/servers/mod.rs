@@ -1,36 +1,19 @@
-//! Bridged MCP servers: servers declared in `mcp.json` files, served as toolsets.
-//!
-//! A bridged server is a provider like a library: discovery gets a plain [`Manifest`] for it
-//! ([`manifest`]), so listings, `/toolsets`, selection, extensions and conflicts treat it as
-//! any plugin, and nothing is started to list it.
+//! MCP servers declared in `mcp.json` files, as discovery sees them: each a plugin whose
+//! manifest comes from its entry and its last good tool list, with nothing started.
 //!
 //! - [`config`] reads the files: which servers, how to reach them, and our keys for each.
 //! - [`cache`] keeps each server's last good tool list on disk.
 //! - [`manifest`] makes the manifest of an entry and its cached list.
 //! - [`names`] gives the names their tools are served under.
-//! - [`open`] starts a server when a URL first needs it: its [`upstream::Upstream`] connection,
-//!   shared by every session, and a live plugin instance forwarding calls to it (`instance`);
-//!   what the server sends during a call reaches the calling request (`relay`).
-//! - [`refresh`] asks every server for its tools at once (`list --refresh`).
 //!
-//! [`Manifest`]: plugin_manifest::Manifest
+//! [`add_servers`] puts the servers after the libraries; starting and talking to them is the
+//! bridged provider's (`crate::providers::bridged`).
 
-pub mod cache;
-pub mod config;
+pub(crate) mod cache;
+pub(crate) mod config;
 mod expand;
-mod instance;
-pub mod manifest;
-pub mod names;
-mod opener;
-mod process;
-mod refresh;
-mod relay;
-mod restarts;
-pub mod upstream;
-
-pub use opener::{Upstreams, open};
-pub use refresh::refresh;
-pub use relay::ResourceUpdates;
+pub(crate) mod manifest;
+pub(crate) mod names;
 
 use std::sync::Arc;
 
@@ -39,20 +22,12 @@ use config::ServerConfig;
 
 use crate::discovery::{DiscoveredPlugin, Discovery, Provider, SkipReason, Skipped};
 
-/// Locks `mutex`, taking over a lock a panicking thread left (what the bridge guards stays
-/// consistent across a panic: a map of calls, a process's status, a list of lines).
-pub(super) fn lock<T>(mutex: &std::sync::Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    mutex
-        .lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner)
-}
-
 /// Adds the servers of `config` to `discovery` after its libraries, each with its cached
 /// tools, and its skipped files and entries to the skipped ones (warned about by
 /// [`crate::discovery::warn_skipped`]). A server whose name a plugin
 /// or a plugin's toolset already has is skipped; with `only`, a server not named there is left
 /// out as libraries are.
-pub fn add_servers(
+pub(crate) fn add_servers(
     discovery: &mut Discovery,
     config: ServerConfig,
     cache: &ToolCache,

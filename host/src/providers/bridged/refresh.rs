@@ -3,12 +3,15 @@
 
 use std::sync::Arc;
 
-use super::{cache::ToolCache, config::ServerEntry, upstream::Upstream};
-use crate::discovery::{DiscoveredPlugin, Provider};
+use super::upstream::Upstream;
+use crate::discovery::{
+    DiscoveredPlugin, Provider,
+    servers::{cache::ToolCache, config::ServerEntry},
+};
 
 /// Lists the tools of every bridged server among `plugins` (each start bounded by its
 /// `connect_timeout`), writes the lists that come back to the cache, and stops the servers.
-pub async fn refresh(plugins: &[DiscoveredPlugin]) {
+pub(crate) async fn refresh(plugins: &[DiscoveredPlugin]) {
     let asked = plugins.iter().filter_map(|p| match &p.provider {
         Provider::Bridged { server, cache } => Some(refresh_one(Arc::clone(server), cache)),
         Provider::Library | Provider::Isolated { .. } => None,

@@ -18,8 +18,6 @@
 //! pipe as it was answered, a value or an error of its kind ([`wire`]), so an in-process
 //! wrapper of an isolated tool sees what it would see in process.
 
-pub mod wire;
-
 use std::{
     path::{Path, PathBuf},
     str::FromStr,
@@ -30,36 +28,36 @@ use std::{
 use plugin_manifest::Manifest;
 
 use crate::{
-    bridge::config::{ServerEntry, Transport},
+    discovery::servers::config::{ServerEntry, Transport},
     discovery::{Discovery, Provider, SkipReason, Skipped},
 };
 
 /// The hidden command a child runs.
-pub const CHILD_COMMAND: &str = "isolated";
+pub(crate) const CHILD_COMMAND: &str = "isolated";
 
 /// How long an isolated plugin's child has to start and list its tools.
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// How long an isolated plugin's call may go with neither its answer nor a progress report,
 /// unless `--call-timeout` says otherwise.
-pub const DEFAULT_CALL_TIMEOUT: Duration = Duration::from_secs(60);
+pub(crate) const DEFAULT_CALL_TIMEOUT: Duration = Duration::from_secs(60);
 
 /// Which plugins run out of process, and their call timeouts.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Isolation {
+pub(crate) struct Isolation {
     /// Plugin names; `*` names every library.
-    pub plugins: Vec<String>,
+    pub(crate) plugins: Vec<String>,
     /// `--call-timeout` values, in order: a later one wins.
-    pub call_timeouts: Vec<CallTimeout>,
+    pub(crate) call_timeouts: Vec<CallTimeout>,
 }
 
 /// One `--call-timeout` value: `SECONDS`, or `PLUGIN=SECONDS` for one plugin.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct CallTimeout {
+pub(crate) struct CallTimeout {
     /// The plugin it is for; every isolated plugin when `None`.
-    pub plugin: Option<String>,
+    pub(crate) plugin: Option<String>,
     /// The timeout.
-    pub timeout: Duration,
+    pub(crate) timeout: Duration,
 }
 
 impl FromStr for CallTimeout {
@@ -88,12 +86,12 @@ impl FromStr for CallTimeout {
 
 impl Isolation {
     /// Whether the plugin called `name` is isolated.
-    pub fn isolates(&self, name: &str) -> bool {
+    pub(crate) fn isolates(&self, name: &str) -> bool {
         self.plugins.iter().any(|p| p == "*" || p == name)
     }
 
     /// The call timeout of the plugin called `name`.
-    pub fn call_timeout(&self, name: &str) -> Duration {
+    pub(crate) fn call_timeout(&self, name: &str) -> Duration {
         self.call_timeouts
             .iter()
             .rev()
@@ -105,7 +103,7 @@ impl Isolation {
 /// Serves the libraries `isolation` names among `discovery`'s from child processes running
 /// `program` (the host's own binary); a name that matches no library is logged, and a library
 /// that cannot be isolated is skipped with the reason.
-pub fn isolate(discovery: &mut Discovery, isolation: &Isolation, program: &Path) {
+pub(crate) fn isolate(discovery: &mut Discovery, isolation: &Isolation, program: &Path) {
     for name in isolation.plugins.iter().filter(|n| *n != "*") {
         if !discovery.plugins.iter().any(|p| p.manifest.name == *name) {
             tracing::warn!("--isolate names `{name}`, and no plugin has that name");
@@ -174,7 +172,7 @@ fn child_entry(
             .toolsets
             .first()
             .cloned()
-            .unwrap_or_else(|| crate::bridge::config::plain_toolset(&manifest.name)),
+            .unwrap_or_else(|| crate::discovery::servers::config::plain_toolset(&manifest.name)),
         connect_timeout: CONNECT_TIMEOUT,
         call_timeout,
         cache_ttl: Duration::ZERO,
@@ -183,24 +181,9 @@ fn child_entry(
     }
 }
 
-/// What the child serves: every toolset of its one library (it serves nothing else), without
-/// the host's own `list_server_toolsets`, each result saying what the tool answered.
-pub fn child_options(manifest: &Manifest) -> crate::serve::Options {
-    let toolsets: Vec<&str> = manifest.toolsets.iter().map(|t| t.name.as_str()).collect();
-    crate::serve::Options {
-        fallback: Some(crate::selection::Query::parse(&format!(
-            "only={}",
-            toolsets.join(",")
-        ))),
-        toolsets_tool: false,
-        for_parent: true,
-        ..crate::serve::Options::default()
-    }
-}
-
 /// Ends the process when its parent is gone (the host was killed), checking every second, so a
 /// child stuck in a plugin's code does not outlive the host.
-pub fn watch_parent() {
+pub(crate) fn watch_parent() {
     #[cfg(unix)]
     {
         let parent = rustix::process::getppid();
@@ -221,7 +204,7 @@ pub fn watch_parent() {
 /// # Errors
 ///
 /// If the file is not a usable plugin library, with the reason.
-pub fn child_plugin(library: PathBuf) -> Result<crate::discovery::DiscoveredPlugin, String> {
+pub(crate) fn child_plugin(library: PathBuf) -> Result<crate::discovery::DiscoveredPlugin, String> {
     crate::discovery::read(&library)
         .map(|manifest| crate::discovery::DiscoveredPlugin::library(library.clone(), manifest))
         .map_err(|reason| format!("{}: {reason}", library.display()))

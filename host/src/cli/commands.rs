@@ -1,0 +1,170 @@
+//! What each command of the command line runs: listing, the graph, the keys file, and
+//! serving over HTTP, over stdio, or as an isolated plugin's child.
+
+use std::sync::Arc;
+
+use plugin_manifest::Manifest;
+
+use super::args::{Cli, Command, Common, KeysCommand};
+use crate::{
+    auth::admin,
+    registry::Registry,
+    reports::{graph, listing::Listing},
+    serve,
+};
+
+/// Runs the command `cli` names.
+pub fn run(cli: Cli) -> anyhow::Result<()> {
+    let (common, command) = cli.into_command();
+    match command {
+        Command::List { json, refresh } => {
+            if refresh {
+                let found = common.discover()?;
+                tokio::runtime::Runtime::new()?
+                    .block_on(crate::providers::bridged::refresh(&found.plugins));
+            }
+            let discovery = common.discover()?;
+            let listing = Listing::new(common.plugin_dir.clone(), &discovery);
+            let text = if json {
+                serde_json::to_string_pretty(&listing)?
+            } else {
+                listing.to_text()
+            };
+            #[allow(clippy::print_stdout)]
+            {
+                println!("{text}");
+            }
+            Ok(())
+        }
+        Command::Graph { format } => {
+            let discovery = common.discover()?;
+            let text = graph::render(&Registry::new(discovery.plugins), format);
+            #[allow(clippy::print_stdout)]
+            {
+                print!("{text}");
+            }
+            Ok(())
+        }
+        Command::Keys(KeysCommand::New {
+            name,
+            toolsets,
+            readonly,
+            expires,
+            file,
+        }) => {
+            let new = admin::NewKey {
+                name,
+                toolsets,
+                readonly,
+                expires,
+            };
+            let key = admin::new_key(&file, &new)?;
+            eprintln!(
+                "added the key `{}` to {}; it is shown once, keep it now:",
+                new.name,
+                file.display()
+            );
+            #[allow(clippy::print_stdout)]
+            {
+                println!("{key}");
+            }
+            Ok(())
+        }
+        Command::Keys(KeysCommand::Revoke { name, file }) => {
+            let count = admin::revoke(&file, &name)?;
+            eprintln!(
+                "revoked {count} key(s) named `{name}` in {}",
+                file.display()
+            );
+            Ok(())
+        }
+        Command::Keys(KeysCommand::List { file }) => {
+            let text = admin::list(&file)?;
+            #[allow(clippy::print_stdout)]
+            {
+                print!("{text}");
+            }
+            Ok(())
+        }
+        Command::Serve(args) => {
+            let (registry, source) = registry(&common, args.served.no_watch)?;
+            tokio::runtime::Runtime::new()?.block_on(serve::run(
+                registry,
+                args.options(),
+                Some(source),
+            ))?;
+            Ok(())
+        }
+        Command::Stdio(args) => {
+            let protocol_out = serve::stdio::protect_stdout()?;
+            let (registry, source) = registry(&common, args.served.no_watch)?;
+            serve_stdio(registry, args.options(), protocol_out, Some(source))
+        }
+        Command::Isolated { library } => {
+            let protocol_out = serve::stdio::protect_stdout()?;
+            crate::providers::isolated::watch_parent();
+            let plugin =
+                crate::providers::isolated::child_plugin(library).map_err(anyhow::Error::msg)?;
+            let options = child_options(&plugin.manifest);
+            serve_stdio(
+                Arc::new(Registry::new(vec![plugin])),
+                options,
+                protocol_out,
+                None,
+            )
+        }
+    }
+}
+
+/// Serves `registry` on stdin and `protocol_out` until stdin ends or a shutdown signal; with a
+/// `source`, a new generation each time its plugins change.
+fn serve_stdio(
+    registry: Arc<Registry>,
+    options: serve::Options,
+    protocol_out: std::fs::File,
+    source: Option<crate::reload::Source>,
+) -> anyhow::Result<()> {
+    let runtime = tokio::runtime::Runtime::new()?;
+    let served = runtime.block_on(serve::stdio::run(registry, options, protocol_out, source));
+    // A read of stdin may still be blocked on a thread of its own: do not wait for it.
+    runtime.shutdown_background();
+    Ok(served?)
+}
+
+/// The registry of the plugin folder, logging what it holds, and where it comes from (watched
+/// unless `no_watch`).
+fn registry(
+    common: &Common,
+    no_watch: bool,
+) -> anyhow::Result<(Arc<Registry>, crate::reload::Source)> {
+    let discovery = common.discover()?;
+    tracing::info!(
+        "{} plugin(s) in {}: {}",
+        discovery.plugins.len(),
+        common.plugin_dir.display(),
+        discovery
+            .plugins
+            .iter()
+            .map(|p| p.manifest.name.as_str())
+            .collect::<Vec<_>>()
+            .join(", ")
+    );
+    let registry = Arc::new(Registry::new(discovery.plugins.clone()));
+    registry.warn_of_new_conflicts(None);
+    Ok((registry, common.source(discovery, no_watch)))
+}
+
+/// What the child serves: every toolset of its one library (it serves nothing else), without
+/// the host's own `list_server_toolsets`, each result saying what the tool answered.
+fn child_options(manifest: &Manifest) -> serve::Options {
+    let toolsets: Vec<&str> = manifest.toolsets.iter().map(|t| t.name.as_str()).collect();
+    serve::Options {
+        fallback: Some(crate::selection::Query::parse(&format!(
+            "only={}",
+            toolsets.join(",")
+        ))),
+        toolsets_tool: false,
+        for_parent: true,
+        ..serve::Options::default()
+    }
+}

@@ -1,0 +1,12 @@
+//! Leaves every layer may use: small helpers written once, with no knowledge of plugins,
+//! MCP or HTTP.
+//!
+//! - [`loopback`]: whether a host name or address is loopback, brackets and case allowed.
+//! - [`hash`]: SHA-256 and lowercase hex.
+//! - [`lock`]: locking a mutex or a read-write lock through a poisoning panic.
+//! - [`backoff`]: the wait before trying again something that failed.
+
+pub(crate) mod backoff;
+pub(crate) mod hash;
+pub(crate) mod lock;
+pub(crate) mod loopback;
