@@ -19,12 +19,13 @@ use proc_macro2::{Span, TokenStream};
 use quote::quote;
 use serde::Serialize;
 use syn::{
-    FnArg, Ident, ImplItemFn, LitInt, LitStr, Pat, Type, meta::ParseNestedMeta, spanned::Spanned,
+    FnArg, Ident, ImplItemFn, LitInt, LitStr, Pat, PatType, Type, meta::ParseNestedMeta,
+    spanned::Spanned,
 };
 
 use crate::{
     attrs::{ArgArgs, doc_comment, key},
-    expand::{context_param, method_call, returns_result, to_json},
+    handler::{context_arg, context_param, method_call, returns_result, to_json},
 };
 
 /// One of the four attributes: what it registers, and how.
@@ -598,6 +599,34 @@ struct Param {
 }
 
 impl Param {
+    /// Reads the parameter `ident`, removing its `#[arg]` and doc attributes.
+    fn of(ident: Ident, typed: &mut PatType) -> syn::Result<Self> {
+        let mut arg = ArgArgs::default();
+        for attr in typed.attrs.iter().filter(|a| a.path().is_ident("arg")) {
+            ArgArgs::from_attr(attr, &mut arg)?;
+        }
+        if let Some(default) = &arg.default {
+            return Err(syn::Error::new(
+                default.span(),
+                "`default` is for tool arguments; use an `Option` parameter",
+            ));
+        }
+        let description = arg
+            .description
+            .map_or_else(|| doc_comment(&typed.attrs), |d| d.value());
+        typed
+            .attrs
+            .retain(|a| !a.path().is_ident("arg") && !a.path().is_ident("doc"));
+        Ok(Param {
+            name: arg.rename.map_or_else(|| ident.to_string(), |r| r.value()),
+            ident,
+            optional: option_of(&typed.ty),
+            ty: (*typed.ty).clone(),
+            description,
+            span: typed.span(),
+        })
+    }
+
     /// `let ident: Ty = request.METHOD("name")?;`
     fn read(&self, method: TokenStream) -> TokenStream {
         let (ident, name) = (&self.ident, &self.name);
@@ -631,10 +660,9 @@ impl Shape {
             takes_context: false,
         };
         for input in &mut sig.inputs {
-            let typed = match input {
+            match input {
                 FnArg::Receiver(r) if r.reference.is_some() && r.mutability.is_none() => {
                     shape.has_self = true;
-                    continue;
                 }
                 FnArg::Receiver(r) => {
                     return Err(syn::Error::new(
@@ -642,59 +670,36 @@ impl Shape {
                         "this method takes `&self` (calls run concurrently)",
                     ));
                 }
-                FnArg::Typed(t) => t,
-            };
-            let Pat::Ident(pat) = &*typed.pat else {
-                return Err(syn::Error::new(
-                    typed.pat.span(),
-                    "parameters must be plain names",
-                ));
-            };
-            if let Some(by_ref) = context_param(&typed.ty) {
-                if shape.takes_context {
-                    return Err(syn::Error::new(
-                        typed.span(),
-                        "a method takes at most one `Context` parameter",
-                    ));
-                }
-                shape.takes_context = true;
-                shape.call_args.push(if by_ref {
-                    quote!(&__context)
-                } else {
-                    quote!(::core::clone::Clone::clone(&__context))
-                });
-                continue;
+                FnArg::Typed(typed) => shape.param(typed)?,
             }
-            let mut arg = ArgArgs::default();
-            for attr in typed.attrs.iter().filter(|a| a.path().is_ident("arg")) {
-                ArgArgs::from_attr(attr, &mut arg)?;
-            }
-            if let Some(default) = &arg.default {
-                return Err(syn::Error::new(
-                    default.span(),
-                    "`default` is for tool arguments; use an `Option` parameter",
-                ));
-            }
-            let description = arg
-                .description
-                .map_or_else(|| doc_comment(&typed.attrs), |d| d.value());
-            typed
-                .attrs
-                .retain(|a| !a.path().is_ident("arg") && !a.path().is_ident("doc"));
-            let ident = &pat.ident;
-            shape.call_args.push(quote!(#ident));
-            shape.params.push(Param {
-                name: arg
-                    .rename
-                    .map_or_else(|| pat.ident.to_string(), |r| r.value()),
-                ident: pat.ident.clone(),
-                optional: option_of(&typed.ty),
-                ty: (*typed.ty).clone(),
-                description,
-                span: typed.span(),
-            });
         }
         Ok(shape)
+    }
+
+    /// Reads one typed parameter: the request's context, or a [`Param`] the request provides.
+    fn param(&mut self, typed: &mut PatType) -> syn::Result<()> {
+        let Pat::Ident(pat) = &*typed.pat else {
+            return Err(syn::Error::new(
+                typed.pat.span(),
+                "parameters must be plain names",
+            ));
+        };
+        if let Some(by_ref) = context_param(&typed.ty) {
+            if self.takes_context {
+                return Err(syn::Error::new(
+                    typed.span(),
+                    "a method takes at most one `Context` parameter",
+                ));
+            }
+            self.takes_context = true;
+            self.call_args.push(context_arg(by_ref));
+            return Ok(());
+        }
+        let param = Param::of(pat.ident.clone(), typed)?;
+        let ident = &param.ident;
+        self.call_args.push(quote!(#ident));
+        self.params.push(param);
+        Ok(())
     }
 
     /// `contributions.KIND(decl, Code::sync(...))`: the code reads the parameters (`lets`),

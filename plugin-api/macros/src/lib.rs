@@ -8,6 +8,7 @@
 mod attrs;
 mod contributions;
 mod expand;
+mod handler;
 
 use proc_macro::TokenStream;
 
