@@ -342,6 +342,12 @@ impl<T: Clone> Recorded<T> {
     pub fn clear(&self) {
         self.items().clear();
     }
+
+    /// Everything recorded so far, in order, forgotten in the same step: nothing recorded
+    /// meanwhile is lost.
+    pub fn take(&self) -> Vec<T> {
+        std::mem::take(&mut *self.items())
+    }
 }
 
 /// The `notifications/progress` among `messages`, checked to be `total` reports under `token`,

@@ -14,6 +14,7 @@ mod filters;
 mod harness;
 mod isolation;
 mod list;
+mod parity;
 mod reload;
 mod resources;
 mod serve;
