@@ -21,17 +21,11 @@ use anyhow::{Context, Result};
 use reactor_mcp_server::internals::{
     build::{LoadedPlugin, LoadedTool, activate},
     discovery::{self, DiscoveredPlugin},
+    serve::ArgumentValidator,
 };
 use serde_json::{Value, json};
 
 use crate::echo::{EchoArgs, echo};
-
-// The host's argument validation, compiled here as it is in the host: the module is
-// crate-private there, and this benchmark must measure that code, not a copy of it.
-#[path = "../../host/src/serve/validate.rs"]
-mod validate;
-
-use validate::ArgumentValidator;
 
 /// What the ABI benchmark calls.
 #[derive(Debug)]

@@ -103,8 +103,9 @@ pub mod internals {
     /// Serving.
     pub mod serve {
         pub use crate::serve::{
-            Ready,
-            rounds::{Binding, Round, Sealer},
+            edge::ready::Ready,
+            host_context::rounds::{Binding, Round, Sealer},
+            mcp::validate::ArgumentValidator,
         };
     }
 }

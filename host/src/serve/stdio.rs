@@ -17,7 +17,7 @@ use std::{fs::File, sync::Arc};
 use rmcp::{ServiceExt as _, service::ServerInitializeError};
 use tokio::io::{AsyncRead, AsyncWrite};
 
-use super::{Options, ServeError, handler::Handler, shutdown_signal};
+use crate::serve::{Options, ServeError, lifecycle::shutdown_signal, mcp::Handler};
 use crate::{registry::Registry, reload::Source};
 
 /// Keeps a private duplicate of fd 1 for the protocol and points fd 1 at stderr; returns the
@@ -98,7 +98,7 @@ pub(crate) async fn run(
     protocol_out: File,
     source: Option<Source>,
 ) -> Result<(), ServeError> {
-    let (state, _reloading) = super::start(registry, &options, source).await?;
+    let (state, _reloading) = crate::serve::lifecycle::start(registry, &options, source).await?;
     let transport = streams(protocol_out);
     tracing::info!("serving MCP on stdin and stdout");
     let served = async {
@@ -125,6 +125,6 @@ pub(crate) async fn run(
             Ok(())
         }
     };
-    super::stop(state.generation().builder()).await;
+    crate::serve::lifecycle::stop(state.generation().builder()).await;
     outcome
 }

@@ -21,8 +21,8 @@ use plugin_manifest::ToolDecl;
 use rmcp::model::{JsonObject, MetaObject, Tool, ToolAnnotations};
 use serde_json::{Value, json};
 
-use super::validate::ArgumentValidator;
 pub(crate) use crate::reports::TOOLSETS_TOOL;
+use crate::serve::mcp::validate::ArgumentValidator;
 use crate::util::lock::{read, write};
 use crate::{
     build::{Builder, ToolTable},

@@ -20,7 +20,7 @@
 //! while none is connected, or a request's stream kept for a resume) by its channel capacity,
 //! set here from [`SessionLimits::buffered_messages`]. The other limits in [`SessionLimits`]
 //! (subscriptions, URI length, the timeout on requests to the client) are applied by
-//! [`super::subscriptions`] and [`super::context`].
+//! [`crate::serve::mcp::subscriptions`] and [`crate::serve::host_context`].
 
 use std::{
     cell::Cell,
@@ -451,7 +451,7 @@ where
         };
     }
     let (parts, body) = request.into_parts();
-    let Ok(bytes) = axum::body::to_bytes(body, super::MAX_REQUEST_BODY_BYTES).await else {
+    let Ok(bytes) = axum::body::to_bytes(body, crate::serve::MAX_REQUEST_BODY_BYTES).await else {
         return full(sessions, Value::Null);
     };
     let message: Value = serde_json::from_slice(&bytes).unwrap_or_default();

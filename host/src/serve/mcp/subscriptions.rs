@@ -6,7 +6,7 @@
 //! the handler when the session ends) forgets all its subscriptions. Under 2026-07-28, which has
 //! no sessions, each `subscriptions/listen` stream is an entry of its own, holding the URIs of
 //! its filter for as long as the stream is open. A subscription is only recorded for a URI the
-//! session's own active set serves (checked in [`super::contributions::subscribe`]), so a session
+//! session's own active set serves (checked in [`crate::serve::mcp::contributions::subscribe`]), so a session
 //! only hears about resources it can read.
 //!
 //! A plugin says a resource changed through its call context (`HostContext::resource_updated`),
@@ -283,7 +283,7 @@ impl<P: Clone> Drop for Session<P> {
 }
 
 /// Where plugins' "this resource changed" goes, by URI: [`dispatch`] drains it.
-pub(crate) type Updates = super::queue::Queue<String>;
+pub(crate) type Updates = crate::serve::generation::queue::Queue<String>;
 
 /// Sends each URI that comes through `updates` to the sessions subscribed to it, until every
 /// sender is gone.

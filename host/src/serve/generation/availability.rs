@@ -7,7 +7,7 @@
 //! or template is neither listed, read, subscribed to nor completed (a URI it served may fall to
 //! a template that is still on). A change makes the next generation over the same plugins, and
 //! the sessions whose lists changed hear of it as after any other change
-//! ([`super::listeners`]). A plugin may turn off only its own; what a plugin turned off is on
+//! ([`crate::serve::mcp::notifications`]). A plugin may turn off only its own; what a plugin turned off is on
 //! again once the plugin is replaced or removed (hot reload).
 
 use std::{collections::BTreeSet, sync::Arc};
@@ -15,8 +15,8 @@ use std::{collections::BTreeSet, sync::Arc};
 use plugin_manifest::CompletionRef;
 use tokio::sync::mpsc;
 
-use super::ServeState;
 use crate::registry::{Registry, ResourceOwner};
+use crate::serve::ServeState;
 
 /// What is turned off, by served name (URI for resources, URI template for templates): the
 /// same value `/toolsets` reports.
@@ -73,7 +73,7 @@ pub(crate) struct Change {
 }
 
 /// Where changes go: [`apply_changes`] reads them.
-pub(crate) type Changes = super::queue::Queue<Change>;
+pub(crate) type Changes = crate::serve::generation::queue::Queue<Change>;
 
 impl Hidden {
     /// `self` with `change` applied, if `registry` says the plugin serves what it names;

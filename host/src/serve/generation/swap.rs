@@ -1,13 +1,13 @@
 //! Serving through changes of the plugins: each batch of triggers ([`crate::reload`]) is a new
 //! scan; a scan that changes anything becomes the next generation, swapped in atomically, and
-//! the sessions whose lists changed are told ([`super::listeners`]). A scan that fails (the
+//! the sessions whose lists changed are told ([`crate::serve::mcp::notifications`]). A scan that fails (the
 //! folder went away, `--strict-config` and a bad `mcp.json`) keeps the current generation.
 
 use std::{collections::BTreeSet, sync::Arc};
 
 use tokio::sync::mpsc;
 
-use super::{ServeState, generation::Generation};
+use crate::serve::{ServeState, generation::Generation};
 use crate::{
     discovery::{self, Discovery},
     registry::Registry,

@@ -15,13 +15,30 @@
 //! under its key (the tool's, or one the call made: `elicitation-1`), until `tasks/update`
 //! answers it.
 
+use rmcp::{
+    RoleServer,
+    model::{CallToolResponse, CallToolResult, CreateTaskResult},
+    service::RequestContext,
+};
 use std::{
     collections::HashMap,
     sync::{Arc, Mutex},
     time::Duration,
 };
+use tokio_util::sync::CancellationToken;
 
+use super::{
+    Handler,
+    outcome::{call_result, missing_capability, panicked},
+    owner,
+};
 use crate::util::lock::lock;
+use crate::{
+    build::LoadedTool,
+    call::{CallError, CallOutput},
+    selection::Resolution,
+    serve::host_context::{self, Call, rounds::Round},
+};
 use rmcp::{
     ErrorData,
     model::{ClientCapabilities, DetailedTask, InputRequest, Task},
@@ -182,7 +199,7 @@ fn full(message: String) -> ErrorData {
 }
 
 /// Where a running task's requests to the client go: into its `inputRequests`, answered by
-/// `tasks/update`. Put in the request extensions of the call [`super::context::Call`] runs.
+/// `tasks/update`. Put in the request extensions of the call [`crate::serve::host_context::Call`] runs.
 #[derive(Clone)]
 pub(crate) struct Input {
     task: TaskContext,
@@ -209,6 +226,87 @@ impl Input {
             )),
             Err(TaskExit::Error(e)) => Err(format!("{method} failed: {}", e.message)),
         }
+    }
+}
+
+impl Handler {
+    /// Starts a call of `tool` as a task of the request's session and caller, and answers with
+    /// the task. It runs as a plain call would (progress, logs, its context), except that it
+    /// outlives the request, `tasks/cancel` cancels it, and its requests to the client wait in
+    /// the task's `inputRequests` for `tasks/update`.
+    pub(super) fn call_as_task(
+        &self,
+        tool: LoadedTool,
+        arguments: String,
+        context: &RequestContext<RoleServer>,
+        resolution: &Arc<Resolution>,
+        gathered: Option<Arc<Round>>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        let mut request = context.clone();
+        // The request ends now; the call ends with the task.
+        request.ct = CancellationToken::new();
+        let (level, resolution) = (self.level.clone(), Arc::clone(resolution));
+        let updates = self.state.updates.clone();
+        // A task's requests wait in its `inputRequests`, unless the round it started from has
+        // their answers.
+        let client = self.client_requests(gathered);
+        let caller = self.parent_caller(context);
+        let name = tool.decl.name.clone();
+        let (availability, plugin) = (
+            self.state.availability.clone(),
+            Arc::from(tool.plugin.as_str()),
+        );
+        let task = self
+            .state
+            .tasks
+            .spawn(owner(context), &name.clone(), move |task| {
+                request.extensions.insert(Input::new(task.clone()));
+                Box::pin(async move {
+                    let run = Call {
+                        request: &request,
+                        level: &level,
+                        resolution: &resolution,
+                        updates: &updates,
+                        client,
+                        caller,
+                        availability: Some(availability),
+                        plugin: Some(plugin),
+                    }
+                    .run(|host| tool.call_with(arguments, host));
+                    tokio::select! {
+                        () = task.cancelled() => Err(TaskExit::Cancelled),
+                        finished = run => task_outcome(&name, finished),
+                    }
+                })
+            })?;
+        tracing::info!(task = %task.task_id, "a call runs as a task");
+        Ok(CreateTaskResult::new(task).into())
+    }
+}
+
+/// How a call run as a task ended: a panic (the host's failure, not the tool's answer) and a
+/// capability the client lacks fail the task; any other outcome completes it with the result
+/// a plain call gives.
+pub(super) fn task_outcome(
+    tool: &str,
+    finished: Option<host_context::Finished<Result<CallOutput, CallError>>>,
+) -> Result<CallToolResult, TaskExit> {
+    let Some(finished) = finished else {
+        return Err(TaskExit::Cancelled);
+    };
+    // A task's requests wait in its `inputRequests`: it never ends for input.
+    let Ok(outcome) = finished.outcome else {
+        return Err(TaskExit::Error(ErrorData::internal_error(
+            format!("task of tool {tool} ended asking for input"),
+            None,
+        )));
+    };
+    match (outcome, finished.undeclared) {
+        (Err(_), Some(capability)) => Err(TaskExit::Error(missing_capability(capability))),
+        (Err(CallError::Panicked(message)), None) => Err(TaskExit::Error(
+            ErrorData::internal_error(panicked(tool, message), None),
+        )),
+        (outcome, _) => Ok(call_result(tool, outcome)),
     }
 }
 

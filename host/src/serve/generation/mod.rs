@@ -2,11 +2,16 @@
 //! and cached from them (tool tables per active set, each URL's resolution, the tools mirroring
 //! an argument into a header).
 //!
-//! The server holds the current generation behind an atomic swap ([`super::ServeState`]): each
+//! The server holds the current generation behind an atomic swap ([`crate::serve::ServeState`]): each
 //! request takes the one current when it arrives and keeps it to its end, so a call in flight
 //! finishes on the plugins it started with while the next request sees the new ones. A new
 //! generation starts with empty caches: its tool tables are built lazily, per active set, on
 //! first need, from plugins carried over when unchanged ([`crate::build::Builder::next`]).
+
+pub(crate) mod availability;
+pub(crate) mod queue;
+pub(crate) mod served;
+pub(crate) mod swap;
 
 use std::{
     collections::HashMap,
@@ -16,11 +21,10 @@ use std::{
 
 use rmcp::model::Tool;
 
-use super::{
+use crate::serve::{
     RESOLVED_QUERIES,
-    availability::Hidden,
-    cache_key, header_tools, mirrors_a_header,
-    served::{self, Resolved},
+    generation::{availability::Hidden, served::Resolved},
+    state::{cache_key, header_tools, mirrors_a_header},
 };
 use crate::util::lock::{read, write};
 use crate::{
@@ -108,7 +112,7 @@ impl Generation {
     }
 
     /// The resolution of a request's URL query and selection headers' values
-    /// ([`super::selection_headers`]), with the `--toolsets` fallback and the tool bounds,
+    /// ([`crate::serve::selection_headers`]), with the `--toolsets` fallback and the tool bounds,
     /// narrowed to the caller's `bound`; a request seen before costs one lookup.
     pub(crate) fn resolve(
         &self,
@@ -162,4 +166,17 @@ impl Generation {
             None => self.header_tools.get(name).cloned(),
         }
     }
+}
+
+/// The plugins of `generation` that failed to open, each with why.
+pub(crate) fn failed_plugins(generation: &Generation) -> Vec<crate::reports::FailedPlugin> {
+    generation
+        .builder()
+        .failures()
+        .into_iter()
+        .map(|(plugin, error)| crate::reports::FailedPlugin {
+            plugin,
+            reason: error.to_string(),
+        })
+        .collect()
 }

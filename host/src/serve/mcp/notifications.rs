@@ -29,7 +29,11 @@ use rmcp::{
 };
 use serde_json::Value;
 
-use super::{availability::Hidden, contributions as contributed, generation::Generation};
+use crate::serve::{
+    generation::Generation,
+    generation::availability::Hidden,
+    mcp::{prompts, resources},
+};
 use crate::util::lock::lock;
 use crate::{
     registry::Registry,
@@ -42,7 +46,7 @@ use crate::{
 pub(crate) struct Selection {
     /// The URL's query.
     pub(crate) query: String,
-    /// The selection headers' values ([`super::selection_headers`]).
+    /// The selection headers' values ([`crate::serve::selection_headers`]).
     pub(crate) headers: [Option<String>; 4],
     /// The caller's bound, when authentication is on.
     pub(crate) bound: Option<crate::auth::Bound>,
@@ -261,8 +265,8 @@ impl Served {
             tools: serde_json::to_value(&tools).unwrap_or_default(),
             tool_plugins,
             resources: serde_json::json!([
-                contributed::list_resources(registry, active, hidden),
-                contributed::list_resource_templates(registry, active, hidden),
+                resources::list_resources(registry, active, hidden),
+                resources::list_resource_templates(registry, active, hidden),
             ]),
             resource_plugins: owners(
                 registry
@@ -277,7 +281,7 @@ impl Served {
                     )
                     .collect(),
             ),
-            prompts: serde_json::to_value(contributed::list_prompts(registry, active, hidden))
+            prompts: serde_json::to_value(prompts::list_prompts(registry, active, hidden))
                 .unwrap_or_default(),
             prompt_plugins: owners(
                 registry

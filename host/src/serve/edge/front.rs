@@ -1,15 +1,15 @@
 //! The front door: what every request goes through before the router, in one step (one future,
 //! no per-layer service clones), in this order:
 //!
-//! 1. the Host/Origin guard ([`super::http::guard`]);
-//! 2. the drain ([`super::drain`]: while draining, 503; a POST is counted until its answer is
+//! 1. the Host/Origin guard ([`crate::serve::edge::guard::guard`]);
+//! 2. the drain ([`crate::serve::edge::drain`]: while draining, 503; a POST is counted until its answer is
 //!    sent);
 //! 3. the caller's credentials, when authentication is on ([`crate::auth`]: every route but
 //!    `/healthz` needs them; a missing or bad one gets 401), handed down as a
 //!    [`Caller`] in the request's extensions; a session belongs to the caller that opened it,
 //!    and another caller naming its id is told it does not exist (404);
-//! 4. for a POST to the MCP endpoint, the session cap ([`super::sessions::refuse_when_full`],
-//!    sessions on) and the body check ([`super::jsonrpc`]: read once, bounded in size and stall
+//! 4. for a POST to the MCP endpoint, the session cap ([`crate::serve::edge::sessions::refuse_when_full`],
+//!    sessions on) and the body check ([`crate::serve::edge::body`]: read once, bounded in size and stall
 //!    time; a body that is not a JSON-RPC message gets the error that says why).
 
 use std::{convert::Infallible, sync::Arc};
@@ -26,12 +26,12 @@ use tower::ServiceExt as _;
 
 use crate::auth::{Authenticator, Caller, Identity, oauth, oauth::OAuth};
 
-use super::{
+use crate::serve::{
     ServeState,
-    drain::{self, Drain},
-    http::{self, AccessPolicy},
-    jsonrpc::{self, BodyLimits},
-    sessions::{self, Sessions},
+    edge::body::{self, BodyLimits},
+    edge::drain::{self, Drain},
+    edge::guard::{self, AccessPolicy},
+    edge::sessions::{self, Sessions},
 };
 
 /// What the front door holds; cloned per request (a few reference counts).
@@ -62,7 +62,7 @@ impl Front {
         request: hyper::Request<Incoming>,
     ) -> Result<Response, Infallible> {
         let request = request.map(Body::new);
-        if let Err(refusal) = http::guard(&self.policy, &request) {
+        if let Err(refusal) = guard::guard(&self.policy, &request) {
             return Ok(refusal.into_response());
         }
         let mut request = if self.drain.is_draining() {
@@ -105,7 +105,7 @@ impl Front {
             let (auth, state, identity) = (self.auth, self.state, caller.clone());
             let checked =
                 |request: Request| {
-                    jsonrpc::check_body(body, request, |request: Request| async move {
+                    body::check_body(body, request, |request: Request| async move {
                         let request =
                             match step_up(auth.as_deref(), &state, identity.as_deref(), request)
                                 .await

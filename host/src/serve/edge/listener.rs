@@ -8,7 +8,7 @@
 //!   in that time is closed (half-sent headers included: slowloris).
 //! - A write the client does not take for [`ConnectionLimits::idle_timeout`] (it stopped reading
 //!   its answer) ends the connection; a body that stalls that long is refused by
-//!   [`super::jsonrpc`].
+//!   [`crate::serve::edge::body`].
 //!
 //! [`serve`] returns once `stop` is cancelled and every connection has closed: on `stop`, each
 //! connection finishes the answer it is writing and closes.
@@ -35,7 +35,7 @@ use tokio::{
 };
 use tokio_util::sync::CancellationToken;
 
-use super::front::Front;
+use crate::serve::edge::front::Front;
 
 /// The bounds on connections.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

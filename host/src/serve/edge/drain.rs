@@ -128,7 +128,7 @@ pub(crate) async fn admit_while_draining(request: Request) -> Result<Request, Re
         _ => return Err(refusal()),
     }
     let (parts, body) = request.into_parts();
-    let bytes = axum::body::to_bytes(body, super::MAX_REQUEST_BODY_BYTES)
+    let bytes = axum::body::to_bytes(body, crate::serve::MAX_REQUEST_BODY_BYTES)
         .await
         .map_err(|_| refusal())?;
     let is_request = serde_json::from_slice::<Value>(&bytes)

@@ -1,91 +1,20 @@
-//! The plain HTTP side: `GET /healthz`, `GET /toolsets`, `GET /contributions`, and the guard
-//! every route sits behind.
+//! The guard every route sits behind.
 //!
-//! The guard protects a server on a developer's machine from DNS rebinding and from web pages:
+//! It protects a server on a developer's machine from DNS rebinding and from web pages:
 //! the `Host` header must name the server (loopback names, the bound host, or an
 //! `--allowed-host`), and a browser's `Origin`, when present, must be a loopback origin, the
 //! server's own, or an `--allowed-origin`; otherwise the answer is 403. It guards every route,
 //! which is why rmcp's own Host/Origin checks (which would cover `/mcp` only) are switched off.
 
-use std::{net::IpAddr, sync::Arc};
+use std::net::IpAddr;
 
 use crate::util::loopback::{is_loopback, normalize_host};
 
 use axum::{
-    Extension, Json,
-    extract::{RawQuery, Request, State},
+    extract::Request,
     http::{HeaderMap, StatusCode, Uri, header, uri::Authority},
     response::{IntoResponse, Response},
 };
-use serde_json::{Value, json};
-
-use super::ServeState;
-use crate::{
-    auth::Caller,
-    reports::{ContributionsReport, ToolsetsReport},
-};
-
-/// `GET /healthz`: the server is up, with a few counts, the generation it serves and, when
-/// `detailed`, the state of the processes of opened bridged servers and isolated plugins and
-/// the plugins that failed to open, each with why. Status `degraded` (still HTTP 200:
-/// everything else is served) when a plugin failed to open or while a process is parked.
-/// The probe needs no credentials, so with authentication on it is not `detailed`: it names no
-/// plugin, and a caller finds both lists in `/toolsets`, within its bound.
-pub(crate) async fn healthz(State(state): State<Arc<ServeState>>, detailed: bool) -> Json<Value> {
-    let generation = state.generation();
-    let registry = generation.registry();
-    let builder = generation.builder();
-    let processes = builder.processes();
-    let failed = super::failed_plugins(&generation);
-    let degraded = !failed.is_empty() || processes.iter().any(|p| p.parked);
-    let mut health = json!({
-        "status": if degraded { "degraded" } else { "ok" },
-        "version": env!("CARGO_PKG_VERSION"),
-        "plugins": registry.plugins().len(),
-        "opened": builder.opened().len(),
-        "toolsets": registry.toolsets().count(),
-        "generation": generation.info(),
-    });
-    if detailed {
-        health["processes"] = json!(processes);
-        health["failed"] = json!(failed);
-    }
-    Json(health)
-}
-
-/// `GET /toolsets[?query]`: what the URL with this query, and a request with these selection
-/// headers, would be served, from manifests alone. Opens nothing, changes nothing.
-/// To a caller, only what it may use.
-pub(crate) async fn toolsets(
-    State(state): State<Arc<ServeState>>,
-    RawQuery(query): RawQuery,
-    caller: Option<Extension<Caller>>,
-    headers: HeaderMap,
-) -> Json<ToolsetsReport> {
-    let caller = caller.and_then(|Extension(Caller(identity))| identity);
-    let generation = state.generation();
-    let resolved = state.resolve(
-        &generation,
-        query.as_deref().unwrap_or(""),
-        &headers,
-        caller.as_ref().map(|c| &c.bound),
-    );
-    Json(state.toolsets_report(&generation, &resolved.resolution, caller.as_deref()))
-}
-
-/// `GET /contributions`: every declared tool with the extensions applied to it, in order, and
-/// the pending extensions; from manifests alone. Opens nothing, changes nothing.
-/// To a caller, only what it may use.
-pub(crate) async fn contributions(
-    State(state): State<Arc<ServeState>>,
-    caller: Option<Extension<Caller>>,
-) -> Json<ContributionsReport> {
-    let caller = caller.and_then(|Extension(Caller(identity))| identity);
-    Json(ServeState::contributions_report(
-        &state.generation(),
-        caller.as_deref(),
-    ))
-}
 
 /// Applies [`AccessPolicy`] to a request: `Ok` to go on, else the refusal (logged).
 pub(crate) fn guard(policy: &AccessPolicy, request: &Request) -> Result<(), Refusal> {

@@ -1,13 +1,13 @@
-//! JSON-RPC errors for messages rmcp cannot take as they are.
+//! The body gate of the MCP endpoint: a body is read once, bounded, and checked to be a
+//! JSON-RPC message before rmcp sees it.
 //!
 //! - A body that is not a JSON-RPC message at all: [`check_body`], in front of the MCP endpoint,
 //!   answers HTTP 400 with `-32700` (not JSON) or `-32600` (a batch, or an object that is not a
 //!   request, notification or response), naming what was wrong. rmcp alone answers 415 for
 //!   every one of these. The body is read here once, bounded in size (413) and in stall time (408).
-//! - A request of a known method whose `params` do not fit the method: rmcp takes it as a
-//!   custom request; [`invalid_params`] turns it into the `-32602` the specification gives,
-//!   naming the field (`tools/call: params.name: invalid type: integer `5`, expected a string`);
-//!   in 2026-07-28, a method it removed is not found ([`removed_in_2026`]).
+//!
+//! A request of a known method whose `params` do not fit it is the MCP handler's to answer
+//! (`crate::serve::mcp::params`).
 
 use std::{future::Future, time::Duration};
 
@@ -17,17 +17,7 @@ use axum::{
     http::{StatusCode, header},
     response::{IntoResponse, Response},
 };
-#[allow(deprecated)] // logging is deprecated by SEP-2577, still in 2025-11-25
-use rmcp::model::SetLevelRequestParams;
-use rmcp::{
-    ErrorData,
-    model::{
-        CallToolRequestParams, CompleteRequestParams, ErrorCode, GetPromptRequestParams,
-        InitializeRequestParams, PaginatedRequestParams, ReadResourceRequestParams,
-        SubscribeRequestParams, UnsubscribeRequestParams,
-    },
-};
-use serde::de::DeserializeOwned;
+use rmcp::{ErrorData, model::ErrorCode};
 use serde_json::{Value, json};
 
 /// What [`check_body`] needs: the largest body, and how long a body may stall between chunks.
@@ -196,59 +186,8 @@ pub(crate) fn classify(body: &[u8]) -> ErrorData {
     }
 }
 
-/// The `-32602` for a request of a known MCP method whose `params` do not deserialize into
-/// that method's parameters, naming the field; `None` for any other method.
-pub(crate) fn invalid_params(method: &str, params: Option<&Value>) -> Option<ErrorData> {
-    #[allow(deprecated)] // logging is deprecated by SEP-2577, still in 2025-11-25
-    let check: fn(&Value) -> Result<(), String> = match method {
-        "initialize" => fits::<InitializeRequestParams>,
-        "tools/call" => fits::<CallToolRequestParams>,
-        "tools/list" | "resources/list" | "resources/templates/list" | "prompts/list" => {
-            fits::<Option<PaginatedRequestParams>>
-        }
-        "resources/read" => fits::<ReadResourceRequestParams>,
-        "resources/subscribe" => fits::<SubscribeRequestParams>,
-        "resources/unsubscribe" => fits::<UnsubscribeRequestParams>,
-        "prompts/get" => fits::<GetPromptRequestParams>,
-        "completion/complete" => fits::<CompleteRequestParams>,
-        "logging/setLevel" => fits::<SetLevelRequestParams>,
-        _ => return None,
-    };
-    let params = params.cloned().unwrap_or(Value::Null);
-    let reason = check(&params).err().unwrap_or_else(|| {
-        "the parameters do not fit the method (check their fields and types)".to_owned()
-    });
-    Some(ErrorData::invalid_params(
-        format!("Invalid params for `{method}`: {reason}"),
-        None,
-    ))
-}
-
-/// Whether 2026-07-28 removed `method` (sessions and their set-up are gone; subscriptions go
-/// through `subscriptions/listen`).
-pub(crate) fn removed_in_2026(method: &str) -> bool {
-    matches!(
-        method,
-        "initialize"
-            | "ping"
-            | "logging/setLevel"
-            | "resources/subscribe"
-            | "resources/unsubscribe"
-    )
-}
-
-/// Whether `params` deserializes as `T`; the error names the path of the field that does not.
-fn fits<T: DeserializeOwned>(params: &Value) -> Result<(), String> {
-    serde_path_to_error::deserialize::<_, T>(params)
-        .map(drop)
-        .map_err(|error| match error.path().to_string().as_str() {
-            "." => format!("params: {}", error.inner()),
-            path => format!("params.{path}: {}", error.inner()),
-        })
-}
-
 /// A JSON value's kind, for messages.
-fn kind(value: &Value) -> &'static str {
+pub(crate) fn kind(value: &Value) -> &'static str {
     match value {
         Value::Null => "null",
         Value::Bool(_) => "a boolean",
@@ -273,6 +212,7 @@ pub(crate) fn error_response(status: StatusCode, id: Value, error: &ErrorData) -
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::serve::mcp::params::invalid_params;
 
     fn code_and_message(body: &str) -> (i32, String) {
         let error = classify(body.as_bytes());
@@ -319,37 +259,6 @@ mod tests {
             assert_eq!(code, -32600, "{body}");
             assert!(message.contains(field), "{body}: {message}");
         }
-    }
-
-    #[test]
-    fn params_that_do_not_fit_name_the_field() {
-        let error = invalid_params("tools/call", Some(&json!({"name": 5}))).unwrap();
-        assert_eq!(error.code, ErrorCode::INVALID_PARAMS);
-        assert!(
-            error
-                .message
-                .starts_with("Invalid params for `tools/call`: params.name: invalid type"),
-            "{}",
-            error.message
-        );
-        let error = invalid_params(
-            "tools/call",
-            Some(&json!({"name": "echo", "arguments": []})),
-        )
-        .unwrap();
-        assert!(
-            error.message.contains("params.arguments"),
-            "{}",
-            error.message
-        );
-        let error = invalid_params("logging/setLevel", Some(&json!({"level": "loud"}))).unwrap();
-        assert!(error.message.contains("params.level"), "{}", error.message);
-        let error = invalid_params("resources/read", None).unwrap();
-        assert!(
-            error.message.contains("params: invalid type: null"),
-            "{}",
-            error.message
-        );
     }
 
     /// Any JSON value, a few levels deep.
@@ -410,11 +319,5 @@ mod tests {
             proptest::prop_assert_eq!(error.code, ErrorCode::INVALID_PARAMS);
             proptest::prop_assert!(error.message.contains(method));
         }
-    }
-
-    #[test]
-    fn other_methods_are_not_invalid_params() {
-        assert!(invalid_params("no/such", Some(&json!({}))).is_none());
-        assert!(invalid_params("sampling/createMessage", None).is_none());
     }
 }

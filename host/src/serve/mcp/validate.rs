@@ -1,7 +1,7 @@
 //! Argument validation: a call's arguments are checked against the tool's input schema before
 //! the plugin sees them.
 //!
-//! A schema is compiled once, on a tool's first call (see [`super::served`]). A mismatch becomes
+//! A schema is compiled once, on a tool's first call (see [`crate::serve::generation::served`]). A mismatch becomes
 //! a message that names each offending argument and the problem; the handler turns it into an
 //! `isError` tool result. A schema that does not compile is logged once and the tool is served
 //! without host-side validation (the plugin still parses its own arguments).
@@ -13,7 +13,7 @@ use serde_json::{Map, Value};
 const MAX_PROBLEMS: usize = 5;
 
 /// A tool's compiled input schema.
-pub(crate) struct ArgumentValidator {
+pub struct ArgumentValidator {
     validator: Option<Validator>,
 }
 
@@ -27,7 +27,7 @@ impl std::fmt::Debug for ArgumentValidator {
 
 impl ArgumentValidator {
     /// Compiles `schema`, the input schema of `tool`; no schema accepts any object.
-    pub(crate) fn new(tool: &str, schema: Option<&Map<String, Value>>) -> Self {
+    pub fn new(tool: &str, schema: Option<&Map<String, Value>>) -> Self {
         let validator = schema.and_then(|schema| {
             jsonschema::validator_for(&Value::Object(schema.clone()))
                 .inspect_err(|e| {
@@ -41,7 +41,7 @@ impl ArgumentValidator {
     }
 
     /// Checks `arguments`; the error names each argument at fault and what is wrong with it.
-    pub(crate) fn check(&self, arguments: &Value) -> Result<(), String> {
+    pub fn check(&self, arguments: &Value) -> Result<(), String> {
         let Some(validator) = &self.validator else {
             return Ok(());
         };

@@ -1,0 +1,22 @@
+//! The HTTP edge: what a request meets before MCP, and the connections it comes on.
+//!
+//! - [`app`]: the routes behind the front door, as one service.
+//! - [`listener`]: the accept loop, bounded (connections, header, body and write timeouts).
+//! - [`front`]: the front door every request passes, in one step: the guard, the drain,
+//!   credentials, the session cap and the body check.
+//! - [`guard`]: which `Host` and `Origin` headers are accepted.
+//! - [`routes`]: `GET /healthz`, `GET /toolsets` and `GET /contributions`.
+//! - [`body`]: an MCP request's body, read once and bounded, checked to be JSON-RPC.
+//! - [`drain`]: shutting down without dropping a call in flight.
+//! - [`sessions`]: how many sessions, how long idle, what each holds.
+//! - [`ready`]: the ready file saying where the server listens.
+
+pub(crate) mod app;
+pub(crate) mod body;
+pub(crate) mod drain;
+pub(crate) mod front;
+pub(crate) mod guard;
+pub(crate) mod listener;
+pub(crate) mod ready;
+pub(crate) mod routes;
+pub(crate) mod sessions;

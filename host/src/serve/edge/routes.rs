@@ -1,0 +1,79 @@
+//! The plain HTTP routes beside the MCP endpoint: `GET /healthz`, `GET /toolsets` and
+//! `GET /contributions`, each answered from the current generation.
+
+use std::sync::Arc;
+
+use axum::{
+    Extension, Json,
+    extract::{RawQuery, State},
+    http::HeaderMap,
+};
+use serde_json::{Value, json};
+
+use crate::{
+    auth::Caller,
+    reports::{ContributionsReport, ToolsetsReport},
+    serve::ServeState,
+};
+
+/// `GET /healthz`: the server is up, with a few counts, the generation it serves and, when
+/// `detailed`, the state of the processes of opened bridged servers and isolated plugins and
+/// the plugins that failed to open, each with why. Status `degraded` (still HTTP 200:
+/// everything else is served) when a plugin failed to open or while a process is parked.
+/// The probe needs no credentials, so with authentication on it is not `detailed`: it names no
+/// plugin, and a caller finds both lists in `/toolsets`, within its bound.
+pub(crate) async fn healthz(State(state): State<Arc<ServeState>>, detailed: bool) -> Json<Value> {
+    let generation = state.generation();
+    let registry = generation.registry();
+    let builder = generation.builder();
+    let processes = builder.processes();
+    let failed = crate::serve::generation::failed_plugins(&generation);
+    let degraded = !failed.is_empty() || processes.iter().any(|p| p.parked);
+    let mut health = json!({
+        "status": if degraded { "degraded" } else { "ok" },
+        "version": env!("CARGO_PKG_VERSION"),
+        "plugins": registry.plugins().len(),
+        "opened": builder.opened().len(),
+        "toolsets": registry.toolsets().count(),
+        "generation": generation.info(),
+    });
+    if detailed {
+        health["processes"] = json!(processes);
+        health["failed"] = json!(failed);
+    }
+    Json(health)
+}
+
+/// `GET /toolsets[?query]`: what the URL with this query, and a request with these selection
+/// headers, would be served, from manifests alone. Opens nothing, changes nothing.
+/// To a caller, only what it may use.
+pub(crate) async fn toolsets(
+    State(state): State<Arc<ServeState>>,
+    RawQuery(query): RawQuery,
+    caller: Option<Extension<Caller>>,
+    headers: HeaderMap,
+) -> Json<ToolsetsReport> {
+    let caller = caller.and_then(|Extension(Caller(identity))| identity);
+    let generation = state.generation();
+    let resolved = state.resolve(
+        &generation,
+        query.as_deref().unwrap_or(""),
+        &headers,
+        caller.as_ref().map(|c| &c.bound),
+    );
+    Json(state.toolsets_report(&generation, &resolved.resolution, caller.as_deref()))
+}
+
+/// `GET /contributions`: every declared tool with the extensions applied to it, in order, and
+/// the pending extensions; from manifests alone. Opens nothing, changes nothing.
+/// To a caller, only what it may use.
+pub(crate) async fn contributions(
+    State(state): State<Arc<ServeState>>,
+    caller: Option<Extension<Caller>>,
+) -> Json<ContributionsReport> {
+    let caller = caller.and_then(|Extension(Caller(identity))| identity);
+    Json(ServeState::contributions_report(
+        &state.generation(),
+        caller.as_deref(),
+    ))
+}

@@ -1,0 +1,195 @@
+//! A server's life: [`run`] starts the state (opening the plugins that asked to be opened at
+//! start-up, reloading when given a source), binds, serves until SIGINT or SIGTERM, drains,
+//! and tells every opened plugin to stop.
+
+use std::{net::SocketAddr, sync::Arc, time::Duration};
+
+use tokio_util::sync::CancellationToken;
+
+use crate::{
+    auth::Authenticator,
+    build::Builder,
+    providers::ProviderOpener,
+    registry::Registry,
+    reload::{Source, Triggers},
+    serve::{
+        Options, ServeError, ServeState,
+        edge::{
+            app::{check_path, front_door},
+            drain, listener,
+            ready::Ready,
+        },
+        generation::{
+            availability,
+            swap::{self as reload},
+        },
+        host_context::rounds,
+        mcp::subscriptions,
+    },
+};
+
+/// How long connections may take to close once the calls have ended (or the grace is over).
+const CLOSE_GRACE: Duration = Duration::from_secs(1);
+
+/// Serves `registry`'s plugins as `args` say, until SIGINT or SIGTERM; with a `source`, a new
+/// generation each time its plugins change ([`crate::reload`]).
+pub(crate) async fn run(
+    registry: Arc<Registry>,
+    args: Options,
+    source: Option<Source>,
+) -> Result<(), ServeError> {
+    let path = check_path(&args.path)?;
+    args.auth
+        .check_bind(&args.host)
+        .map_err(ServeError::Options)?;
+    let auth = Authenticator::new(&args.auth, &path)
+        .map_err(|e| ServeError::Auth(e.to_string()))?
+        .map(Arc::new);
+    if let Some(oauth) = auth.as_ref().and_then(|a| a.oauth()) {
+        tokio::spawn(Arc::clone(oauth.jwks()).keep_fresh(oauth.jwks_refresh()));
+    }
+    let sessions_cancel = CancellationToken::new();
+    let (state, _reloading) = start(registry, &args, source).await?;
+    if let Some(store) = auth.as_ref().and_then(|a| a.key_store()) {
+        tokio::spawn(crate::auth::store::KeyStore::watch(
+            Arc::clone(store),
+            sessions_cancel.clone(),
+        ));
+    }
+    let drain = Arc::new(drain::Drain::default());
+    let front = front_door(
+        Arc::clone(&state),
+        &args,
+        &path,
+        sessions_cancel.clone(),
+        Arc::clone(&drain),
+        auth,
+    );
+
+    let host = crate::util::loopback::unbracketed(&args.host);
+    let listener = tokio::net::TcpListener::bind((host, args.port))
+        .await
+        .map_err(|source| ServeError::Bind {
+            address: format!("{}:{}", args.host, args.port),
+            source,
+        })?;
+    let address: SocketAddr = listener.local_addr()?;
+    if address.ip().is_unspecified() && args.allowed_hosts.is_empty() {
+        tracing::warn!(
+            "listening on every interface, but only loopback Host headers are accepted: \
+             add --allowed-host NAME for the names clients use"
+        );
+    }
+    if let Some(file) = &args.ready_file {
+        Ready::new(address, &path)
+            .write(file)
+            .map_err(|source| ServeError::ReadyFile {
+                path: file.clone(),
+                source,
+            })?;
+    }
+    eprintln!("listening on http://{address}{path}");
+
+    let closing = CancellationToken::new();
+    let mut server = tokio::spawn(listener::serve(
+        listener,
+        front,
+        args.connections,
+        closing.clone(),
+    ));
+    shutdown_signal().await;
+    let grace = args.shutdown_grace;
+    tracing::info!(
+        "shutting down: refusing new requests, {} in flight get up to {} s to finish",
+        drain.in_flight(),
+        grace.as_secs()
+    );
+    drain.start();
+    if tokio::time::timeout(grace, drain.settled()).await.is_err() {
+        tracing::warn!(
+            "{} requests still running after {} s (--shutdown-grace); stopping anyway",
+            drain.in_flight(),
+            grace.as_secs()
+        );
+    }
+    sessions_cancel.cancel();
+    closing.cancel();
+    if tokio::time::timeout(CLOSE_GRACE, &mut server)
+        .await
+        .is_err()
+    {
+        tracing::debug!("connections still open after {CLOSE_GRACE:?}; closing them");
+        server.abort();
+    }
+    stop(state.generation().builder()).await;
+    Ok(())
+}
+
+/// The state serving `registry` as `args` say, once the plugins that asked to be opened at
+/// start-up are, with resource updates dispatched and, with a `source`, reloading going (while
+/// the [`reload::Reloading`] lives).
+pub(crate) async fn start(
+    registry: Arc<Registry>,
+    args: &Options,
+    source: Option<Source>,
+) -> Result<(Arc<ServeState>, Option<reload::Reloading>), ServeError> {
+    let (triggers, receiver) = Triggers::channel();
+    let opener = match source {
+        Some(_) => ProviderOpener::relisting(triggers.clone()),
+        None => ProviderOpener::default(),
+    };
+    let builder = Arc::new(Builder::with_opener(registry, Arc::new(opener)));
+    let opening = Arc::clone(&builder);
+    tokio::task::spawn_blocking(move || opening.open_startup_plugins())
+        .await
+        .map_err(|e| ServeError::Io(std::io::Error::other(e)))?;
+    let sealer = rounds::Sealer::from_env().map_err(ServeError::Options)?;
+    let (state, updates, availability) = ServeState::new(builder, args, sealer);
+    let state = Arc::new(state);
+    tokio::spawn(availability::apply_changes(
+        Arc::clone(&state),
+        availability,
+    ));
+    tokio::spawn(subscriptions::dispatch(
+        Arc::clone(&state.subscriptions),
+        updates,
+    ));
+    let reloading =
+        source.map(|source| reload::start(Arc::clone(&state), source, triggers, receiver));
+    Ok((state, reloading))
+}
+
+/// Tells every opened plugin the host is stopping.
+pub(crate) async fn stop(builder: &Arc<Builder>) {
+    let builder = Arc::clone(builder);
+    let _ = tokio::task::spawn_blocking(move || builder.stop_all()).await;
+    tracing::info!("stopped");
+}
+
+/// Resolves on SIGINT (Ctrl-C) or, on Unix, SIGTERM.
+pub(crate) async fn shutdown_signal() {
+    let interrupt = async {
+        if let Err(error) = tokio::signal::ctrl_c().await {
+            tracing::error!("cannot listen for Ctrl-C: {error}");
+            std::future::pending::<()>().await;
+        }
+    };
+    #[cfg(unix)]
+    let terminate = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut signal) => {
+                signal.recv().await;
+            }
+            Err(error) => {
+                tracing::error!("cannot listen for SIGTERM: {error}");
+                std::future::pending::<()>().await;
+            }
+        }
+    };
+    #[cfg(not(unix))]
+    let terminate = std::future::pending::<()>();
+    tokio::select! {
+        () = interrupt => {}
+        () = terminate => {}
+    }
+}

@@ -1,0 +1,407 @@
+//! The MCP handler: `initialize` and `server/discover` (instructions and capabilities),
+//! `tools/list` and `tools/call`, answered from the tool table of the request's own URL;
+//! resources, prompts and completions, answered by [`crate::serve::mcp::contributions`] for the same URL;
+//! `logging/setLevel` for the session; resource subscriptions, by `resources/subscribe` in a
+//! session and by `subscriptions/listen` (2026-07-28), through [`crate::serve::mcp::subscriptions`].
+//!
+//! rmcp hands every request the HTTP request parts it came with; the handler reads the URL's
+//! query from them on each request, so sessions (stateful mode) and lone requests (stateless
+//! mode, protocol 2026-07-28) are served alike. Host errors become MCP answers here: bad
+//! arguments, a tool's error and a panic are `isError` results the model can read; an unknown
+//! tool is the JSON-RPC error the specification gives (`-32602`).
+
+pub(crate) mod audit;
+mod calls;
+mod completion;
+pub(crate) mod contributions;
+pub(crate) mod notifications;
+mod outcome;
+pub(crate) mod params;
+mod prompts;
+mod request;
+mod resources;
+pub(crate) mod subscriptions;
+pub(crate) mod tasks;
+mod tools;
+mod toolsets_tool;
+pub(crate) mod validate;
+use std::sync::{Arc, OnceLock};
+
+use axum::http::request::Parts;
+#[allow(deprecated)] // logging is deprecated by SEP-2577, still in 2025-11-25
+use rmcp::model::SetLevelRequestParams;
+use rmcp::model::{
+    CompleteRequestParams, CompleteResult, GetPromptRequestParams, GetPromptResponse,
+    ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult, ReadResourceRequestParams,
+    ReadResourceResponse, SubscribeRequestParams, SubscriptionFilter, UnsubscribeRequestParams,
+};
+use rmcp::{
+    ErrorData, RoleServer, ServerHandler,
+    model::{
+        CacheScope, CallToolRequestParams, CallToolResponse, CancelTaskParams, CustomRequest,
+        CustomResult, DiscoverResult, ErrorCode, GetTaskParams, GetTaskResult,
+        InitializeRequestParams, InitializeResult, ListToolsResult, PaginatedRequestParams,
+        ServerConfig, UpdateTaskParams,
+    },
+    service::{RequestContext, SubscriptionContext},
+};
+use serde_json::Value;
+
+use crate::serve::{
+    ServeState,
+    host_context::{self, SessionLevel},
+    mcp::notifications::{Lists, Registration, Target},
+    mcp::subscriptions::{Session, Subscriber},
+};
+
+use crate::auth::{Caller, Identity};
+
+/// One MCP connection's handler (one per session; one per request when stateless).
+#[derive(Debug, Clone)]
+pub(crate) struct Handler {
+    state: Arc<ServeState>,
+    /// The session's logging level (`logging/setLevel`).
+    level: SessionLevel,
+    /// The session's entry in the server's subscriptions; dropped with the session.
+    subscriptions: Arc<Session<Subscriber>>,
+    /// The session's registration to hear that its lists changed, made at `initialize`;
+    /// dropped with the session.
+    listening: Arc<OnceLock<Registration>>,
+}
+impl Handler {
+    /// A handler over the server's shared state.
+    pub(crate) fn new(state: Arc<ServeState>) -> Self {
+        Self {
+            subscriptions: Arc::new(state.subscriptions.session()),
+            state,
+            level: SessionLevel::default(),
+            listening: Arc::default(),
+        }
+    }
+}
+
+impl ServerHandler for Handler {
+    async fn get_task(
+        &self,
+        request: GetTaskParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<GetTaskResult, ErrorData> {
+        let task = self.state.tasks.get(&owner(&context), &request.task_id)?;
+        Ok(GetTaskResult::new(task))
+    }
+
+    async fn update_task(
+        &self,
+        request: UpdateTaskParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        let answers = request.input_responses;
+        self.state
+            .tasks
+            .update(&owner(&context), &request.task_id, answers)
+    }
+
+    async fn cancel_task(
+        &self,
+        request: CancelTaskParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        self.state.tasks.cancel(&owner(&context), &request.task_id)
+    }
+
+    /// A tool whose argument is mirrored into a header, for rmcp's check of `Mcp-Param-*`
+    /// headers against the body; no other tool (rmcp then checks nothing more).
+    fn get_tool(&self, name: &str) -> Option<rmcp::model::Tool> {
+        self.state.generation().header_tool(name)
+    }
+
+    /// The server's description before a URL is known: every list may change (plugins come
+    /// and go) and resources may be subscribed to, which rmcp reads to accept a
+    /// `subscriptions/listen` filter; a URL's `initialize` says what it has.
+    fn get_info(&self) -> ServerConfig {
+        let mut info = self.state.info.clone();
+        info.capabilities.resources = Some(resources::resources_capability());
+        info.capabilities.prompts = Some(prompts::prompts_capability());
+        info
+    }
+
+    /// 2026-07-28's `subscriptions/listen`: resource updates, and the changes of the tools,
+    /// resources and prompts lists. Which of its URIs the request's URL serves is known in
+    /// [`Self::listen`].
+    fn accepted_subscription_filter(
+        &self,
+        requested: &SubscriptionFilter,
+    ) -> Option<SubscriptionFilter> {
+        let mut accepted = SubscriptionFilter::new();
+        accepted
+            .resource_subscriptions
+            .clone_from(&requested.resource_subscriptions);
+        accepted.tools_list_changed = requested.tools_list_changed;
+        accepted.resources_list_changed = requested.resources_list_changed;
+        accepted.prompts_list_changed = requested.prompts_list_changed;
+        Some(accepted)
+    }
+
+    /// One `subscriptions/listen` stream: an entry of its own in the server's subscriptions,
+    /// holding each accepted URI the request's URL serves (within the per-session bounds; the
+    /// others are logged and never heard of), and a listener for the lists it accepted, until
+    /// the stream ends.
+    async fn listen(&self, context: SubscriptionContext) -> Result<(), ErrorData> {
+        let accepted = context.accepted();
+        let wants = Lists {
+            tools: accepted.tools_list_changed == Some(true),
+            resources: accepted.resources_list_changed == Some(true),
+            prompts: accepted.prompts_list_changed == Some(true),
+        };
+        let _listening = (wants != Lists::default()).then(|| {
+            self.state.listeners.register(
+                Self::selection(context.request_context()),
+                Target::Stream(context.sink().clone()),
+                wants,
+            )
+        });
+        let (generation, active) = &self.active(context.request_context());
+        let stream = self.state.subscriptions.session();
+        for uri in context.accepted().resource_subscriptions.iter().flatten() {
+            let subscriber = Subscriber::Stream(context.sink().clone());
+            let subscribed = self
+                .subscribe_to(generation, active, &stream, uri, subscriber)
+                .await;
+            if let Err(error) = subscribed {
+                tracing::info!(
+                    "subscriptions/listen: not subscribed to {uri}: {}",
+                    error.message
+                );
+            }
+        }
+        context.cancelled().await;
+        Ok(())
+    }
+
+    async fn initialize(
+        &self,
+        request: InitializeRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<InitializeResult, ErrorData> {
+        context.peer.set_peer_info(request.clone());
+        let mut result = self.negotiate_initialize(&request)?;
+        self.describe_url(&context, &mut result).await?;
+        if self.state.sessions {
+            let _ = self.listening.set(self.state.listeners.register(
+                Self::selection(&context),
+                Target::Session(context.peer.clone()),
+                Lists::ALL,
+            ));
+        }
+        Ok(result)
+    }
+
+    async fn discover(
+        &self,
+        context: RequestContext<RoleServer>,
+    ) -> Result<DiscoverResult, ErrorData> {
+        let mut info = self.get_info();
+        self.describe_url(&context, &mut info).await?;
+        Ok(DiscoverResult::from_server_info(
+            self.supported_protocol_versions().into_owned(),
+            info,
+        ))
+    }
+
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, ErrorData> {
+        let served = self.served(&context).await?;
+        let listed = ListToolsResult::with_all_items(served.view.tools());
+        Ok(hinted!(listed, &context))
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        let started = std::time::Instant::now();
+        let name = request.name.to_string();
+        let mut plugin = None;
+        let answer = self.call(request, &context, &mut plugin).await;
+        audit::tool_call(
+            caller(&context).as_deref(),
+            &name,
+            plugin.as_deref(),
+            &answer,
+            started.elapsed(),
+        );
+        answer
+    }
+
+    #[allow(deprecated)] // logging is deprecated by SEP-2577, still in 2025-11-25
+    async fn set_level(
+        &self,
+        request: SetLevelRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        self.level.set(request.level);
+        Ok(())
+    }
+
+    async fn list_resources(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ListResourcesResult, ErrorData> {
+        let (generation, active) = &self.active(&context);
+        let listed = resources::list_resources(generation.registry(), active, generation.hidden());
+        Ok(hinted!(listed, &context))
+    }
+
+    async fn list_resource_templates(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ListResourceTemplatesResult, ErrorData> {
+        let (generation, active) = &self.active(&context);
+        let listed =
+            resources::list_resource_templates(generation.registry(), active, generation.hidden());
+        Ok(hinted!(listed, &context))
+    }
+
+    async fn read_resource(
+        &self,
+        mut request: ReadResourceRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ReadResourceResponse, ErrorData> {
+        let (generation, resolved) = self.resolved(&context);
+        let asked = (request.request_state.take(), request.input_responses.take());
+        let uri = request.uri.as_str();
+        let round = self.round(&asked, "resources/read", uri, &Value::Null, &context)?;
+        let call = self.call_of(&context, &resolved.resolution, &round);
+        let finished = resources::read_resource(&generation, uri, call).await?;
+        Ok(match self.answered(finished, round, &context)? {
+            Ok(read) => ReadResourceResponse::Complete(read),
+            Err(needs) => ReadResourceResponse::InputRequired(needs),
+        })
+    }
+
+    async fn subscribe(
+        &self,
+        request: SubscribeRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        let (generation, active) = &self.active(&context);
+        let subscriber = Subscriber::Session(context.peer);
+        self.subscribe_to(
+            generation,
+            active,
+            &self.subscriptions,
+            &request.uri,
+            subscriber,
+        )
+        .await
+    }
+
+    async fn unsubscribe(
+        &self,
+        request: UnsubscribeRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        self.subscriptions.unsubscribe(&request.uri);
+        Ok(())
+    }
+
+    async fn list_prompts(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ListPromptsResult, ErrorData> {
+        let (generation, active) = &self.active(&context);
+        let listed = prompts::list_prompts(generation.registry(), active, generation.hidden());
+        Ok(hinted!(listed, &context))
+    }
+
+    async fn get_prompt(
+        &self,
+        mut request: GetPromptRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<GetPromptResponse, ErrorData> {
+        let (generation, resolved) = self.resolved(&context);
+        let asked = (request.request_state.take(), request.input_responses.take());
+        let arguments = Value::Object(request.arguments.clone().unwrap_or_default());
+        let name = request.name.clone();
+        let round = self.round(&asked, "prompts/get", &name, &arguments, &context)?;
+        let call = self.call_of(&context, &resolved.resolution, &round);
+        let finished = prompts::get_prompt(&generation, request, call).await?;
+        Ok(match self.answered(finished, round, &context)? {
+            Ok(got) => GetPromptResponse::Complete(got),
+            Err(needs) => GetPromptResponse::InputRequired(needs),
+        })
+    }
+
+    async fn complete(
+        &self,
+        request: CompleteRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CompleteResult, ErrorData> {
+        let (generation, active) = &self.active(&context);
+        completion::complete(generation, active, request, &context.ct).await
+    }
+
+    /// rmcp hands over as custom any request whose `params` do not fit its method: a known
+    /// method gets the `-32602` naming the field, any other `-32601`, and so does a method
+    /// 2026-07-28 removed, asked for in 2026-07-28.
+    async fn on_custom_request(
+        &self,
+        request: CustomRequest,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CustomResult, ErrorData> {
+        let removed =
+            host_context::speaks_2026(&context) && params::removed_in_2026(&request.method);
+        let invalid = (!removed)
+            .then(|| params::invalid_params(&request.method, request.params.as_ref()))
+            .flatten();
+        Err(invalid
+            .unwrap_or_else(|| ErrorData::new(ErrorCode::METHOD_NOT_FOUND, request.method, None)))
+    }
+}
+
+/// The request's caller, when authentication is on.
+fn caller(context: &RequestContext<RoleServer>) -> Option<Arc<Identity>> {
+    parts(context)?.extensions.get::<Caller>()?.0.clone()
+}
+
+/// A list with the cache hints of 2026-07-28 (SEP-2549), for a request of that version: fresh
+/// for no time (plugins and `mcp.json` may change it at any moment; `list_changed` says when),
+/// and private to the caller when it is filtered by who asks, else public (the URL alone
+/// decides it). The list types share the setters but no trait.
+macro_rules! hinted {
+    ($listed:expr, $context:expr) => {{
+        let listed = $listed;
+        if host_context::speaks_2026($context) {
+            let scope = if caller($context).is_some() {
+                CacheScope::Private
+            } else {
+                CacheScope::Public
+            };
+            listed.with_ttl_ms(0).with_cache_scope(scope)
+        } else {
+            listed
+        }
+    }};
+}
+use hinted;
+
+/// Whom a task the request creates belongs to, and who may see one: its session (the
+/// `mcp-session-id` header; over stdio, the one session) and its authenticated caller.
+fn owner(context: &RequestContext<RoleServer>) -> tasks::Owner {
+    tasks::Owner {
+        session: host_context::session_of(context),
+        caller: caller(context).map(|c| c.owner()),
+    }
+}
+
+/// The HTTP request parts rmcp attached to the request.
+fn parts(context: &RequestContext<RoleServer>) -> Option<&Parts> {
+    context.extensions.get::<Parts>()
+}

@@ -1,0 +1,136 @@
+//! `tools/call`: look the tool up in the request's view, check its arguments, open its round,
+//! call the plugin (or run it as a task), and map what it answered to the MCP result.
+
+use std::sync::Arc;
+
+use rmcp::{
+    ErrorData, RoleServer,
+    model::{CallToolRequestParams, CallToolResponse},
+    service::RequestContext,
+};
+use serde_json::Value;
+
+use crate::serve::{
+    generation::served::TOOLSETS_TOOL,
+    host_context::rounds::Round,
+    host_context::{self, Interrupted},
+};
+use plugin_manifest::TaskSupport;
+
+use super::outcome::{call_result, error_result, missing_capability};
+use super::toolsets_tool::unknown_tool;
+use super::{Handler, request::Served};
+use crate::call::CallError;
+
+impl Handler {
+    /// A `tools/call`: `plugin` is set to the plugin that served it, once one does.
+    pub(super) async fn call(
+        &self,
+        mut request: CallToolRequestParams,
+        context: &RequestContext<RoleServer>,
+        plugin: &mut Option<String>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        let request_round = (request.request_state.take(), request.input_responses.take());
+        let name = request.name.as_ref();
+        let Served {
+            generation,
+            resolution,
+            view,
+        } = self.served(context).await?;
+        let served = view.set();
+        if self.state.toolsets_tool && name == TOOLSETS_TOOL {
+            if !resolution.filter.allows(name, true) {
+                return Err(unknown_tool(&generation, name, &resolution, context));
+            }
+            return Ok(self
+                .toolsets_result(context, &generation, &resolution)
+                .into());
+        }
+        let (Some(tool), Some(validator)) = (served.table().get(name), served.validator(name))
+        else {
+            return Err(unknown_tool(&generation, name, &resolution, context));
+        };
+        if !resolution
+            .filter
+            .allows(name, tool.decl.annotations.read_only == Some(true))
+        {
+            return Err(unknown_tool(&generation, name, &resolution, context));
+        }
+        // An isolated plugin's child runs plain calls: its parent runs the task.
+        let as_task = match tool.decl.task {
+            _ if self.state.for_parent => false,
+            TaskSupport::Forbidden => false,
+            support => {
+                let declared = context
+                    .client_capabilities()
+                    .is_some_and(|c| c.supports_tasks());
+                if !declared && support == TaskSupport::Required {
+                    return Err(super::tasks::missing_extension());
+                }
+                declared
+            }
+        };
+        let arguments = Value::Object(request.arguments.unwrap_or_default());
+        if let Err(problem) = validator.check(&arguments) {
+            return Ok(
+                error_result(format!("invalid arguments for tool `{name}`: {problem}")).into(),
+            );
+        }
+        let round = self.round(&request_round, "tools/call", name, &arguments, context)?;
+        let arguments = arguments.to_string();
+        // An `input_first` task tool gathers its input in a plain call first.
+        let input_first = as_task && tool.decl.input_first;
+        if as_task && !input_first {
+            *plugin = Some(tool.plugin.clone());
+            return self.call_as_task(tool.clone(), arguments, context, &resolution, None);
+        }
+        let mut call = self.call_of(context, &resolution, &round);
+        call.plugin = Some(Arc::from(tool.plugin.as_str()));
+        call.client.becomes_task = input_first;
+        // Over a session, the answers the client gives are kept for the task.
+        let session_answers = (input_first && round.is_none()).then(Round::gathering);
+        call.client.gathered.clone_from(&session_answers);
+        let finished = call
+            .run(|host| tool.call_with(arguments.clone(), host))
+            .await;
+        *plugin = Some(tool.plugin.clone());
+        let Some(finished) = finished else {
+            tracing::info!(
+                tool = name,
+                "call cancelled (by the client, or its session ended): stopped waiting for the plugin"
+            );
+            let cancelled = CallError::Cancelled(format!("tool {name} was cancelled"));
+            return Ok(call_result(name, Err(cancelled)).into());
+        };
+        let outcome = match finished.outcome {
+            Ok(outcome) => outcome,
+            Err(Interrupted::NeedsInput(missing)) => {
+                return Ok(self.input_required(missing, round).into());
+            }
+            Err(Interrupted::BecomesTask) => {
+                let gathered = round.map(|(round, _)| round).or(session_answers);
+                return self.call_as_task(tool.clone(), arguments, context, &resolution, gathered);
+            }
+        };
+        // 2026-07-28: a call that failed for want of a capability the client did not declare is
+        // the protocol's error, which names the capability.
+        if let (Err(_), Some(capability)) = (&outcome, finished.undeclared)
+            && host_context::speaks_2026(context)
+        {
+            return Err(missing_capability(capability));
+        }
+        let output = self
+            .state
+            .for_parent
+            .then(|| crate::call::wire::output_meta(&outcome))
+            .flatten();
+        let mut result = call_result(name, outcome);
+        if let Some(output) = output {
+            result
+                .meta
+                .get_or_insert_default()
+                .insert(crate::call::wire::OUTPUT_META.to_owned(), output);
+        }
+        Ok(result.into())
+    }
+}
