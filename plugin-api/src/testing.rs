@@ -2,11 +2,14 @@
 //! builds the plugin in process and calls its tools, reads its resources, gets its prompts and
 //! completes their arguments through the ABI objects the host would use.
 //!
-//! The plugin is built by the same constructor the library exports to the host, so a panic while building it, or in a tool, comes back as the host would get it. Each tool
-//! call gets a context of its own that records what the tool sends (log messages, progress,
-//! requests to the client, resource updates) and answers requests to the client from canned
-//! answers; the call's future is polled on the test's thread, as a host worker polls it, so
-//! async tools run without a runtime of the test's own.
+//! The plugin is built by the same constructor the library exports to the host, so a panic
+//! while building it, or in a tool, comes back as the host would get it. Each tool call gets a
+//! context of its own that records what the tool sends (log messages, progress, requests to the
+//! client, resource updates) and answers requests to the client from canned answers, refusing
+//! as the host does, once the test has set the client's capabilities, those they leave out; the
+//! call's future is polled on the test's thread, as a host worker polls it, so async tools run
+//! without a runtime of the test's own. A result the tool built is read as the host reads it,
+//! and one the host would refuse is the error the host serves in its place.
 //!
 //! What only the manifest says is not checked here, since the manifest is read from the library
 //! file: that the code's tools, resources and prompts are the manifest's, and what an extension
@@ -34,7 +37,8 @@ use crate::{
     contribution::JsonFuture,
     error::{ErrorKind, FfiError, ToolError},
     ffi::{
-        FfiOutput, HostContext, HostContextBox, PluginInstanceBox, ToolHandlerBox, share_handler,
+        FfiOutput, HostContext, HostContextBox, OutputKind, PluginInstanceBox, ToolHandlerBox,
+        share_handler,
     },
     manifest::ToolDecl,
     plugin::{PluginDefinition, ffi_handler, instantiate, no_wrap},
@@ -249,6 +253,43 @@ impl PluginTest {
 
     /// Sets the capabilities the client declares (`ctx.client_capabilities()`), a JSON object;
     /// by default, those of the requests given an answer.
+    ///
+    /// Once they are set, the client refuses a request whose capability they leave out
+    /// (`sampling` for `sampling/createMessage`, `elicitation` for `elicitation/create`, `roots`
+    /// for `roots/list`), answer or not, as the host does: an error of kind `Tool` naming the
+    /// method and the capability, in the host's words. Until then it answers every request it
+    /// has an answer for.
+    ///
+    /// ```
+    /// use plugin_api::{Context, ToolError, error::ErrorKind, json, plugin, testing::PluginTest};
+    ///
+    /// #[derive(Debug, Default)]
+    /// pub struct Poet;
+    ///
+    /// #[plugin(name = "poet")]
+    /// impl Poet {
+    ///     /// Ask the client's model for a haiku.
+    ///     #[tool]
+    ///     async fn haiku(&self, ctx: Context) -> Result<String, ToolError> {
+    ///         let answer = ctx.sample(json!({"messages": [], "maxTokens": 60})).await?;
+    ///         Ok(answer["content"]["text"].as_str().unwrap_or_default().to_owned())
+    ///     }
+    /// }
+    ///
+    /// let answer = json!({"role": "assistant", "content": {"type": "text", "text": "An old pond"}});
+    /// let poet = PluginTest::new::<Poet>()
+    ///     .with_client_answer("sampling/createMessage", answer)
+    ///     .with_client_capabilities(json!({"elicitation": {}}));
+    /// let refused = poet.call("haiku", json!({}));
+    /// assert_eq!(refused.error().kind(), ErrorKind::Tool);
+    /// assert_eq!(
+    ///     refused.error().message(),
+    ///     "cannot send sampling/createMessage: the client did not declare the `sampling` capability"
+    /// );
+    ///
+    /// let poet = poet.with_client_capabilities(json!({"sampling": {}}));
+    /// assert_eq!(poet.call("haiku", json!({})).text(), "An old pond");
+    /// ```
     pub fn with_client_capabilities(mut self, capabilities: Value) -> Self {
         self.client.capabilities = Some(capabilities);
         self
@@ -362,7 +403,7 @@ impl PluginTest {
         let outcome = answer
             .into_result()
             .map_err(ToolError::from_ffi)
-            .and_then(|output: FfiOutput| ToolOutput::from_ffi(&output, name));
+            .and_then(|output| output_of(&output, name));
         Call {
             tool: name.to_owned(),
             outcome,
@@ -454,6 +495,15 @@ impl Drop for PluginTest {
     }
 }
 
+/// What the tool `tool` answered, as the host takes it: a result it built must read as a
+/// `CallToolResult`, or the host's error stands in its place.
+fn output_of(output: &FfiOutput, tool: &str) -> Result<ToolOutput, ToolError> {
+    if output.kind == OutputKind::Result {
+        host_reading::check(tool, &output.json)?;
+    }
+    ToolOutput::from_ffi(output, tool)
+}
+
 /// What a read, a prompt or a completion answered, parsed.
 fn answer(future: JsonFuture) -> Result<Value, ToolError> {
     let json = wait(future).into_result().map_err(ToolError::from_ffi)?;
@@ -494,7 +544,34 @@ pub struct Call {
 
 impl Call {
     /// The tool's answer: its value or the [`ToolResult`] it built; or its error, whose kind
-    /// tells a tool error from invalid arguments or a panic.
+    /// tells a tool error from invalid arguments or a panic. A [`ToolResult`] the host would
+    /// not read as an MCP `CallToolResult` (built with [`ToolResult::from_json`], say) is an
+    /// error of kind `Tool` whose message is the host's: the tool's name and serde's reason.
+    ///
+    /// ```
+    /// use plugin_api::{ToolError, ToolResult, error::ErrorKind, json, plugin, testing::PluginTest};
+    ///
+    /// #[derive(Debug, Default)]
+    /// pub struct Sloppy;
+    ///
+    /// #[plugin(name = "sloppy")]
+    /// impl Sloppy {
+    ///     /// A result whose content is not a list.
+    ///     #[tool]
+    ///     fn listless(&self) -> Result<ToolResult, ToolError> {
+    ///         ToolResult::from_json(json!({"content": "not a list"}))
+    ///     }
+    /// }
+    ///
+    /// let call = PluginTest::new::<Sloppy>().call("listless", json!({}));
+    /// assert_eq!(call.error().kind(), ErrorKind::Tool);
+    /// assert_eq!(
+    ///     call.error().message(),
+    ///     "tool listless returned a result that is not a valid CallToolResult: \
+    ///      invalid type: string \"not a list\", expected a sequence at line 1 column 23"
+    /// );
+    /// assert!(call.result().is_error());
+    /// ```
     pub fn output(&self) -> Result<&ToolOutput, &ToolError> {
         self.outcome.as_ref()
     }
@@ -522,8 +599,10 @@ impl Call {
     }
 
     /// The result as the host serves it (MCP `CallToolResult`): an object as structured
-    /// content with its JSON as text, a string as text, a [`ToolResult`] as built, an error as
-    /// an `isError` result holding its message.
+    /// content with its JSON as text, a string as text, a [`ToolResult`] as built (with
+    /// `"content": []` if it has none), an error as an `isError` result holding its message.
+    /// One difference is left: the host drops the fields MCP does not define from a result
+    /// the tool built, where this keeps them.
     pub fn result(&self) -> ToolResult {
         match &self.outcome {
             Ok(ToolOutput::Value(object @ Value::Object(_))) => {
@@ -531,7 +610,7 @@ impl Call {
             }
             Ok(ToolOutput::Value(Value::String(text))) => ToolResult::text(text.clone()),
             Ok(ToolOutput::Value(other)) => ToolResult::text(other.to_string()),
-            Ok(ToolOutput::Result(result)) => result.clone(),
+            Ok(ToolOutput::Result(result)) => with_content(result),
             Err(error) => ToolResult::error(error.message()),
         }
     }
@@ -590,6 +669,16 @@ impl Call {
     fn record(&self) -> MutexGuard<'_, Record> {
         self.record.lock().unwrap_or_else(PoisonError::into_inner)
     }
+}
+
+/// A result the tool built, with `"content": []` if it has none (or `null`), as the host reads
+/// it.
+fn with_content(result: &ToolResult) -> ToolResult {
+    let mut json = result.to_json();
+    if json["content"].is_null() {
+        json["content"] = json!([]);
+    }
+    ToolResult::from_json(json).unwrap_or_else(|_| result.clone())
 }
 
 /// The text blocks of a `CallToolResult`, joined by newlines.
@@ -673,15 +762,34 @@ impl Client {
         }
         let mut declared = Map::new();
         for (method, _) in &self.answers {
-            let capability = match method.as_str() {
-                "sampling/createMessage" => "sampling",
-                "elicitation/create" => "elicitation",
-                "roots/list" => "roots",
-                _ => continue,
-            };
-            declared.insert(capability.to_owned(), json!({}));
+            if let Some(capability) = capability_of(method) {
+                declared.insert(capability.to_owned(), json!({}));
+            }
         }
         Value::Object(declared)
+    }
+
+    /// Why the client refuses to be sent `method`, as the host refuses it: capabilities the
+    /// test set that leave out the method's. None when the test set none.
+    fn refusal(&self, method: &str) -> Option<String> {
+        let capabilities = self.capabilities.as_ref()?;
+        let capability = capability_of(method)?;
+        let declared = capabilities.get(capability).is_some_and(|c| !c.is_null());
+        (!declared).then(|| {
+            format!(
+                "cannot send {method}: the client did not declare the `{capability}` capability"
+            )
+        })
+    }
+}
+
+/// The client capability a request to the client needs, for the methods a tool may send.
+fn capability_of(method: &str) -> Option<&'static str> {
+    match method {
+        "sampling/createMessage" => Some("sampling"),
+        "elicitation/create" => Some("elicitation"),
+        "roots/list" => Some("roots"),
+        _ => None,
     }
 }
 
@@ -739,9 +847,10 @@ impl HostContext for Recorder {
             method: method.to_owned(),
             params: parsed(&params_json),
         });
-        let answer = match self.client.answer(method) {
-            Some(answer) => RResult::ROk(RString::from(answer.to_string())),
-            None => RResult::RErr(FfiError::new(
+        let answer = match (self.client.refusal(method), self.client.answer(method)) {
+            (Some(refusal), _) => RResult::RErr(FfiError::new(ErrorKind::Tool, refusal)),
+            (None, Some(answer)) => RResult::ROk(RString::from(answer.to_string())),
+            (None, None) => RResult::RErr(FfiError::new(
                 ErrorKind::Tool,
                 format!(
                     "cannot send {method}: the test's client has no answer for it \
@@ -783,6 +892,212 @@ impl HostContext for Recorder {
             .iter()
             .flat_map(|(_, scopes)| scopes.iter().map(|s| RString::from(s.as_str())))
             .collect()
+    }
+}
+
+/// How the host reads a result a tool built: as rmcp's `CallToolResult` (rmcp 3.11), which
+/// plugin-api does not depend on, so its wire types are mirrored here field for field, in the
+/// same order and under the same names. serde's messages name the types and the first field
+/// at fault, so a result the host refuses is refused here in the same words; the parity test
+/// (`tests/tests/parity.rs`) holds the two together, shape by shape.
+#[expect(
+    dead_code,
+    reason = "the fields are read only to be checked, as the host reads them"
+)]
+mod host_reading {
+    use serde::{Deserialize, Deserializer, de::Error};
+    use serde_json::{Map, Number, Value};
+
+    use crate::error::ToolError;
+
+    /// Reads `json`, the result the tool `tool` built, as the host does; an invalid one is
+    /// the error the host serves in its place.
+    pub(super) fn check(tool: &str, json: &str) -> Result<(), ToolError> {
+        serde_json::from_str::<CallToolResult>(json)
+            .map(drop)
+            .map_err(|e| {
+                ToolError::new(format!(
+                    "tool {tool} returned a result that is not a valid CallToolResult: {e}"
+                ))
+            })
+    }
+
+    /// `_meta`: any JSON object.
+    type MetaObject = Map<String, Value>;
+
+    /// What rmcp's `CallToolResult` checks after reading its [`Helper`].
+    struct CallToolResult;
+
+    impl<'de> Deserialize<'de> for CallToolResult {
+        fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+            let helper = Helper::deserialize(deserializer)?;
+            if helper.result_type.is_some_and(|t| t != "complete") {
+                return Err(D::Error::custom(
+                    "CallToolResult requires resultType to be \"complete\" when present",
+                ));
+            }
+            if helper.content.is_none()
+                && helper.structured_content.is_none()
+                && helper.is_error.is_none()
+            {
+                return Err(D::Error::custom(
+                    "expected at least one known CallToolResult field \
+                     (content, structuredContent, or isError)",
+                ));
+            }
+            Ok(Self)
+        }
+    }
+
+    #[derive(Deserialize)]
+    #[serde(rename_all = "camelCase")]
+    struct Helper {
+        /// rmcp's `ResultType`, read as a string.
+        #[serde(default)]
+        result_type: Option<String>,
+        content: Option<Vec<ContentBlock>>,
+        /// Present, even as `null`.
+        #[serde(default, deserialize_with = "present")]
+        structured_content: Option<Value>,
+        is_error: Option<bool>,
+        #[serde(rename = "_meta")]
+        meta: Option<MetaObject>,
+    }
+
+    fn present<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Option<Value>, D::Error> {
+        Value::deserialize(deserializer).map(Some)
+    }
+
+    #[derive(Deserialize)]
+    #[serde(tag = "type", rename_all = "snake_case")]
+    enum ContentBlock {
+        Text(TextContent),
+        Image(ImageContent),
+        Audio(AudioContent),
+        Resource(EmbeddedResource),
+        ResourceLink(Resource),
+    }
+
+    #[derive(Deserialize)]
+    #[serde(rename_all = "camelCase")]
+    struct TextContent {
+        text: String,
+        #[serde(rename = "_meta")]
+        meta: Option<MetaObject>,
+        annotations: Option<Annotations>,
+    }
+
+    #[derive(Deserialize)]
+    #[serde(rename_all = "camelCase")]
+    struct ImageContent {
+        data: String,
+        mime_type: String,
+        #[serde(rename = "_meta")]
+        meta: Option<MetaObject>,
+        annotations: Option<Annotations>,
+    }
+
+    #[derive(Deserialize)]
+    #[serde(rename_all = "camelCase")]
+    struct AudioContent {
+        data: String,
+        mime_type: String,
+        #[serde(rename = "_meta")]
+        meta: Option<MetaObject>,
+        annotations: Option<Annotations>,
+    }
+
+    #[derive(Deserialize)]
+    #[serde(rename_all = "camelCase")]
+    struct EmbeddedResource {
+        resource: ResourceContents,
+        #[serde(rename = "_meta")]
+        meta: Option<MetaObject>,
+        annotations: Option<Annotations>,
+    }
+
+    #[derive(Deserialize)]
+    #[serde(untagged)]
+    enum ResourceContents {
+        #[serde(rename_all = "camelCase")]
+        TextResourceContents {
+            uri: String,
+            mime_type: Option<String>,
+            text: String,
+            #[serde(rename = "_meta")]
+            meta: Option<MetaObject>,
+        },
+        #[serde(rename_all = "camelCase")]
+        BlobResourceContents {
+            uri: String,
+            mime_type: Option<String>,
+            blob: String,
+            #[serde(rename = "_meta")]
+            meta: Option<MetaObject>,
+        },
+    }
+
+    /// A resource link's fields.
+    #[derive(Deserialize)]
+    #[serde(rename_all = "camelCase")]
+    struct Resource {
+        uri: String,
+        name: String,
+        title: Option<String>,
+        description: Option<String>,
+        mime_type: Option<String>,
+        size: Option<u64>,
+        icons: Option<Vec<Icon>>,
+        #[serde(rename = "_meta")]
+        meta: Option<MetaObject>,
+        annotations: Option<Annotations>,
+    }
+
+    #[derive(Deserialize)]
+    #[serde(rename_all = "camelCase")]
+    struct Icon {
+        src: String,
+        mime_type: Option<String>,
+        sizes: Option<Vec<String>>,
+        theme: Option<IconTheme>,
+    }
+
+    #[derive(Deserialize)]
+    #[serde(rename_all = "lowercase")]
+    enum IconTheme {
+        Light,
+        Dark,
+    }
+
+    #[derive(Deserialize)]
+    #[serde(rename_all = "camelCase")]
+    struct Annotations {
+        audience: Option<Vec<Role>>,
+        #[serde(default, deserialize_with = "priority")]
+        priority: Option<f32>,
+        #[serde(rename = "lastModified")]
+        last_modified: Option<String>,
+    }
+
+    #[derive(Deserialize)]
+    #[serde(rename_all = "camelCase")]
+    enum Role {
+        User,
+        Assistant,
+    }
+
+    /// A priority, read as any JSON number, as rmcp reads it (also under serde_json's
+    /// `arbitrary_precision`).
+    fn priority<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Option<f32>, D::Error> {
+        let number = Option::<Number>::deserialize(deserializer)?;
+        let wide = number
+            .map(|n| {
+                n.as_f64()
+                    .ok_or_else(|| D::Error::custom(format_args!("number out of range: {n}")))
+            })
+            .transpose()?;
+        // As rmcp narrows it.
+        Ok(wide.map(|p| p as f32))
     }
 }
 

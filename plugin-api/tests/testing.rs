@@ -246,6 +246,30 @@ fn results_are_what_the_host_serves() {
 }
 
 #[test]
+fn a_built_result_is_read_as_the_host_reads_it() {
+    let raw = Tool::new("serve_raw", "Serve the result given.")
+        .sync(|result: Value| ToolResult::from_json(result));
+    let kitchen = kitchen().with_tool(raw);
+    let untyped = kitchen.call("serve_raw", json!({"content": [{"text": "soup"}]}));
+    assert_eq!(untyped.error().kind(), ErrorKind::Tool);
+    assert_eq!(
+        untyped.error().message(),
+        "tool serve_raw returned a result that is not a valid CallToolResult: \
+         missing field `type` at line 1 column 27"
+    );
+    assert_eq!(
+        untyped.result().to_json()["content"][0]["text"],
+        untyped.error().message()
+    );
+    let contentless = kitchen.call("serve_raw", json!({"isError": true}));
+    assert!(matches!(contentless.output(), Ok(ToolOutput::Result(_))));
+    assert_eq!(
+        contentless.result().to_json(),
+        json!({"content": [], "isError": true})
+    );
+}
+
+#[test]
 fn a_tool_error_keeps_its_message_and_kind() {
     let call = kitchen().call("cook", json!({"dish": "soup", "portions": 0}));
     assert_eq!(call.error().kind(), ErrorKind::Tool);
@@ -326,6 +350,25 @@ fn the_client_answers_what_the_test_set_and_nothing_else() {
     let requests = named.requests();
     assert_eq!(requests.len(), 1);
     assert_eq!(requests[0].params, json!({"messages": [], "maxTokens": 10}));
+}
+
+#[test]
+fn capabilities_the_test_sets_refuse_the_requests_they_leave_out() {
+    let soup = json!({"role": "assistant", "content": {"type": "text", "text": "Velvet soup"}});
+    let declaring = |capabilities: Value| {
+        kitchen()
+            .with_client_answer("sampling/createMessage", soup.clone())
+            .with_client_capabilities(capabilities)
+            .call("name_dish", json!({}))
+    };
+    let refused = declaring(json!({"roots": {}, "sampling": null}));
+    assert_eq!(refused.error().kind(), ErrorKind::Tool);
+    assert_eq!(
+        refused.error().message(),
+        "cannot send sampling/createMessage: the client did not declare the `sampling` capability"
+    );
+    assert_eq!(refused.requests()[0].method, "sampling/createMessage");
+    assert_eq!(declaring(json!({"sampling": {}})).text(), "Velvet soup");
 }
 
 #[test]

@@ -16,6 +16,9 @@
 //! in order on the session's standalone stream (`GET`), apart from the result: a call's are those
 //! there once as many as `PluginTest` saw have arrived (or [`PATIENCE`] has passed); one too many
 //! shows at the next call, and one left at the end fails the test.
+//!
+//! The results a tool may build are many more than the fixtures build: one more test, in
+//! process, compares `PluginTest`'s reading of each of a list of them with rmcp's, the host's.
 
 use std::time::{Duration, Instant};
 
@@ -23,7 +26,10 @@ use e2e::{
     HostProcess, PluginDir,
     mcp::{RawSession, Recorded},
 };
-use plugin_api::testing::{Call, PluginTest};
+use plugin_api::{
+    Tool, ToolResult,
+    testing::{Call, PluginTest},
+};
 use serde_json::{Value, json};
 
 /// How long the host's log messages for a call may take to arrive after its answer.
@@ -37,13 +43,10 @@ enum Expect {
     /// Both refuse the arguments, naming this one: the host checks them against the input
     /// schema before the plugin parses them, in words of its own. Logs and progress alike.
     Refused(&'static str),
-    /// Both fail a request to the client, naming its method: `PluginTest`'s client answers from
-    /// canned answers (none here), the host's by its declared capabilities (none), so the
-    /// reasons differ. Logs and progress alike.
+    /// Both fail a request to the client that is not one a server sends, naming its method:
+    /// the host refuses the method, `PluginTest`'s client has no answer for it, so the reasons
+    /// differ. Logs and progress alike.
     ClientFails(&'static str),
-    /// Only the logs and progress alike: the results differ where they should not, a drift the
-    /// table's entry describes.
-    DriftedResult,
 }
 
 /// What a fixture's table says of one of its tools.
@@ -171,7 +174,6 @@ impl Expect {
             }
             Self::Refused(argument) => format!("`{argument}`"),
             Self::ClientFails(method) => method.to_owned(),
-            Self::DriftedResult => return,
         };
         for (side, answer) in [("PluginTest", in_process), ("the host", served)] {
             assert!(answer.is_error(), "{what}: {side} did not fail: {answer:?}");
@@ -301,10 +303,13 @@ async fn listen(session: &RawSession) -> Recorded<Value> {
 
 /// Calls each tool `plugin` declares, as `fixture`'s table says, through `plugin` and through a
 /// host serving the fixture, and compares the answers. The calls belong to the host's session on
-/// both sides.
+/// both sides, whose client declares no capabilities: the host refuses it a request to the
+/// client, and so does `PluginTest` once they are set.
 async fn compare(plugin: PluginTest, fixture: Fixture) {
     let mut host = Host::start(&fixture).await;
-    let plugin = plugin.with_session(host.session.id.clone());
+    let plugin = plugin
+        .with_session(host.session.id.clone())
+        .with_client_capabilities(json!({}));
     let declared: Vec<String> = plugin.tools().iter().map(|t| t.name.clone()).collect();
     let mut sorted = declared.clone();
     sorted.sort();
@@ -370,10 +375,7 @@ async fn context_tools_log_report_progress_and_build_results_alike() {
             ("wait_for_cancel", Plan::Skipped(waits)),
             ("wait_for_cancel_sync", Plan::Skipped(waits)),
             ("task_wait", alike(json!({"ms": 1}))),
-            (
-                "task_greet",
-                Plan::Calls(vec![(json!({}), Expect::ClientFails("elicitation/create"))]),
-            ),
+            ("task_greet", alike(json!({}))),
             (
                 "task_elicit",
                 Plan::Skipped(
@@ -382,28 +384,10 @@ async fn context_tools_log_report_progress_and_build_results_alike() {
                 ),
             ),
             ("seen", alike(json!({}))),
-            (
-                "sample",
-                Plan::Calls(vec![(
-                    json!({"prompt": "hi"}),
-                    Expect::ClientFails("sampling/createMessage"),
-                )]),
-            ),
-            (
-                "elicit",
-                Plan::Calls(vec![(
-                    json!({"message": "Your name?"}),
-                    Expect::ClientFails("elicitation/create"),
-                )]),
-            ),
-            // Of the two requests it makes at once, both send the sampling one first.
-            (
-                "greet",
-                Plan::Calls(vec![(
-                    json!({}),
-                    Expect::ClientFails("sampling/createMessage"),
-                )]),
-            ),
+            ("sample", alike(json!({"prompt": "hi"}))),
+            ("elicit", alike(json!({"message": "Your name?"}))),
+            // Of the two requests it makes at once, both refuse the sampling one first.
+            ("greet", alike(json!({}))),
             (
                 "set_available",
                 alike(json!({"kind": "tool", "name": "relay", "available": true})),
@@ -420,12 +404,7 @@ async fn context_tools_log_report_progress_and_build_results_alike() {
             ("sound", alike(json!({}))),
             ("mixed", alike(json!({}))),
             ("soft_error", alike(json!({}))),
-            // Drift: the host answers a built result that is not a CallToolResult with an
-            // error naming the tool, PluginTest's `Call::result` passes it on as it is.
-            (
-                "bad_result",
-                Plan::Calls(vec![(json!({}), Expect::DriftedResult)]),
-            ),
+            ("bad_result", alike(json!({}))),
             ("relay", alike(json!({}))),
         ],
     };
@@ -534,4 +513,88 @@ async fn reload_tools_answer_alike_after_an_await() {
         ],
     };
     compare(PluginTest::new::<fixture_reload::Reloadable>(), fixture).await;
+}
+
+/// A tool that answers the result it is given (`{"result": ...}`), as it built it.
+fn built() -> Tool {
+    Tool::new("built", "Answer the result given.")
+        .sync(|arguments: Value| ToolResult::from_json(arguments["result"].clone()))
+}
+
+/// `PluginTest` reads a result a tool built as the host does, with rmcp's `CallToolResult`,
+/// which `plugin-api` mirrors: what the host refuses is refused in the same words (the host's
+/// message around serde's), what it reads is served alike. Shapes the fixtures do not build,
+/// compared in process with rmcp's reading, so an rmcp that reads them otherwise shows here.
+#[test]
+fn built_results_are_read_as_the_host_reads_them() {
+    let plugin = PluginTest::new::<fixture_base::Base>().with_tool(built());
+    let text = |text: Value| json!({"type": "text", "text": text});
+    let annotated = |annotations: Value| json!({"content": [{"type": "text", "text": "a", "annotations": annotations}]});
+    let link = |extra: Value| {
+        let mut link = json!({"type": "resource_link", "uri": "a://b", "name": "b"});
+        link.as_object_mut()
+            .unwrap()
+            .extend(extra.as_object().unwrap().clone());
+        json!({ "content": [link] })
+    };
+    let refused = [
+        json!({"content": "not a list"}),
+        json!({"content": ["bare"]}),
+        json!({"content": [{"text": "untyped"}]}),
+        json!({"content": [{"type": "video"}]}),
+        json!({"content": [{"type": "text"}]}),
+        json!({"content": [text(json!(5))]}),
+        json!({"content": [text(json!("a")), {"type": "image", "data": "AA=="}]}),
+        json!({"content": [{"type": "audio", "mimeType": "audio/wav"}]}),
+        json!({"content": [{"type": "resource", "resource": {"uri": "a://b"}}]}),
+        json!({"content": [{"type": "resource", "resource": "a://b"}]}),
+        json!({"content": [{"type": "resource_link", "uri": "a://b"}]}),
+        link(json!({"size": -1})),
+        link(json!({"icons": [{"src": "i", "theme": "blue"}]})),
+        link(json!({"icons": [{"sizes": ["48x48"]}]})),
+        annotated(json!({"priority": "high"})),
+        annotated(json!({"audience": ["robot"]})),
+        annotated(json!({"lastModified": 1})),
+        annotated(json!([])),
+        json!({"content": [text(json!("a"))], "isError": "yes"}),
+        json!({"content": [], "_meta": []}),
+        json!({"content": [{"type": "text", "text": "a", "_meta": 1}]}),
+        json!({"resultType": 1, "content": []}),
+        json!({"resultType": "task", "isError": true}),
+        json!({"_meta": {}}),
+        json!({"other": 1}),
+        json!({}),
+    ];
+    let read = [
+        json!({"isError": true}),
+        json!({"content": null, "structuredContent": {"n": 1}}),
+        json!({"structuredContent": null}),
+        json!({"content": [text(json!("a"))], "resultType": "complete", "_meta": {"k": 1}}),
+        json!({"content": [{"type": "resource", "resource": {"uri": "a://b", "blob": "AA=="}}]}),
+        link(json!({"size": 3, "icons": [{"src": "i", "theme": "dark"}]})),
+        annotated(json!({"priority": 0.5, "audience": ["user"], "lastModified": "now"})),
+    ];
+    for shape in refused.iter().chain(&read) {
+        let call = plugin.call("built", json!({ "result": shape }));
+        let in_process = shared(&call.result().to_json());
+        let served = match serde_json::from_str::<rmcp::model::CallToolResult>(&shape.to_string()) {
+            Ok(result) => serde_json::to_value(result).unwrap(),
+            Err(e) => json!({
+                "content": [text(json!(format!(
+                    "tool built returned a result that is not a valid CallToolResult: {e}"
+                )))],
+                "isError": true,
+            }),
+        };
+        assert_eq!(
+            in_process,
+            shared(&served),
+            "{shape}: the result of PluginTest (left) and as the host reads it (right)"
+        );
+        assert_eq!(
+            call.output().is_err(),
+            refused.contains(shape),
+            "{shape}: refused by PluginTest, or read"
+        );
+    }
 }
