@@ -18,7 +18,14 @@ fn build(profile_dir: &Path) {
     if profile_dir.ends_with("release") {
         command.arg("--release");
     }
-    command.args(["-p", "reactor-mcp-server", "-p", "benchmarks", "-p", "bench-many-tools"]);
+    command.args([
+        "-p",
+        "reactor-mcp-server",
+        "-p",
+        "benchmarks",
+        "-p",
+        "bench-many-tools",
+    ]);
     let output = command.output().expect("cargo runs");
     assert!(
         output.status.success(),

@@ -37,6 +37,8 @@
 //! `GET /contributions`, `reactor-mcp-server list` and `graph`), all from manifests alone;
 //! [`config`] holds the command line.
 
+#![forbid(unsafe_code)]
+
 mod auth;
 mod build;
 mod call;

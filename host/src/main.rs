@@ -1,5 +1,7 @@
 //! The `reactor-mcp-server` binary: parse the command line, run, print the error chain.
 
+#![forbid(unsafe_code)]
+
 use std::{io::IsTerminal as _, process::ExitCode};
 
 use clap::Parser;

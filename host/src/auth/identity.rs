@@ -126,7 +126,7 @@ impl Bound {
 /// The identity of a request, handed down through the request's extensions: `None` when the
 /// server runs without authentication.
 #[derive(Debug, Clone, Default)]
-pub(crate) struct Caller(pub(crate) Option<std::sync::Arc<Identity>>);
+pub(crate) struct RequestIdentity(pub(crate) Option<std::sync::Arc<Identity>>);
 
 #[cfg(test)]
 mod tests {

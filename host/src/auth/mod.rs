@@ -34,7 +34,7 @@ use crate::util::loopback::is_loopback;
 pub use challenge::Challenge;
 pub(crate) use challenge::Rejection;
 pub use identity::Identity;
-pub(crate) use identity::{Bound, Caller, Proof};
+pub(crate) use identity::{Bound, Proof, RequestIdentity};
 
 use keys::{KeysError, Lookup};
 use oauth::{OAuth, OAuthOptions};

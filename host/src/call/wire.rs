@@ -3,7 +3,7 @@
 //!
 //! The parent puts the calling request's session, active toolsets, client capabilities and
 //! authenticated caller (name and scopes) under [`CALLER_META`] in each call's `_meta` ([`caller_meta`]); the child gives its plugin a
-//! `Context` that answers with them ([`Caller`]), so a plugin keyed by session, or asking
+//! `Context` that answers with them ([`RelayedCaller`]), so a plugin keyed by session, or asking
 //! which toolsets are active, sees the real caller rather than the parent.
 //!
 //! The child makes each MCP result as any host does, and when the tool answered a plain value
@@ -29,7 +29,7 @@ pub(crate) const CALLER_META: &str = "io.reactor-mcp/caller";
 
 /// The request a child's call stands for, as the parent saw it.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub(crate) struct Caller {
+pub(crate) struct RelayedCaller {
     /// Its session, if it has one.
     pub(crate) session: Option<String>,
     /// Its active toolsets.
@@ -52,7 +52,7 @@ pub(crate) struct Authenticated {
 
 /// Who calls, as `context` says, for [`CALLER_META`].
 pub(crate) fn caller_meta(context: &HostContextBox) -> Value {
-    let caller = Caller {
+    let caller = RelayedCaller {
         session: context.session().into_option().map(Into::into),
         active: context
             .active_toolsets()
@@ -76,7 +76,7 @@ pub(crate) fn caller_meta(context: &HostContextBox) -> Value {
 }
 
 /// Who calls, from a request's `_meta`; `None` when it does not say.
-pub(crate) fn caller_of(meta: &serde_json::Map<String, Value>) -> Option<Caller> {
+pub(crate) fn caller_of(meta: &serde_json::Map<String, Value>) -> Option<RelayedCaller> {
     serde_json::from_value(meta.get(CALLER_META)?.clone()).ok()
 }
 

@@ -44,7 +44,7 @@ pub(crate) struct ServeState {
     /// Whether sessions are kept (not `--stateless`): only then is a session told anything.
     pub(super) sessions: bool,
     /// Where plugins turn their tools and prompts on and off ([`availability`]).
-    pub(super) availability: availability::Changes,
+    pub(super) availability: availability::Toggles,
     /// Held while a new generation is made from the current one (a scan, a plugin turning
     /// something off), so that one never builds on a generation another replaced meanwhile.
     pub(super) changing: tokio::sync::Mutex<()>,
@@ -131,7 +131,7 @@ impl ServeState {
     ) -> (
         Self,
         tokio::sync::mpsc::UnboundedReceiver<String>,
-        tokio::sync::mpsc::UnboundedReceiver<availability::Change>,
+        tokio::sync::mpsc::UnboundedReceiver<availability::Toggle>,
     ) {
         let capabilities = ServerCapabilities::builder()
             .enable_tools()
@@ -144,7 +144,7 @@ impl ServeState {
             env!("CARGO_PKG_VERSION"),
         ));
         let (updates, receiver) = subscriptions::Updates::channel();
-        let (availability, changes) = availability::Changes::channel();
+        let (availability, changes) = availability::Toggles::channel();
         let state = Self {
             current: ArcSwap::from_pointee(Generation::first(builder, args.toolsets_tool)),
             availability,

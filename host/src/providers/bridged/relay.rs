@@ -276,9 +276,9 @@ impl Relay {
     /// The calling request's context that `extensions` were tagged with as the message was
     /// read, or why there is none.
     fn tagged(&self, extensions: &Extensions) -> Result<HostContextBox, String> {
-        match extensions.get::<Caller>() {
-            Some(Caller(Ok(context))) => Ok(context.clone()),
-            Some(Caller(Err(reason))) => Err(reason.to_string()),
+        match extensions.get::<CallingContext>() {
+            Some(CallingContext(Ok(context))) => Ok(context.clone()),
+            Some(CallingContext(Err(reason))) => Err(reason.to_string()),
             None => self.caller(),
         }
     }
@@ -408,11 +408,11 @@ fn deliver(context: &HostContextBox, params: &ProgressNotificationParam) {
 /// The calling request a message from the server belongs to, or why none is known; put in the
 /// message's extensions as it is read.
 #[derive(Clone)]
-struct Caller(Result<HostContextBox, Arc<str>>);
+struct CallingContext(Result<HostContextBox, Arc<str>>);
 
 /// A transport that hands the server's progress reports and log messages to the calling
 /// request as they are read (before the call's answer, which may end the call, is read), and
-/// tags each request from the server with its [`Caller`].
+/// tags each request from the server with its [`CallingContext`].
 pub(super) struct Tagged<T> {
     inner: T,
     relay: Relay,
@@ -439,7 +439,7 @@ impl<T: Transport<RoleClient>> Transport<RoleClient> for Tagged<T> {
         let mut message = self.inner.receive().await?;
         match &mut message {
             JsonRpcMessage::Request(request) => {
-                let caller = Caller(self.relay.caller().map_err(Arc::from));
+                let caller = CallingContext(self.relay.caller().map_err(Arc::from));
                 request.request.extensions_mut().insert(caller);
             }
             JsonRpcMessage::Notification(n) => match &n.notification {

@@ -6,7 +6,7 @@
 //!    sent);
 //! 3. the caller's credentials, when authentication is on ([`crate::auth`]: every route but
 //!    `/healthz` needs them; a missing or bad one gets 401), handed down as a
-//!    [`Caller`] in the request's extensions; a session belongs to the caller that opened it,
+//!    [`RequestIdentity`] in the request's extensions; a session belongs to the caller that opened it,
 //!    and another caller naming its id is told it does not exist (404);
 //! 4. for a POST to the MCP endpoint, the session cap ([`crate::serve::edge::sessions::refuse_when_full`],
 //!    sessions on) and the body check ([`crate::serve::edge::body`]: read once, bounded in size and stall
@@ -24,7 +24,7 @@ use axum::{
 use hyper::body::Incoming;
 use tower::ServiceExt as _;
 
-use crate::auth::{Authenticator, Caller, Identity, oauth, oauth::OAuth};
+use crate::auth::{Authenticator, Identity, RequestIdentity, oauth, oauth::OAuth};
 
 use crate::serve::{
     ServeState,
@@ -93,7 +93,9 @@ impl Front {
             return Ok(refusal);
         }
         if caller.is_some() {
-            request.extensions_mut().insert(Caller(caller.clone()));
+            request
+                .extensions_mut()
+                .insert(RequestIdentity(caller.clone()));
         }
         if request.method() != Method::POST {
             return self.router.oneshot(request).await;

@@ -11,7 +11,7 @@ use axum::{
 use serde_json::{Value, json};
 
 use crate::{
-    auth::Caller,
+    auth::RequestIdentity,
     reports::{ContributionsReport, ToolsetsReport},
     serve::ServeState,
 };
@@ -50,10 +50,10 @@ pub(crate) async fn healthz(State(state): State<Arc<ServeState>>, detailed: bool
 pub(crate) async fn toolsets(
     State(state): State<Arc<ServeState>>,
     RawQuery(query): RawQuery,
-    caller: Option<Extension<Caller>>,
+    caller: Option<Extension<RequestIdentity>>,
     headers: HeaderMap,
 ) -> Json<ToolsetsReport> {
-    let caller = caller.and_then(|Extension(Caller(identity))| identity);
+    let caller = caller.and_then(|Extension(RequestIdentity(identity))| identity);
     let generation = state.generation();
     let resolved = state.resolve(
         &generation,
@@ -69,9 +69,9 @@ pub(crate) async fn toolsets(
 /// To a caller, only what it may use.
 pub(crate) async fn contributions(
     State(state): State<Arc<ServeState>>,
-    caller: Option<Extension<Caller>>,
+    caller: Option<Extension<RequestIdentity>>,
 ) -> Json<ContributionsReport> {
-    let caller = caller.and_then(|Extension(Caller(identity))| identity);
+    let caller = caller.and_then(|Extension(RequestIdentity(identity))| identity);
     Json(ServeState::contributions_report(
         &state.generation(),
         caller.as_deref(),

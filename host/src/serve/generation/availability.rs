@@ -61,7 +61,7 @@ impl Kind {
 
 /// A plugin turning one of its contributions on or off.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct Change {
+pub(crate) struct Toggle {
     /// The plugin asking.
     pub(crate) plugin: String,
     /// A tool or a prompt.
@@ -73,12 +73,12 @@ pub(crate) struct Change {
 }
 
 /// Where changes go: [`apply_changes`] reads them.
-pub(crate) type Changes = crate::serve::generation::queue::Queue<Change>;
+pub(crate) type Toggles = crate::serve::generation::queue::Queue<Toggle>;
 
 impl Hidden {
     /// `self` with `change` applied, if `registry` says the plugin serves what it names;
     /// otherwise why not.
-    pub(crate) fn with(&self, change: &Change, registry: &Registry) -> Result<Self, String> {
+    pub(crate) fn with(&self, change: &Toggle, registry: &Registry) -> Result<Self, String> {
         let names = change.kind.name();
         if owner(registry, change.kind, &change.name) != Some(change.plugin.as_str()) {
             return Err(format!(
@@ -180,7 +180,7 @@ fn owner<'r>(registry: &'r Registry, kind: Kind, name: &str) -> Option<&'r str> 
 /// on or off makes the next generation, and the sessions whose lists changed are told.
 pub(crate) async fn apply_changes(
     state: Arc<ServeState>,
-    mut changes: mpsc::UnboundedReceiver<Change>,
+    mut changes: mpsc::UnboundedReceiver<Toggle>,
 ) {
     while let Some(change) = changes.recv().await {
         let _changing = state.changing.lock().await;
@@ -236,8 +236,8 @@ mod tests {
         ])
     }
 
-    fn change(plugin: &str, kind: Kind, name: &str, available: bool) -> Change {
-        Change {
+    fn change(plugin: &str, kind: Kind, name: &str, available: bool) -> Toggle {
+        Toggle {
             plugin: plugin.to_owned(),
             kind,
             name: name.to_owned(),

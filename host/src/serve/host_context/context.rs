@@ -104,7 +104,7 @@ pub(crate) struct CallContext {
     /// Whether the call runs as a task: its requests wait in the task's `inputRequests`.
     pub(super) in_task: bool,
     /// Where the calling plugin turns its tools and prompts on and off, and its name.
-    pub(super) availability: Option<(availability::Changes, Arc<str>)>,
+    pub(super) availability: Option<(availability::Toggles, Arc<str>)>,
 }
 
 impl CallContext {
@@ -132,7 +132,7 @@ impl CallContext {
         let mut identity = request
             .extensions
             .get::<Parts>()
-            .and_then(|p| p.extensions.get::<crate::auth::Caller>())
+            .and_then(|p| p.extensions.get::<crate::auth::RequestIdentity>())
             .and_then(|c| c.0.clone());
         if let Some(caller) = caller {
             identity = caller.identity.map(|relayed| {
@@ -417,7 +417,7 @@ impl HostContext for CallContext {
             return;
         };
         if let Some((changes, plugin)) = &self.availability {
-            changes.send(availability::Change {
+            changes.send(availability::Toggle {
                 plugin: plugin.to_string(),
                 kind,
                 name: name.as_str().to_owned(),

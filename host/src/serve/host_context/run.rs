@@ -13,7 +13,7 @@ use super::{asks::*, context::*, level::*};
 use crate::serve::{
     generation::availability, host_context::rounds::Missing, mcp::subscriptions::Updates,
 };
-use crate::{call::wire::Caller, selection::Resolution};
+use crate::{call::wire::RelayedCaller, selection::Resolution};
 
 /// Why a call ended before the plugin answered.
 #[derive(Debug)]
@@ -47,9 +47,9 @@ pub(crate) struct Call<'a> {
     /// How its requests to the client are served.
     pub(crate) client: ClientRequests,
     /// The request an isolated plugin's parent made, when the call comes from one.
-    pub(crate) caller: Option<Caller>,
+    pub(crate) caller: Option<RelayedCaller>,
     /// Where plugins turn their tools and prompts on and off.
-    pub(crate) availability: Option<availability::Changes>,
+    pub(crate) availability: Option<availability::Toggles>,
     /// The plugin called, once known.
     pub(crate) plugin: Option<Arc<str>>,
 }

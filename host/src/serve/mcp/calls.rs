@@ -75,7 +75,7 @@ impl Handler {
     pub(super) fn parent_caller(
         &self,
         context: &RequestContext<RoleServer>,
-    ) -> Option<crate::call::wire::Caller> {
+    ) -> Option<crate::call::wire::RelayedCaller> {
         self.state
             .for_parent
             .then(|| crate::call::wire::caller_of(&context.meta))

@@ -54,7 +54,7 @@ use crate::serve::{
     mcp::subscriptions::{Session, Subscriber},
 };
 
-use crate::auth::{Caller, Identity};
+use crate::auth::{Identity, RequestIdentity};
 
 /// One MCP connection's handler (one per session; one per request when stateless).
 #[derive(Debug, Clone)]
@@ -368,7 +368,11 @@ impl ServerHandler for Handler {
 
 /// The request's caller, when authentication is on.
 fn caller(context: &RequestContext<RoleServer>) -> Option<Arc<Identity>> {
-    parts(context)?.extensions.get::<Caller>()?.0.clone()
+    parts(context)?
+        .extensions
+        .get::<RequestIdentity>()?
+        .0
+        .clone()
 }
 
 /// A list with the cache hints of 2026-07-28 (SEP-2549), for a request of that version: fresh

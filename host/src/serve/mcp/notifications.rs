@@ -208,7 +208,7 @@ impl Listeners {
                         bounds,
                         selection.bound.as_ref(),
                     );
-                    Served::of(
+                    ServedLists::of(
                         generation.registry(),
                         &resolved.resolution,
                         generation.hidden(),
@@ -233,7 +233,7 @@ impl Listeners {
 
 /// What a selection is served in one generation, from manifests, and by which plugins.
 #[derive(Debug, PartialEq)]
-struct Served {
+struct ServedLists {
     tools: Value,
     tool_plugins: BTreeSet<String>,
     resources: Value,
@@ -242,7 +242,7 @@ struct Served {
     prompt_plugins: BTreeSet<String>,
 }
 
-impl Served {
+impl ServedLists {
     /// `hidden` says which prompts, resources and templates their plugins turned off.
     fn of(registry: &Registry, resolution: &Resolution, hidden: &Hidden) -> Self {
         let active = &resolution.active;
@@ -331,9 +331,9 @@ mod tests {
         )])
     }
 
-    fn served(registry: &Registry) -> Served {
+    fn served(registry: &Registry) -> ServedLists {
         let resolution = resolve(&Query::parse(""), &registry.declared(), None);
-        Served::of(registry, &resolution, &Hidden::default())
+        ServedLists::of(registry, &resolution, &Hidden::default())
     }
 
     #[test]

@@ -95,13 +95,13 @@ impl Handler {
     pub(super) async fn served(
         &self,
         context: &RequestContext<RoleServer>,
-    ) -> Result<Served, ErrorData> {
+    ) -> Result<RequestView, ErrorData> {
         let (generation, resolved) = self.resolved(context);
         let view = generation.sets.view(&resolved).await.map_err(|e| {
             tracing::error!("{e}");
             ErrorData::internal_error(e, None)
         })?;
-        Ok(Served {
+        Ok(RequestView {
             generation,
             resolution: Arc::clone(&resolved.resolution),
             view,
@@ -132,7 +132,7 @@ impl Handler {
 
 /// What a request is served from: the generation it took, its selection, and its view of its
 /// served set.
-pub(super) struct Served {
+pub(super) struct RequestView {
     pub(super) generation: Arc<Generation>,
     pub(super) resolution: Arc<Resolution>,
     pub(super) view: Arc<ServedView>,

@@ -19,7 +19,7 @@ use plugin_manifest::TaskSupport;
 
 use super::outcome::{call_result, error_result, missing_capability};
 use super::toolsets_tool::unknown_tool;
-use super::{Handler, request::Served};
+use super::{Handler, request::RequestView};
 use crate::call::CallError;
 
 impl Handler {
@@ -32,7 +32,7 @@ impl Handler {
     ) -> Result<CallToolResponse, ErrorData> {
         let request_round = (request.request_state.take(), request.input_responses.take());
         let name = request.name.as_ref();
-        let Served {
+        let RequestView {
             generation,
             resolution,
             view,
