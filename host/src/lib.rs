@@ -80,6 +80,10 @@ pub mod internals {
             providers::{ProviderOpener, activate},
         };
     }
+    /// Errors shown whole.
+    pub mod error {
+        pub use crate::util::error::{Report, chain};
+    }
     /// Discovery.
     pub mod discovery {
         pub use crate::discovery::{
