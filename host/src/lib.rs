@@ -60,7 +60,7 @@ pub mod internals {
     pub mod auth {
         pub use crate::auth::{
             AuthOptions, Authenticator, Challenge, Identity,
-            jwks::Jwks,
+            jwks::{GetError, Jwks, JwksError},
             jwt,
             keys::{KeyEntry, KeySet, KeysError, Lookup},
             oauth::{DEFAULT_JWKS_REFRESH, OAuth, OAuthOptions},
