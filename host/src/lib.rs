@@ -62,7 +62,7 @@ pub mod internals {
     pub mod auth {
         pub use crate::auth::{
             AuthOptions, Authenticator, Challenge, Identity,
-            jwks::Jwks,
+            jwks::{GetError, Jwks, JwksError},
             jwt,
             keys::{KeyEntry, KeySet, KeysError, Lookup},
             oauth::{DEFAULT_JWKS_REFRESH, OAuth, OAuthOptions},
@@ -81,6 +81,10 @@ pub mod internals {
             },
             providers::{ProviderOpener, activate},
         };
+    }
+    /// Errors shown whole.
+    pub mod error {
+        pub use crate::util::error::{Report, chain};
     }
     /// Discovery.
     pub mod discovery {

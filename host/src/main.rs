@@ -13,7 +13,7 @@ fn main() -> ExitCode {
     match cli::run(cli) {
         Ok(()) => ExitCode::SUCCESS,
         Err(error) => {
-            eprintln!("error: {error:#}");
+            eprintln!("error: {}", cli::chain(error.as_ref()));
             ExitCode::FAILURE
         }
     }

@@ -25,6 +25,7 @@ use crate::{
     discovery::servers::config::{FOLDER_FILE, FOLDER_SUFFIX},
     discovery::{Discovery, DiscoveryError, LIBRARY_EXTENSION},
     registry::Registry,
+    util::error::Report,
 };
 
 /// How long no change may come before the plugins are discovered again.
@@ -62,8 +63,9 @@ impl Triggers {
     }
 }
 
-/// The function that discovers the plugins again (the plugin folder and the `mcp.json` files).
-pub(crate) type Discover = Arc<dyn Fn() -> Result<Discovery, DiscoveryError> + Send + Sync>;
+/// The function that discovers the plugins again (the plugin folder and the `mcp.json` files);
+/// its error is a [`Report`], shown whole in the log line that says the scan failed.
+pub(crate) type Discover = Arc<dyn Fn() -> Result<Discovery, Report<DiscoveryError>> + Send + Sync>;
 
 /// Where a running server's plugins come from, so it can discover them again.
 #[derive(Clone)]

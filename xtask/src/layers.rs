@@ -16,7 +16,7 @@ use std::{
 pub(crate) const LAYERS: &[(&str, &str)] = &[
     (
         "util",
-        "leaves: loopback test, hashing, poison-tolerant lock, backoff",
+        "leaves: loopback test, hashing, poison-tolerant lock, backoff, error chains",
     ),
     (
         "call",

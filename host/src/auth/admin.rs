@@ -28,13 +28,16 @@ pub(crate) enum AdminError {
     #[error("{0}")]
     Invalid(String),
     /// The file cannot be written.
-    #[error("cannot write the keys file {}: {source}", path.display())]
+    #[error("cannot write the keys file {}", path.display())]
     Write {
         /// The file.
         path: std::path::PathBuf,
         /// The cause.
         source: std::io::Error,
     },
+    /// The operating system gave no random bytes for the key.
+    #[error("cannot get random bytes for the key")]
+    Random(#[source] getrandom::Error),
 }
 
 /// A key to make.
@@ -85,7 +88,7 @@ pub(crate) fn new_key(path: &Path, new: &NewKey) -> Result<String, AdminError> {
     if let Some(text) = &existing {
         KeySet::parse(path, text)?;
     }
-    let key = random_key().map_err(AdminError::Invalid)?;
+    let key = random_key().map_err(AdminError::Random)?;
     let entry = json!({
         "name": new.name,
         "sha256": sha256_hex(&key),
@@ -214,9 +217,9 @@ fn without_toml(text: &str, name: &str) -> String {
 }
 
 /// 32 random bytes as `rmk_` and hex.
-fn random_key() -> Result<String, String> {
+fn random_key() -> Result<String, getrandom::Error> {
     let mut bytes = [0u8; 32];
-    getrandom::fill(&mut bytes).map_err(|e| format!("cannot get random bytes: {e}"))?;
+    getrandom::fill(&mut bytes)?;
     Ok(format!("rmk_{}", hex(&bytes)))
 }
 

@@ -10,7 +10,10 @@ use std::{
     time::{Duration, Instant},
 };
 
-use crate::util::lock::{read, write};
+use crate::util::{
+    error::chain,
+    lock::{read, write},
+};
 use jsonwebtoken::jwk::{AlgorithmParameters, Jwk, JwkSet};
 use serde::Deserialize;
 
@@ -25,6 +28,77 @@ const FETCH_TIMEOUT: Duration = Duration::from_secs(10);
 struct IssuerMetadata {
     issuer: String,
     jwks_uri: String,
+}
+
+/// Why the issuer's keys, or the key a token names, could not be had.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum JwksError {
+    /// No metadata URL gave the issuer's metadata; the last one's failure is the source.
+    #[error("cannot read the metadata of the issuer {issuer}")]
+    Metadata {
+        /// The issuer.
+        issuer: String,
+        /// Why the last URL tried did not give it.
+        source: Option<GetError>,
+    },
+    /// The metadata's `jwks_uri` did not give a key set.
+    #[error("cannot fetch the signing keys of the issuer {issuer}")]
+    Keys {
+        /// The issuer.
+        issuer: String,
+        /// Why.
+        source: GetError,
+    },
+    /// The last fetch failed; it is tried again once `REFETCH_AFTER` has passed.
+    #[error(transparent)]
+    Fetch(Arc<JwksError>),
+    /// The keys have no key with this id.
+    #[error("the issuer's keys have no key with id `{0}`")]
+    UnknownKey(String),
+    /// The token names no key id, and there is more than one key.
+    #[error("the token names no key id (kid) and the issuer has more than one key")]
+    NoKeyId,
+}
+
+/// Why one document of the issuer (its metadata, its key set) could not be had.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum GetError {
+    /// The request got no answer, or an answer that could not be read.
+    #[error("GET {url}")]
+    Request {
+        /// The URL.
+        url: String,
+        /// The client's error.
+        source: reqwest::Error,
+    },
+    /// The answer's status is not a success.
+    #[error("GET {url}: {status}")]
+    Status {
+        /// The URL.
+        url: String,
+        /// The status.
+        status: reqwest::StatusCode,
+    },
+    /// The answer is not the JSON expected.
+    #[error("GET {url}: the answer does not read")]
+    Body {
+        /// The URL.
+        url: String,
+        /// The parser's error.
+        source: serde_json::Error,
+    },
+    /// The metadata at `url` names another issuer.
+    #[error("{url} names the issuer `{named}`, not `{issuer}`")]
+    OtherIssuer {
+        /// Where the metadata was read.
+        url: String,
+        /// The issuer it names.
+        named: String,
+        /// The issuer expected.
+        issuer: String,
+    },
 }
 
 /// The signing keys of one issuer, fetched on demand and kept.
@@ -42,7 +116,7 @@ pub struct Jwks {
 #[derive(Debug, Default)]
 struct Fetched {
     at: Option<Instant>,
-    error: Option<String>,
+    error: Option<Arc<JwksError>>,
 }
 
 impl Jwks {
@@ -70,7 +144,7 @@ impl Jwks {
 
     /// The key with id `kid` (the only key when the token names none), fetching the keys again
     /// when it is not known and the last fetch is older than [`REFETCH_AFTER`].
-    pub(crate) async fn key(&self, kid: Option<&str>) -> Result<Jwk, String> {
+    pub(crate) async fn key(&self, kid: Option<&str>) -> Result<Jwk, JwksError> {
         if let Some(key) = self.find(kid) {
             return Ok(key);
         }
@@ -82,13 +156,11 @@ impl Jwks {
             self.fetch_into(&mut fetched).await;
         }
         if let Some(error) = &fetched.error {
-            return Err(error.clone());
+            return Err(JwksError::Fetch(Arc::clone(error)));
         }
         self.find(kid).ok_or_else(|| match kid {
-            Some(kid) => format!("the issuer's keys have no key with id `{kid}`"),
-            None => {
-                "the token names no key id (kid) and the issuer has more than one key".to_owned()
-            }
+            Some(kid) => JwksError::UnknownKey(kid.to_owned()),
+            None => JwksError::NoKeyId,
         })
     }
 
@@ -125,8 +197,8 @@ impl Jwks {
                 None
             }
             Err(error) => {
-                tracing::warn!("{error}");
-                Some(error)
+                tracing::warn!("{}", chain(&error));
+                Some(Arc::new(error))
             }
         };
     }
@@ -149,8 +221,8 @@ impl Jwks {
     }
 
     /// The issuer's metadata, then its JWKS.
-    async fn fetch(&self) -> Result<JwkSet, String> {
-        let mut last_error = String::new();
+    async fn fetch(&self) -> Result<JwkSet, JwksError> {
+        let mut last = None;
         for url in metadata_urls(&self.issuer) {
             match self.get_json::<IssuerMetadata>(&url).await {
                 Ok(metadata)
@@ -160,45 +232,52 @@ impl Jwks {
                     return self
                         .get_json::<JwkSet>(&metadata.jwks_uri)
                         .await
-                        .map_err(|e| {
-                            format!(
-                                "cannot fetch the signing keys of the issuer {}: {e}",
-                                self.issuer
-                            )
+                        .map_err(|source| JwksError::Keys {
+                            issuer: self.issuer.clone(),
+                            source,
                         });
                 }
                 Ok(metadata) => {
-                    last_error = format!(
-                        "{url} names the issuer `{}`, not `{}`",
-                        metadata.issuer, self.issuer
-                    );
+                    last = Some(GetError::OtherIssuer {
+                        url,
+                        named: metadata.issuer,
+                        issuer: self.issuer.clone(),
+                    });
                 }
-                Err(error) => last_error = error,
+                Err(error) => last = Some(error),
             }
         }
-        Err(format!(
-            "cannot read the metadata of the issuer {}: {last_error}",
-            self.issuer
-        ))
+        Err(JwksError::Metadata {
+            issuer: self.issuer.clone(),
+            source: last,
+        })
     }
 
     /// `GET url` as JSON of type `T`.
-    async fn get_json<T: serde::de::DeserializeOwned>(&self, url: &str) -> Result<T, String> {
+    async fn get_json<T: serde::de::DeserializeOwned>(&self, url: &str) -> Result<T, GetError> {
+        let request = |source| GetError::Request {
+            url: url.to_owned(),
+            source,
+        };
         let response = self
             .http
             .get(url)
             .header("accept", "application/json")
             .send()
             .await
-            .map_err(|e| format!("GET {url}: {e}"))?;
+            .map_err(request)?;
         let status = response.status();
         if !status.is_success() {
-            return Err(format!("GET {url}: {status}"));
+            return Err(GetError::Status {
+                url: url.to_owned(),
+                status,
+            });
         }
-        response
-            .json::<T>()
-            .await
-            .map_err(|e| format!("GET {url}: the answer does not read: {e}"))
+        let body = response.bytes().await.map_err(request)?;
+        serde_json::from_slice(&body).map_err(|source| GetError::Body {
+            url: url.to_owned(),
+            source,
+        })
     }
 }
 
@@ -231,7 +310,36 @@ fn metadata_urls(issuer: &str) -> Vec<String> {
 
 #[cfg(test)]
 mod tests {
+    use std::error::Error as _;
+
     use super::*;
+
+    #[tokio::test]
+    async fn a_failed_fetch_keeps_the_request_error_as_its_source() {
+        let jwks = Jwks::new("http://127.0.0.1:1");
+        let error = jwks.key(Some("k")).await.unwrap_err();
+        assert_eq!(
+            error.to_string(),
+            "cannot read the metadata of the issuer http://127.0.0.1:1"
+        );
+        let last = error.source().expect("the last URL's failure");
+        assert!(
+            matches!(
+                last.downcast_ref::<GetError>(),
+                Some(GetError::Request { .. })
+            ),
+            "{last:?}"
+        );
+        assert!(last.source().is_some(), "the client's error is kept");
+        let line = chain(&error);
+        assert!(
+            line.starts_with(
+                "cannot read the metadata of the issuer http://127.0.0.1:1: GET \
+                 http://127.0.0.1:1/.well-known/openid-configuration: "
+            ),
+            "{line}"
+        );
+    }
 
     #[test]
     fn metadata_urls_follow_rfc_8414_then_openid() {

@@ -4,11 +4,48 @@
 //! [`LEEWAY`] for clocks that differ), from the issuer, and for this server (`aud`, RFC 8707).
 
 use jsonwebtoken::{
-    Algorithm, DecodingKey, Validation, decode, decode_header, errors::ErrorKind, jwk::Jwk,
+    Algorithm, DecodingKey, Validation, decode, decode_header,
+    errors::ErrorKind,
+    jwk::{Jwk, KeyAlgorithm},
 };
 use serde::Deserialize;
 
-use super::jwks::Jwks;
+use super::jwks::{Jwks, JwksError};
+
+/// Why an access token is refused.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum TokenError {
+    /// It is not a JWT with a header naming a signature algorithm.
+    #[error("the token is not a signed JWT; unsigned tokens (alg `none`) are refused")]
+    NotSigned(#[source] jsonwebtoken::errors::Error),
+    /// It is signed with a shared secret (HMAC).
+    #[error(
+        "tokens signed with {0:?} are refused: only public-key algorithms (RS256, ES256, EdDSA, \
+         ...) are accepted"
+    )]
+    SharedSecret(Algorithm),
+    /// The issuer's key it names could not be had.
+    #[error(transparent)]
+    Key(#[from] JwksError),
+    /// Its algorithm is not its key's.
+    #[error("the token says {token:?} but its key is for {key:?}")]
+    KeyAlgorithm {
+        /// The token's algorithm.
+        token: Algorithm,
+        /// The key's.
+        key: KeyAlgorithm,
+    },
+    /// The issuer's key does not read.
+    #[error("the issuer's key does not read")]
+    BadKey(#[source] jsonwebtoken::errors::Error),
+    /// A claim or the signature does not hold; the reason says which.
+    #[error("{0}")]
+    Refused(String),
+    /// It is not valid for another reason.
+    #[error("the token is not valid")]
+    Invalid(#[source] jsonwebtoken::errors::Error),
+}
 
 /// The clock difference tolerated on `exp` and `nbf`, in seconds.
 pub(crate) const LEEWAY: u64 = 30;
@@ -69,16 +106,10 @@ pub async fn check(
     jwks: &Jwks,
     issuer: &str,
     audience: &str,
-) -> Result<(Claims, Jwk), String> {
-    let header = decode_header(token).map_err(|e| {
-        format!("the token is not a signed JWT ({e}); unsigned tokens (alg `none`) are refused")
-    })?;
+) -> Result<(Claims, Jwk), TokenError> {
+    let header = decode_header(token).map_err(TokenError::NotSigned)?;
     if !is_public_key_algorithm(header.alg) {
-        return Err(format!(
-            "tokens signed with {:?} are refused: only public-key algorithms (RS256, ES256, \
-             EdDSA, ...) are accepted",
-            header.alg
-        ));
+        return Err(TokenError::SharedSecret(header.alg));
     }
     let jwk = jwks.key(header.kid.as_deref()).await?;
     let claims = verify(token, header.alg, &jwk, issuer, audience)?;
@@ -92,16 +123,16 @@ fn verify(
     jwk: &Jwk,
     issuer: &str,
     audience: &str,
-) -> Result<Claims, String> {
+) -> Result<Claims, TokenError> {
     if let Some(key_alg) = jwk.common.key_algorithm
         && Algorithm::try_from(key_alg).ok() != Some(alg)
     {
-        return Err(format!(
-            "the token says {alg:?} but its key is for {key_alg:?}"
-        ));
+        return Err(TokenError::KeyAlgorithm {
+            token: alg,
+            key: key_alg,
+        });
     }
-    let key =
-        DecodingKey::from_jwk(jwk).map_err(|e| format!("the issuer's key does not read: {e}"))?;
+    let key = DecodingKey::from_jwk(jwk).map_err(TokenError::BadKey)?;
     let mut validation = Validation::new(alg);
     validation.leeway = LEEWAY;
     validation.validate_nbf = true;
@@ -110,19 +141,23 @@ fn verify(
     validation.set_required_spec_claims(&["exp", "iss", "aud"]);
     decode::<Claims>(token, &key, &validation)
         .map(|data| data.claims)
-        .map_err(|e| match e.kind() {
-            ErrorKind::ExpiredSignature => "the token expired".to_owned(),
-            ErrorKind::ImmatureSignature => "the token is not valid yet (nbf)".to_owned(),
-            ErrorKind::InvalidIssuer => format!("the token's issuer (iss) is not {issuer}"),
-            ErrorKind::InvalidAudience => {
-                format!("the token's audience (aud) is not this server, {audience}")
-            }
-            ErrorKind::InvalidSignature => "the token's signature does not verify".to_owned(),
-            ErrorKind::InvalidAlgorithm => {
-                format!("the token's algorithm {alg:?} does not fit its key")
-            }
-            ErrorKind::MissingRequiredClaim(claim) => format!("the token has no `{claim}` claim"),
-            _ => format!("the token is not valid: {e}"),
+        .map_err(|e| {
+            TokenError::Refused(match e.kind() {
+                ErrorKind::ExpiredSignature => "the token expired".to_owned(),
+                ErrorKind::ImmatureSignature => "the token is not valid yet (nbf)".to_owned(),
+                ErrorKind::InvalidIssuer => format!("the token's issuer (iss) is not {issuer}"),
+                ErrorKind::InvalidAudience => {
+                    format!("the token's audience (aud) is not this server, {audience}")
+                }
+                ErrorKind::InvalidSignature => "the token's signature does not verify".to_owned(),
+                ErrorKind::InvalidAlgorithm => {
+                    format!("the token's algorithm {alg:?} does not fit its key")
+                }
+                ErrorKind::MissingRequiredClaim(claim) => {
+                    format!("the token has no `{claim}` claim")
+                }
+                _ => return TokenError::Invalid(e),
+            })
         })
 }
 

@@ -28,22 +28,32 @@ use super::identity::{Bound, Identity, Proof};
 #[non_exhaustive]
 pub enum KeysError {
     /// The file cannot be read.
-    #[error("cannot read the keys file {}: {source}", path.display())]
+    #[error("cannot read the keys file {}", path.display())]
     Read {
         /// The file.
         path: std::path::PathBuf,
         /// The cause.
         source: std::io::Error,
     },
-    /// The file is not TOML or JSON of the expected shape.
-    #[error("the keys file {} is not valid {format}: {reason}", path.display())]
+    /// The file is not TOML or JSON.
+    #[error("the keys file {} is not valid {format}", path.display())]
     Syntax {
         /// The file.
         path: std::path::PathBuf,
         /// `TOML` or `JSON`.
         format: &'static str,
-        /// What is wrong, where.
-        reason: String,
+        /// The parser's error: what is wrong, where.
+        source: Box<dyn std::error::Error + Send + Sync>,
+    },
+    /// The file parses, but holds no list of keys.
+    #[error("the keys file {} is not valid {format}: {reason}", path.display())]
+    Shape {
+        /// The file.
+        path: std::path::PathBuf,
+        /// `TOML` or `JSON`.
+        format: &'static str,
+        /// What is wrong.
+        reason: &'static str,
     },
 }
 
@@ -123,7 +133,12 @@ impl KeySet {
 
     /// Parses the text of `path` (see [`KeySet::read`]).
     pub fn parse(path: &Path, text: &str) -> Result<(Self, Vec<String>), KeysError> {
-        let syntax = |format, reason: String| KeysError::Syntax {
+        let syntax = |format, source: Box<dyn std::error::Error + Send + Sync>| KeysError::Syntax {
+            path: path.to_owned(),
+            format,
+            source,
+        };
+        let shape = |format, reason| KeysError::Shape {
             path: path.to_owned(),
             format,
             reason,
@@ -131,17 +146,16 @@ impl KeySet {
         let json = is_json(path, text);
         let format = if json { "JSON" } else { "TOML" };
         let root: Value = if json {
-            serde_json::from_str(text).map_err(|e| syntax("JSON", e.to_string()))?
+            serde_json::from_str(text).map_err(|e| syntax("JSON", e.into()))?
         } else {
-            let table: toml::Table =
-                toml::from_str(text).map_err(|e| syntax("TOML", e.to_string()))?;
-            serde_json::to_value(table).map_err(|e| syntax("TOML", e.to_string()))?
+            let table: toml::Table = toml::from_str(text).map_err(|e| syntax("TOML", e.into()))?;
+            serde_json::to_value(table).map_err(|e| syntax("TOML", e.into()))?
         };
         let written = match root.get("keys") {
             None if root.as_object().is_some_and(serde_json::Map::is_empty) => Vec::new(),
-            None => return Err(syntax(format, "it has no `keys` list".to_owned())),
+            None => return Err(shape(format, "it has no `keys` list")),
             Some(Value::Array(keys)) => keys.clone(),
-            Some(_) => return Err(syntax(format, "`keys` is not a list".to_owned())),
+            Some(_) => return Err(shape(format, "`keys` is not a list")),
         };
         let mut set = Self::default();
         let mut problems = Vec::new();
@@ -391,11 +405,10 @@ mod tests {
     #[test]
     fn a_file_that_does_not_parse_names_itself_and_the_format() {
         let error = KeySet::parse(Path::new("k.toml"), "[[keys]\n").unwrap_err();
+        assert_eq!(error.to_string(), "the keys file k.toml is not valid TOML");
         assert!(
-            error
-                .to_string()
-                .starts_with("the keys file k.toml is not valid TOML"),
-            "{error}"
+            std::error::Error::source(&error).is_some(),
+            "the parser's error is its source"
         );
         let error = KeySet::parse(Path::new("k.json"), "{").unwrap_err();
         assert!(

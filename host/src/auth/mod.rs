@@ -29,7 +29,10 @@ use std::{path::PathBuf, sync::Arc};
 
 use axum::http::{HeaderMap, header};
 
-use crate::util::loopback::is_loopback;
+use crate::util::{
+    error::{Report, chain},
+    loopback::is_loopback,
+};
 
 pub use challenge::Challenge;
 pub(crate) use challenge::Rejection;
@@ -58,8 +61,8 @@ impl AuthOptions {
     }
 
     /// Refuses to serve `host`, a non-loopback address, without authentication, unless the
-    /// operator said so; the message names the flags.
-    pub(crate) fn check_bind(&self, host: &str) -> Result<(), String> {
+    /// operator said so; the error names the flags.
+    pub(crate) fn check_host(&self, host: &str) -> Result<(), UnauthenticatedBind> {
         if self.is_on() || is_loopback(host) {
             return Ok(());
         }
@@ -70,13 +73,29 @@ impl AuthOptions {
             );
             return Ok(());
         }
-        Err(format!(
-            "refusing to serve {host}, which is not a loopback address, without \
-             authentication: give --auth-keys FILE (API keys; REACTOR_MCP_AUTH_KEYS) or \
-             --oauth-issuer URL (OAuth access tokens; REACTOR_MCP_OAUTH_ISSUER), or \
-             --allow-unauthenticated to serve it open anyway"
-        ))
+        Err(UnauthenticatedBind {
+            host: host.to_owned(),
+        })
     }
+
+    /// [`AuthOptions::check_host`], its error as text: what `serve` takes until its
+    /// `ServeError::Options` holds the typed error.
+    pub(crate) fn check_bind(&self, host: &str) -> Result<(), String> {
+        self.check_host(host).map_err(|e| e.to_string())
+    }
+}
+
+/// A non-loopback address to be served without authentication, which the operator did not
+/// allow.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "refusing to serve {host}, which is not a loopback address, without authentication: give \
+     --auth-keys FILE (API keys; REACTOR_MCP_AUTH_KEYS) or --oauth-issuer URL (OAuth access \
+     tokens; REACTOR_MCP_OAUTH_ISSUER), or --allow-unauthenticated to serve it open anyway"
+)]
+pub(crate) struct UnauthenticatedBind {
+    /// The address.
+    host: String,
 }
 
 /// Checks the credentials of requests.
@@ -90,8 +109,8 @@ pub struct Authenticator {
 
 impl Authenticator {
     /// The authenticator `options` describe for the endpoint at `mcp_path`; `None` when
-    /// authentication is off.
-    pub fn new(options: &AuthOptions, mcp_path: &str) -> Result<Option<Self>, KeysError> {
+    /// authentication is off. The error is a [`Report`]: `serve` shows it as one line.
+    pub fn new(options: &AuthOptions, mcp_path: &str) -> Result<Option<Self>, Report<KeysError>> {
         if !options.is_on() {
             return Ok(None);
         }
@@ -157,7 +176,7 @@ impl Authenticator {
             (Some(oauth), Some(resource)) if token.contains('.') || self.keys.is_none() => oauth
                 .identify(token, resource)
                 .await
-                .map_err(|reason| challenge(Rejection::Invalid(reason))),
+                .map_err(|error| challenge(Rejection::Invalid(chain(&error)))),
             _ => Err(challenge(Rejection::Invalid(
                 "the bearer token is not a known API key".to_owned(),
             ))),
@@ -214,10 +233,10 @@ mod tests {
     fn a_non_loopback_bind_needs_auth_or_the_explicit_way_out() {
         let off = AuthOptions::default();
         for host in ["127.0.0.1", "localhost", "::1", "[::1]", "127.0.0.2"] {
-            assert_eq!(off.check_bind(host), Ok(()), "{host}");
+            assert_eq!(off.check_host(host), Ok(()), "{host}");
         }
         for host in ["0.0.0.0", "::", "10.0.0.1", "example.org"] {
-            let error = off.check_bind(host).unwrap_err();
+            let error = off.check_host(host).unwrap_err().to_string();
             assert!(
                 error.contains("--auth-keys FILE")
                     && error.contains("--oauth-issuer URL")
@@ -229,12 +248,12 @@ mod tests {
             allow_unauthenticated: true,
             ..AuthOptions::default()
         };
-        assert_eq!(open.check_bind("0.0.0.0"), Ok(()));
+        assert_eq!(open.check_host("0.0.0.0"), Ok(()));
         let keys = AuthOptions {
             keys_file: Some("k.toml".into()),
             ..AuthOptions::default()
         };
-        assert_eq!(keys.check_bind("0.0.0.0"), Ok(()));
+        assert_eq!(keys.check_host("0.0.0.0"), Ok(()));
         let oauth = AuthOptions {
             oauth: Some(OAuthOptions {
                 issuer: "https://auth.example".into(),
@@ -244,7 +263,7 @@ mod tests {
             }),
             ..AuthOptions::default()
         };
-        assert_eq!(oauth.check_bind("0.0.0.0"), Ok(()));
+        assert_eq!(oauth.check_host("0.0.0.0"), Ok(()));
     }
 
     #[test]

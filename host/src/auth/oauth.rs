@@ -40,15 +40,18 @@ pub struct OAuthOptions {
 /// How often the issuer's keys are fetched again unless `--oauth-jwks-refresh` says otherwise.
 pub const DEFAULT_JWKS_REFRESH: Duration = Duration::from_secs(300);
 
+/// An `--oauth-scopes` entry that is not `scope=toolset`.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("`{0}` is not `scope=toolset` (`*` for every toolset)")]
+pub(crate) struct ScopeError(String);
+
 /// Parses one `--oauth-scopes` entry, `scope=toolset`.
-pub(crate) fn parse_scope(entry: &str) -> Result<(String, String), String> {
+pub(crate) fn parse_scope(entry: &str) -> Result<(String, String), ScopeError> {
     match entry.split_once('=') {
         Some((scope, toolset)) if !scope.trim().is_empty() && !toolset.trim().is_empty() => {
             Ok((scope.trim().to_owned(), toolset.trim().to_owned()))
         }
-        _ => Err(format!(
-            "`{entry}` is not `scope=toolset` (`*` for every toolset)"
-        )),
+        _ => Err(ScopeError(entry.to_owned())),
     }
 }
 
@@ -108,7 +111,11 @@ impl OAuth {
     /// The caller a token gives, checked against `resource`; or why it is refused. A token
     /// checked before for the same resource, not expired since, and whose key the issuer still
     /// publishes, is not checked again.
-    pub async fn identify(&self, token: &str, resource: &str) -> Result<Arc<Identity>, String> {
+    pub async fn identify(
+        &self,
+        token: &str,
+        resource: &str,
+    ) -> Result<Arc<Identity>, jwt::TokenError> {
         if let Some((checked_for, identity, exp, key)) = self.remembered().get(token)
             && checked_for == resource
             && super::keys::now() < *exp
@@ -261,6 +268,7 @@ mod tests {
         assert!(
             parse_scope("a")
                 .unwrap_err()
+                .to_string()
                 .contains("`a` is not `scope=toolset`")
         );
         assert!(parse_scope("=b").is_err());

@@ -14,7 +14,10 @@ use std::{
 use tokio_util::sync::CancellationToken;
 
 use super::keys::{KeySet, KeysError};
-use crate::util::lock::{read, write};
+use crate::util::{
+    error::chain,
+    lock::{read, write},
+};
 
 /// How often the file is looked at.
 pub(crate) const POLL: Duration = Duration::from_millis(500);
@@ -70,7 +73,7 @@ impl KeyStore {
                 true
             }
             Err(error) => {
-                tracing::error!("{error}; the keys read before stay in force");
+                tracing::error!("{}; the keys read before stay in force", chain(&error));
                 false
             }
         }
@@ -150,11 +153,15 @@ mod tests {
     #[test]
     fn a_missing_file_is_an_error_naming_it() {
         let error = KeyStore::open(Path::new("/nonexistent/keys.toml")).unwrap_err();
+        assert_eq!(
+            error.to_string(),
+            "cannot read the keys file /nonexistent/keys.toml"
+        );
+        let line = chain(&error);
         assert!(
-            error
-                .to_string()
-                .starts_with("cannot read the keys file /nonexistent/keys.toml"),
-            "{error}"
+            line.starts_with("cannot read the keys file /nonexistent/keys.toml: ")
+                && line.len() > error.to_string().len() + 2,
+            "the I/O error follows: {line}"
         );
     }
 }

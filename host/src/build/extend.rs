@@ -7,7 +7,10 @@
 //! plugin's code, so only then is the extending plugin opened ([`Builder::plugin`]). An
 //! isolated plugin's extensions of its own tools are applied in its child, so not here.
 
+use std::{error::Error, sync::Arc};
+
 use super::{Builder, ExtensionError, LoadedTool};
+use crate::call::CallError;
 use crate::discovery::Provider;
 use crate::registry::apply_metadata;
 
@@ -23,20 +26,20 @@ pub(super) fn apply(builder: &Builder, mut tool: LoadedTool) -> Result<LoadedToo
             // Applied in the isolated plugin's child, whose listing the tool comes from.
             continue;
         }
-        let failed = |reason: String| ExtensionError {
+        let failed = |source: Arc<dyn Error + Send + Sync>| ExtensionError {
             tool: tool.decl.name.clone(),
             target: tool.plugin.clone(),
             plugin: extension.plugin.clone(),
             index: extension.index,
-            reason,
+            source,
         };
         if extension.decl.wrap {
             let plugin = builder
                 .plugin(&extension.plugin)
-                .map_err(|e| failed(e.to_string()))?;
+                .map_err(|e| failed(Arc::new(e.into_error())))?;
             tool = plugin
                 .wrap(extension.index, &tool)
-                .map_err(|e| failed(e.message.into()))?;
+                .map_err(|e| failed(Arc::new(CallError::from(e))))?;
         }
         apply_metadata(&mut tool.decl, &extension.decl);
     }

@@ -7,7 +7,11 @@
 //! every plugin the first one. Libraries are never unloaded: each in-process replace of a
 //! plugin keeps the old library mapped, so opening one plugin many times is warned about.
 
-use std::{collections::HashMap, path::Path, sync::Mutex};
+use std::{
+    collections::HashMap,
+    path::Path,
+    sync::{Arc, Mutex},
+};
 
 use abi_stable::library::lib_header_from_path;
 use plugin_abi::PluginModRef;
@@ -32,14 +36,14 @@ pub(crate) fn open(path: &Path, manifest: &Manifest) -> Result<Opened, Activatio
     let copy = PrivateCopy::make(path, manifest)?;
     let header = lib_header_from_path(copy.path()).map_err(|e| ActivationError::Open {
         plugin: name.clone(),
-        reason: e.to_string(),
+        source: Arc::new(e),
     })?;
     count_open(name, path);
     let module = header
         .init_root_module::<PluginModRef>()
         .map_err(|e| ActivationError::Abi {
             plugin: name.clone(),
-            reason: e.to_string(),
+            source: Arc::new(e),
         })?;
     let manifest_json = module.manifest()().to_string();
     let instance = module.instantiate()()
@@ -67,6 +71,37 @@ fn count_open(name: &str, path: &Path) {
             "plugin `{name}` was loaded {count} times in this process: a replaced library is \
              never unloaded, so about {count} x {size} bytes stay mapped; restart the server to \
              release them"
+        );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::error::Error as _;
+
+    use super::*;
+    use crate::util::error::chain;
+
+    #[test]
+    fn a_library_that_is_gone_keeps_the_io_error_as_its_source() {
+        let manifest = Manifest::from_json(r#"{"abi":"0.1.0","name":"x","version":"1"}"#).unwrap();
+        let error = open(Path::new("/nonexistent/libx.so"), &manifest).unwrap_err();
+        assert_eq!(
+            error.to_string(),
+            "plugin `x`: the library could not be opened"
+        );
+        let io = error
+            .source()
+            .and_then(|copy| copy.source())
+            .and_then(|io| io.downcast_ref::<std::io::Error>())
+            .expect("the I/O error is kept");
+        assert_eq!(io.kind(), std::io::ErrorKind::NotFound);
+        assert_eq!(
+            chain(&error),
+            format!(
+                "plugin `x`: the library could not be opened: /nonexistent/libx.so cannot be \
+                 read: {io}"
+            )
         );
     }
 }

@@ -24,6 +24,7 @@ mod tests;
 
 use std::{
     collections::{BTreeSet, HashMap},
+    error::Error,
     sync::{Arc, Mutex, OnceLock},
 };
 
@@ -37,8 +38,11 @@ use serde_json::{Map, Value};
 
 pub(crate) use table::ToolTable;
 
-use crate::util::backoff::backoff;
-use crate::util::lock::lock;
+use crate::util::{
+    backoff::backoff,
+    error::{Report, chain},
+    lock::lock,
+};
 use crate::{
     call::{CallError, CallOutput, Process, ProcessStatus},
     discovery::{DiscoveredPlugin, Provider},
@@ -46,42 +50,48 @@ use crate::{
     selection::ActiveSet,
 };
 
-/// Why a plugin could not be activated.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+/// Why a plugin could not be activated. Kept once per plugin and cloned to every caller, so
+/// its causes are shared ([`Arc`]); each is its source, never repeated in its message.
+#[derive(Debug, Clone, thiserror::Error)]
 #[non_exhaustive]
 pub enum ActivationError {
-    /// The library could not be opened.
-    #[error("plugin `{plugin}`: the library could not be opened: {reason}")]
+    /// No plugin of that name was discovered.
+    #[error("no plugin `{plugin}` was discovered")]
+    NotDiscovered {
+        /// The name asked for.
+        plugin: String,
+    },
+    /// The library could not be copied, read or opened.
+    #[error("plugin `{plugin}`: the library could not be opened")]
     Open {
         /// The plugin.
         plugin: String,
-        /// Why.
-        reason: String,
+        /// Why: an I/O error, the loader's error, a file no longer usable.
+        #[source]
+        source: Arc<dyn Error + Send + Sync>,
     },
     /// The library's ABI is not the host's.
-    #[error("plugin `{plugin}`: incompatible ABI: {reason}")]
+    #[error("plugin `{plugin}`: incompatible ABI")]
     Abi {
         /// The plugin.
         plugin: String,
-        /// Why.
-        reason: String,
+        /// The loader's error.
+        #[source]
+        source: Arc<dyn Error + Send + Sync>,
     },
     /// The plugin's constructor or tool listing failed or panicked.
-    #[error("plugin `{plugin}` failed to start: {reason}")]
+    #[error("plugin `{plugin}` failed to start")]
     Instantiate {
         /// The plugin.
         plugin: String,
-        /// Why.
-        reason: String,
+        /// What the plugin answered.
+        #[source]
+        source: CallError,
     },
-    /// A bridged MCP server did not start or list its tools; the reason names the server.
-    #[error("{reason}")]
-    Upstream {
-        /// The server.
-        plugin: String,
-        /// Why.
-        reason: String,
-    },
+    /// A bridged MCP server (or an isolated library's child) did not start or list its tools;
+    /// the error names the server.
+    #[error(transparent)]
+    Upstream(Arc<dyn Error + Send + Sync>),
     /// The code does not match the manifest discovery read.
     #[error("plugin `{plugin}`: {reason}")]
     Mismatch {
@@ -89,6 +99,9 @@ pub enum ActivationError {
         plugin: String,
         /// What differs.
         reason: String,
+        /// The error behind it, when something did not parse.
+        #[source]
+        source: Option<Arc<dyn Error + Send + Sync>>,
     },
 }
 
@@ -97,15 +110,24 @@ impl ActivationError {
     pub(crate) fn instantiate(plugin: &str, error: FfiError) -> Self {
         Self::Instantiate {
             plugin: plugin.to_owned(),
-            reason: error.message.into(),
+            source: CallError::from(error),
+        }
+    }
+
+    /// The code of `plugin` does not match its manifest: `reason` says how.
+    pub(crate) fn mismatch(plugin: &str, reason: impl Into<String>) -> Self {
+        Self::Mismatch {
+            plugin: plugin.to_owned(),
+            reason: reason.into(),
+            source: None,
         }
     }
 }
 
 /// Why a tool is left out of a tool table: one of its extensions could not be applied.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[derive(Debug, Clone, thiserror::Error)]
 #[error(
-    "tool `{tool}` (plugin `{target}`) is not served here: extension {index} of plugin `{plugin}` failed: {reason}"
+    "tool `{tool}` (plugin `{target}`) is not served here: extension {index} of plugin `{plugin}` failed"
 )]
 #[non_exhaustive]
 pub(crate) struct ExtensionError {
@@ -117,8 +139,10 @@ pub(crate) struct ExtensionError {
     pub(crate) plugin: String,
     /// The extension's index in that plugin's `extends`.
     pub(crate) index: u32,
-    /// Why: the plugin did not open, or its wrap returned an error or panicked.
-    pub(crate) reason: String,
+    /// Why: the plugin did not open ([`ActivationError`]), or its wrap returned an error or
+    /// panicked ([`CallError`]).
+    #[source]
+    pub(crate) source: Arc<dyn Error + Send + Sync>,
 }
 
 /// A live plugin: its instance and its tools, in order.
@@ -362,15 +386,14 @@ impl Builder {
     }
 
     /// The live plugin called `name`, opening it on first use. Blocks while it opens. A
-    /// bridged server that failed is tried again once its backoff has passed.
-    pub fn plugin(&self, name: &str) -> Result<Arc<LoadedPlugin>, ActivationError> {
-        let discovered = self
-            .registry
-            .plugin(name)
-            .ok_or_else(|| ActivationError::Open {
+    /// bridged server that failed is tried again once its backoff has passed. A failure is
+    /// logged once, and handed to every caller as a [`Report`]: shown whole, typed within.
+    pub fn plugin(&self, name: &str) -> Result<Arc<LoadedPlugin>, Report<ActivationError>> {
+        let discovered = self.registry.plugin(name).ok_or_else(|| {
+            Report::from(ActivationError::NotDiscovered {
                 plugin: name.to_owned(),
-                reason: "no such plugin was discovered".to_owned(),
-            })?;
+            })
+        })?;
         let (slot, attempt) = {
             let mut plugins = lock(&self.plugins);
             let slot = plugins.entry(name.to_owned()).or_default();
@@ -388,13 +411,13 @@ impl Builder {
             let result = activate_with(self.opener.as_ref(), discovered).map(Arc::new);
             match &result {
                 Ok(p) => tracing::info!(plugin = name, tools = p.tools.len(), elapsed = ?started.elapsed(), "opened plugin"),
-                Err(e) => tracing::error!("{e}"),
+                Err(e) => tracing::error!("{}", chain(e)),
             }
             let retry = (discovered.provider.is_out_of_process() && result.is_err())
                 .then(|| (std::time::Instant::now() + backoff(attempt), attempt));
             Opening { result, retry }
         });
-        opening.result.clone()
+        opening.result.clone().map_err(Report::from)
     }
 
     /// When the plugin called `name`, which failed to open, may be tried again; `None` if it
@@ -433,9 +456,10 @@ impl Builder {
     }
 
     /// Why the plugin called `name` did not open, if it was tried and failed.
-    pub(crate) fn failure(&self, name: &str) -> Option<ActivationError> {
+    pub(crate) fn failure(&self, name: &str) -> Option<Report<ActivationError>> {
         let plugins = lock(&self.plugins);
-        plugins.get(name)?.get()?.result.as_ref().err().cloned()
+        let error = plugins.get(name)?.get()?.result.as_ref().err()?;
+        Some(Report::from(error.clone()))
     }
 
     /// Whether the plugin called `name` is open.
@@ -448,7 +472,7 @@ impl Builder {
     }
 
     /// The plugins tried that failed to open, in load order, with why.
-    pub(crate) fn failures(&self) -> Vec<(String, ActivationError)> {
+    pub(crate) fn failures(&self) -> Vec<(String, Report<ActivationError>)> {
         self.registry
             .plugins()
             .iter()
@@ -514,9 +538,11 @@ pub(crate) fn activate_with(
     discovered: &DiscoveredPlugin,
 ) -> Result<LoadedPlugin, ActivationError> {
     let manifest = &discovered.manifest;
-    let mismatch = |reason: String| ActivationError::Mismatch {
+    let mismatch = |reason: String| ActivationError::mismatch(&manifest.name, reason);
+    let unparsed = |what: &str, error: serde_json::Error| ActivationError::Mismatch {
         plugin: manifest.name.clone(),
-        reason,
+        reason: format!("{what} does not parse"),
+        source: Some(Arc::new(error)),
     };
     let opened = opener.open(discovered)?;
     let listed = opened
@@ -525,7 +551,7 @@ pub(crate) fn activate_with(
         .into_result()
         .map_err(|e| ActivationError::instantiate(&manifest.name, e))?;
     let embedded = Manifest::from_json(&opened.manifest_json)
-        .map_err(|e| mismatch(format!("the library's own manifest does not parse: {e}")))?;
+        .map_err(|e| unparsed("the library's own manifest", e))?;
     if embedded != *manifest {
         return Err(mismatch(
             "the library's manifest differs from the one discovery read (was the file replaced?)"
@@ -534,8 +560,8 @@ pub(crate) fn activate_with(
     }
     let mut tools = Vec::with_capacity(listed.len());
     for tool in listed {
-        let decl: ToolDecl = serde_json::from_str(&tool.spec)
-            .map_err(|e| mismatch(format!("a tool's declaration does not parse: {e}")))?;
+        let decl: ToolDecl =
+            serde_json::from_str(&tool.spec).map_err(|e| unparsed("a tool's declaration", e))?;
         tools.push(LoadedTool {
             decl,
             plugin: manifest.name.clone(),

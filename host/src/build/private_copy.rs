@@ -14,16 +14,52 @@
 use std::{
     io::Write as _,
     path::{Path, PathBuf},
+    sync::Arc,
 };
 
 use plugin_manifest::Manifest;
 use sha2::{Digest as _, Sha256};
 
 use super::ActivationError;
-use crate::discovery;
+use crate::discovery::{self, SkipReason};
 
 /// The prefix of every private copy's folder name.
 pub const FOLDER_PREFIX: &str = "reactor-mcp-";
+
+/// Why a library's private copy could not be made.
+#[derive(Debug, thiserror::Error)]
+enum CopyError {
+    /// The original cannot be read.
+    #[error("{} cannot be read", path.display())]
+    Read {
+        /// The original.
+        path: PathBuf,
+        /// The cause.
+        source: std::io::Error,
+    },
+    /// The original is no longer a library with a manifest this host can load.
+    #[error("{} is no longer a usable plugin (it is read again when it changes)", path.display())]
+    Unusable {
+        /// The original.
+        path: PathBuf,
+        /// What discovery says of it now.
+        source: SkipReason,
+    },
+    /// The private folder cannot be made.
+    #[error("cannot make a private folder for its copy")]
+    Folder {
+        /// The cause.
+        source: std::io::Error,
+    },
+    /// The copy cannot be written.
+    #[error("cannot write its private copy {}", path.display())]
+    Write {
+        /// The copy.
+        path: PathBuf,
+        /// The cause.
+        source: std::io::Error,
+    },
+}
 
 /// A library's private copy; removed (with its folder) when dropped.
 #[derive(Debug)]
@@ -36,39 +72,43 @@ pub(crate) struct PrivateCopy {
 impl PrivateCopy {
     /// Copies the library at `original` whose manifest discovery read as `manifest`.
     pub(crate) fn make(original: &Path, manifest: &Manifest) -> Result<Self, ActivationError> {
-        let failed = |reason: String| ActivationError::Open {
+        let failed = |error: CopyError| ActivationError::Open {
             plugin: manifest.name.clone(),
-            reason,
+            source: Arc::new(error),
         };
-        let bytes = std::fs::read(original)
-            .map_err(|e| failed(format!("{} cannot be read: {e}", original.display())))?;
-        let found = discovery::manifest_of(&bytes).map_err(|reason| {
-            failed(format!(
-                "{} is no longer a usable plugin ({reason}); it is read again when it changes",
-                original.display()
-            ))
+        let bytes = std::fs::read(original).map_err(|source| {
+            failed(CopyError::Read {
+                path: original.to_owned(),
+                source,
+            })
+        })?;
+        let found = discovery::manifest_of(&bytes).map_err(|source| {
+            failed(CopyError::Unusable {
+                path: original.to_owned(),
+                source,
+            })
         })?;
         if found != *manifest {
-            return Err(ActivationError::Mismatch {
-                plugin: manifest.name.clone(),
-                reason: format!(
+            return Err(ActivationError::mismatch(
+                &manifest.name,
+                format!(
                     "{} changed since discovery read it (its manifest differs); it is read again \
                      when it changes",
                     original.display()
                 ),
-            });
+            ));
         }
         let folder = tempfile::Builder::new()
             .prefix(&format!("{FOLDER_PREFIX}{}-", tag(original)))
             .tempdir()
-            .map_err(|e| failed(format!("cannot make a private folder for its copy: {e}")))?;
+            .map_err(|source| failed(CopyError::Folder { source }))?;
         let name = original.file_name().unwrap_or(original.as_os_str());
         let path = folder.path().join(name);
-        write_new(&path, &bytes).map_err(|e| {
-            failed(format!(
-                "cannot write its private copy {}: {e}",
-                path.display()
-            ))
+        write_new(&path, &bytes).map_err(|source| {
+            failed(CopyError::Write {
+                path: path.clone(),
+                source,
+            })
         })?;
         Ok(Self {
             _folder: folder,
@@ -112,9 +152,21 @@ mod tests {
         let file = dir.path().join("libx.so");
         std::fs::write(&file, b"not a library").unwrap();
         let manifest = Manifest::from_json(r#"{"abi":"0.1.0","name":"x","version":"1"}"#).unwrap();
-        let error = PrivateCopy::make(&file, &manifest).unwrap_err().to_string();
-        assert!(error.contains("is no longer a usable plugin"), "{error}");
-        assert!(error.contains("libx.so"), "{error}");
+        let error = PrivateCopy::make(&file, &manifest).unwrap_err();
+        assert!(matches!(error, ActivationError::Open { .. }), "{error:?}");
+        let line = crate::util::error::chain(&error);
+        assert!(
+            line.starts_with("plugin `x`: the library could not be opened: "),
+            "{line}"
+        );
+        assert!(
+            line.contains("libx.so is no longer a usable plugin"),
+            "{line}"
+        );
+        assert!(
+            line.contains("(it is read again when it changes): not a shared library"),
+            "{line}"
+        );
     }
 
     #[test]

@@ -9,7 +9,7 @@
 use std::collections::{HashMap, HashSet};
 
 use super::{Builder, LoadedTool, extend};
-use crate::selection::ActiveSet;
+use crate::{selection::ActiveSet, util::error::chain};
 
 /// The tools served for one active set, in load then declaration order.
 #[derive(Debug, Default)]
@@ -58,7 +58,7 @@ impl ToolTable {
                         .insert(tool.decl.name.clone(), table.tools.len());
                     table.tools.push(tool);
                 }
-                Err(error) => tracing::warn!("{error}"),
+                Err(error) => tracing::warn!("{}", chain(&error)),
             }
         }
         table.instructions = registry

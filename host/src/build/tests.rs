@@ -48,7 +48,10 @@ impl Opener for InProcess {
             .get(name)
             .ok_or_else(|| ActivationError::Open {
                 plugin: name.clone(),
-                reason: "no such test plugin".to_owned(),
+                source: Arc::new(std::io::Error::new(
+                    std::io::ErrorKind::NotFound,
+                    "no such test plugin",
+                )),
             })?;
         let instance = instantiate()
             .into_result()
@@ -268,12 +271,22 @@ fn a_plugin_that_fails_to_open_is_left_out_and_the_rest_served() {
     );
     let table = builder.table(&ActiveSet::from_names(["base", "other"]));
     assert_eq!(names(&table), ["echo", "shout"]);
-    assert!(matches!(
-        builder.plugin("other"),
-        Err(ActivationError::Open { .. })
-    ));
-    assert_eq!(builder.failure("other"), builder.plugin("other").err());
-    assert_eq!(builder.failure("base"), None);
+    let failed = builder.plugin("other").unwrap_err();
+    assert!(
+        matches!(failed.error(), ActivationError::Open { .. }),
+        "{failed:?}"
+    );
+    assert_eq!(
+        failed.to_string(),
+        "plugin `other`: the library could not be opened: no such test plugin"
+    );
+    let kept = builder.failure("other").unwrap();
+    assert_eq!(kept.to_string(), failed.to_string());
+    assert!(
+        std::error::Error::source(kept.error()).is_some(),
+        "its cause is kept"
+    );
+    assert!(builder.failure("base").is_none());
 }
 
 #[tokio::test]

@@ -185,7 +185,11 @@ impl Common {
     ) -> crate::reload::Source {
         let common = self.clone();
         crate::reload::Source {
-            discover: std::sync::Arc::new(move || common.discover_quietly()),
+            discover: std::sync::Arc::new(move || {
+                common
+                    .discover_quietly()
+                    .map_err(crate::util::error::Report::from)
+            }),
             first,
             plugin_dir: self.plugin_dir.clone(),
             config_files: self.mcp_config.clone(),

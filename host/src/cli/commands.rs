@@ -103,8 +103,7 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Isolated { library } => {
             let protocol_out = serve::stdio::protect_stdout()?;
             crate::providers::isolated::watch_parent();
-            let plugin =
-                crate::providers::isolated::child_plugin(library).map_err(anyhow::Error::msg)?;
+            let plugin = crate::providers::isolated::child_plugin(library)?;
             let options = child_options(&plugin.manifest);
             serve_stdio(
                 Arc::new(Registry::new(vec![plugin])),

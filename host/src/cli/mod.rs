@@ -1,7 +1,9 @@
 //! The command line: its arguments (clap, with an environment variable for every flag) and
-//! what each command runs. The binary's `main` only parses, sets up logging and calls [`run`].
+//! what each command runs. The binary's `main` only parses, sets up logging, calls [`run`] and
+//! prints the error it returns with its sources ([`chain`]).
 
 pub mod args;
 mod commands;
 
+pub use crate::util::error::chain;
 pub use commands::run;

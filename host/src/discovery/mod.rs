@@ -227,7 +227,7 @@ pub struct Discovery {
 #[non_exhaustive]
 pub enum DiscoveryError {
     /// The folder cannot be listed.
-    #[error("cannot read the plugin folder {}: {source}", path.display())]
+    #[error("cannot read the plugin folder {}", path.display())]
     Folder {
         /// The folder.
         path: PathBuf,
@@ -235,7 +235,7 @@ pub enum DiscoveryError {
         source: std::io::Error,
     },
     /// `--isolate` needs the host's own executable, and it cannot be found.
-    #[error("cannot find the host's own executable to run isolated plugins: {source}")]
+    #[error("cannot find the host's own executable to run isolated plugins")]
     OwnExecutable {
         /// The cause.
         source: std::io::Error,
@@ -432,6 +432,19 @@ mod tests {
         );
         assert_eq!(d.skipped[0].path, PathBuf::from("b.so"));
         assert!(d.skipped[0].to_string().contains("already taken by a.so"));
+    }
+
+    #[test]
+    fn a_folder_that_cannot_be_read_keeps_the_io_error_as_its_source() {
+        let error = discover(Path::new("/nonexistent/plugins"), None).unwrap_err();
+        assert_eq!(
+            error.to_string(),
+            "cannot read the plugin folder /nonexistent/plugins"
+        );
+        let io = std::error::Error::source(&error)
+            .and_then(|source| source.downcast_ref::<std::io::Error>())
+            .map(std::io::Error::kind);
+        assert_eq!(io, Some(std::io::ErrorKind::NotFound));
     }
 
     #[test]

@@ -25,16 +25,19 @@ pub(crate) enum Format {
     Mermaid,
 }
 
+/// A graph format this host does not draw.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("unknown graph format `{0}`: expected dot or mermaid")]
+pub(crate) struct UnknownFormat(String);
+
 impl FromStr for Format {
-    type Err = String;
+    type Err = UnknownFormat;
 
     fn from_str(s: &str) -> Result<Self, Self::Err> {
         match s {
             "dot" => Ok(Self::Dot),
             "mermaid" => Ok(Self::Mermaid),
-            other => Err(format!(
-                "unknown graph format `{other}`: expected dot or mermaid"
-            )),
+            other => Err(UnknownFormat(other.to_owned())),
         }
     }
 }

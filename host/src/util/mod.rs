@@ -5,8 +5,10 @@
 //! - [`hash`]: SHA-256 and lowercase hex.
 //! - [`lock`]: locking a mutex or a read-write lock through a poisoning panic.
 //! - [`backoff`]: the wait before trying again something that failed.
+//! - [`error`]: an error and its sources on one line ([`error::chain`], [`error::Report`]).
 
 pub(crate) mod backoff;
+pub(crate) mod error;
 pub(crate) mod hash;
 pub(crate) mod lock;
 pub(crate) mod loopback;

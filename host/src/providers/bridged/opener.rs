@@ -19,7 +19,10 @@
 
 use std::sync::{Arc, Mutex, Weak};
 
-use super::{instance::instance, upstream::Upstream};
+use super::{
+    instance::instance,
+    upstream::{ListError, Upstream},
+};
 use crate::{
     build::{ActivationError, Opened},
     discovery::{
@@ -30,8 +33,38 @@ use crate::{
         },
     },
     reload::{Trigger, Triggers},
-    util::lock::lock,
+    util::{error::chain, lock::lock},
 };
+
+/// Why a bridged server (or an isolated library's child) could not be opened; each names it.
+#[derive(Debug, thiserror::Error)]
+enum OpenError {
+    /// Its manifest cannot be written as JSON.
+    #[error("{server}: its manifest cannot be written as JSON")]
+    Manifest {
+        /// The server's label.
+        server: String,
+        /// The cause.
+        source: serde_json::Error,
+    },
+    /// There is no async runtime to start it from.
+    #[error("{server} is started from the host's async runtime, and there is none here")]
+    NoRuntime {
+        /// The server's label.
+        server: String,
+    },
+    /// The task starting it panicked or was cancelled.
+    #[error("{server}: starting it failed")]
+    Join {
+        /// The server's label.
+        server: String,
+        /// The cause.
+        source: tokio::task::JoinError,
+    },
+    /// It did not start or list its tools.
+    #[error(transparent)]
+    List(#[from] ListError),
+}
 
 /// Starts `server` (the process or connection `plugin` stands for) and lists its tools, unless
 /// `cache` (a bridged server's) holds a fresh list; blocks the calling thread (a blocking thread
@@ -44,18 +77,17 @@ pub(crate) fn open(
     plugin: &DiscoveredPlugin,
     upstreams: &Upstreams,
 ) -> Result<Opened, ActivationError> {
-    let failed = |reason: String| ActivationError::Upstream {
-        plugin: server.name.clone(),
-        reason,
-    };
+    let failed = |error: OpenError| ActivationError::Upstream(Arc::new(error));
+    let label = || server.label();
     let manifest = &plugin.manifest;
-    let manifest_json = serde_json::to_string(manifest).map_err(|e| failed(e.to_string()))?;
-    let runtime = tokio::runtime::Handle::try_current().map_err(|_| {
-        failed(
-            "bridged servers and isolated plugins are started from the host's async runtime, and there is none here"
-                .to_owned(),
-        )
+    let manifest_json = serde_json::to_string(manifest).map_err(|source| {
+        failed(OpenError::Manifest {
+            server: label(),
+            source,
+        })
     })?;
+    let runtime = tokio::runtime::Handle::try_current()
+        .map_err(|_| failed(OpenError::NoRuntime { server: label() }))?;
     let upstream = match cache {
         Some(cache) => upstreams.get_or_make(server, || {
             let upstream = Arc::new(Upstream::new(Arc::clone(server)));
@@ -79,7 +111,12 @@ pub(crate) fn open(
     }
     let listing = Arc::clone(&upstream);
     let listed = futures::executor::block_on(runtime.spawn(async move { listing.list().await }))
-        .map_err(|e| failed(format!("starting it failed: {e}")))?;
+        .map_err(|source| {
+            failed(OpenError::Join {
+                server: label(),
+                source,
+            })
+        })?;
     match listed {
         Ok(listing) => {
             if let Some(cache) = cache {
@@ -87,12 +124,15 @@ pub(crate) fn open(
             }
             Ok(opened(&listing))
         }
-        Err(reason) => match cached {
+        Err(error) => match cached {
             Some(cached) => {
-                tracing::warn!("{reason}; serving its cached tools, each call starts it again");
+                tracing::warn!(
+                    "{}; serving its cached tools, each call starts it again",
+                    chain(&error)
+                );
                 Ok(opened(&cached.listing))
             }
-            None => Err(failed(reason)),
+            None => Err(failed(OpenError::List(error))),
         },
     }
 }
@@ -159,7 +199,7 @@ async fn keep_listed(upstream: Weak<Upstream>, cache: ToolCache, relisted: Optio
                     relisted.send(Trigger::Relisted(name.clone()));
                 }
             }
-            Err(reason) => tracing::warn!("{reason}; its last list is kept"),
+            Err(error) => tracing::warn!("{}; its last list is kept", chain(&error)),
         }
     }
 }

@@ -4,9 +4,12 @@
 use std::sync::Arc;
 
 use super::upstream::Upstream;
-use crate::discovery::{
-    DiscoveredPlugin, Provider,
-    servers::{cache::ToolCache, config::ServerEntry},
+use crate::{
+    discovery::{
+        DiscoveredPlugin, Provider,
+        servers::{cache::ToolCache, config::ServerEntry},
+    },
+    util::error::chain,
 };
 
 /// Lists the tools of every bridged server among `plugins` (each start bounded by its
@@ -36,6 +39,6 @@ async fn refresh_one(server: Arc<ServerEntry>, cache: &ToolCache) {
             );
             cache.write(&server, &listing);
         }
-        Err(reason) => tracing::warn!("{reason}; its last list is kept"),
+        Err(error) => tracing::warn!("{}; its last list is kept", chain(&error)),
     }
 }

@@ -66,6 +66,58 @@ pub(crate) enum CallError {
     Failed(String),
 }
 
+/// Why a server's listing could not be had; each names the server.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub(crate) enum ListError {
+    /// It did not start, or waits before it is started again: the message says which and why.
+    #[error("{0}")]
+    Start(String),
+    /// A list request failed.
+    #[error("{server} could not list its {what}")]
+    Request {
+        /// The server's label.
+        server: String,
+        /// What it was asked to list.
+        what: &'static str,
+        /// The client's error.
+        #[source]
+        source: ServiceError,
+    },
+    /// A page's cursor came back: the pagination loops.
+    #[error(
+        "{server} could not list its {what}: the cursor `{cursor}` came back: pagination loops"
+    )]
+    Loop {
+        /// The server's label.
+        server: String,
+        /// What it was asked to list.
+        what: &'static str,
+        /// The cursor seen twice.
+        cursor: String,
+    },
+    /// It did not list everything within its `connect_timeout`.
+    #[error(
+        "{server} did not list its tools, resources and prompts within {} s (connect_timeout)",
+        timeout.as_secs_f64()
+    )]
+    Timeout {
+        /// The server's label.
+        server: String,
+        /// Its `connect_timeout`.
+        timeout: Duration,
+    },
+}
+
+/// Why one paginated list stopped.
+#[derive(Debug)]
+enum PageError {
+    /// A request failed.
+    Request(ServiceError),
+    /// This cursor came back.
+    Loop(String),
+}
+
 /// A bridged server's connection, made on first need.
 #[derive(Debug)]
 pub(crate) struct Upstream {
@@ -278,16 +330,13 @@ impl Upstream {
     /// Everything the server lists (its tools, and its resources, resource templates and
     /// prompts when it has those capabilities), following pagination; starting it and listing
     /// are each bounded by `connect_timeout`.
-    pub(crate) async fn list(&self) -> Result<Listing, String> {
-        let peer = self.peer().await?;
+    pub(crate) async fn list(&self) -> Result<Listing, ListError> {
+        let peer = self.peer().await.map_err(ListError::Start)?;
         let timeout = self.server.connect_timeout;
-        let name = self.server.label();
-        match tokio::time::timeout(timeout, list_all(&peer)).await {
-            Ok(listed) => listed.map_err(|e| format!("{name} could not list {e}")),
-            Err(_) => Err(format!(
-                "{name} did not list its tools, resources and prompts within {} s (connect_timeout)",
-                timeout.as_secs_f64()
-            )),
+        let server = self.server.label();
+        match tokio::time::timeout(timeout, list_all(&peer, &server)).await {
+            Ok(listed) => listed,
+            Err(_) => Err(ListError::Timeout { server, timeout }),
         }
     }
 
@@ -619,12 +668,26 @@ async fn log_everything(peer: &Peer<RoleClient>) {
     }
 }
 
-/// Everything `peer` lists that its capabilities announce; the error names what failed.
-async fn list_all(peer: &Peer<RoleClient>) -> Result<Listing, String> {
+/// Everything `peer` (the server labelled `server`) lists that its capabilities announce; the
+/// error names what failed.
+async fn list_all(peer: &Peer<RoleClient>, server: &str) -> Result<Listing, ListError> {
     let capabilities = peer.peer_info().map(|info| info.capabilities.clone());
     let has =
         |capability: fn(&ServerCapabilities) -> bool| capabilities.as_ref().is_some_and(capability);
-    let failed = |what: &'static str| move |e: String| format!("its {what}: {e}");
+    let failed = |what: &'static str| {
+        move |error: PageError| match error {
+            PageError::Request(source) => ListError::Request {
+                server: server.to_owned(),
+                what,
+                source,
+            },
+            PageError::Loop(cursor) => ListError::Loop {
+                server: server.to_owned(),
+                what,
+                cursor,
+            },
+        }
+    };
     let mut listing = Listing {
         tools: pages(|p| async { peer.list_tools(p).await.map(|r| (r.tools, r.next_cursor)) })
             .await
@@ -660,7 +723,7 @@ async fn list_all(peer: &Peer<RoleClient>) -> Result<Listing, String> {
 /// Every item of a paginated list, page after page; a cursor seen before is an error.
 async fn pages<T, F>(
     mut page: impl FnMut(Option<PaginatedRequestParams>) -> F,
-) -> Result<Vec<T>, String>
+) -> Result<Vec<T>, PageError>
 where
     F: Future<Output = Result<(Vec<T>, Option<String>), ServiceError>>,
 {
@@ -672,13 +735,11 @@ where
             PaginatedRequestParams::default().with_cursor(cursor.clone()),
         ))
         .await
-        .map_err(|e| e.to_string())?;
+        .map_err(PageError::Request)?;
         items.extend(more);
         match next {
             None => return Ok(items),
-            Some(next) if seen.contains(&next) => {
-                return Err(format!("the cursor `{next}` came back: pagination loops"));
-            }
+            Some(next) if seen.contains(&next) => return Err(PageError::Loop(next)),
             Some(next) => {
                 seen.push(next.clone());
                 cursor = Some(next);

@@ -60,15 +60,27 @@ pub(crate) struct CallTimeout {
     pub(crate) timeout: Duration,
 }
 
+/// Why a `--call-timeout` value does not parse.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub(crate) enum CallTimeoutError {
+    /// `=SECONDS`, with no plugin before the `=`.
+    #[error("`{0}` names no plugin before `=`")]
+    NoPlugin(String),
+    /// The seconds are not a positive number.
+    #[error("`{0}` is not a positive number of seconds")]
+    NotSeconds(String),
+}
+
 impl FromStr for CallTimeout {
-    type Err = String;
+    type Err = CallTimeoutError;
 
     fn from_str(value: &str) -> Result<Self, Self::Err> {
         let (plugin, seconds) = match value.split_once('=') {
             Some((plugin, seconds)) if !plugin.trim().is_empty() => {
                 (Some(plugin.trim().to_owned()), seconds)
             }
-            Some(_) => return Err(format!("`{value}` names no plugin before `=`")),
+            Some(_) => return Err(CallTimeoutError::NoPlugin(value.to_owned())),
             None => (None, value),
         };
         let seconds: f64 = seconds
@@ -76,7 +88,7 @@ impl FromStr for CallTimeout {
             .parse()
             .ok()
             .filter(|s: &f64| s.is_finite() && *s > 0.0)
-            .ok_or_else(|| format!("`{seconds}` is not a positive number of seconds"))?;
+            .ok_or_else(|| CallTimeoutError::NotSeconds(seconds.to_owned()))?;
         Ok(Self {
             plugin,
             timeout: Duration::from_secs_f64(seconds),
@@ -122,7 +134,7 @@ pub(crate) fn isolate(discovery: &mut Discovery, isolation: &Isolation, program:
             );
             skipped.push(Skipped {
                 path: plugin.path.clone(),
-                reason: SkipReason::CannotIsolate(reason),
+                reason: SkipReason::CannotIsolate(reason.to_string()),
             });
             return false;
         }
@@ -139,14 +151,23 @@ pub(crate) fn isolate(discovery: &mut Discovery, isolation: &Isolation, program:
     discovery.skipped.extend(skipped);
 }
 
+/// Why a plugin's code cannot run out of process.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "its extension of `{tool}` wraps another plugin's tool, which its code could not call from a child process"
+)]
+pub(crate) struct CannotIsolate {
+    /// The tool its extension wraps.
+    tool: String,
+}
+
 /// Whether a plugin's code can run out of process: its wraps may only extend its own tools.
-fn can_isolate(manifest: &Manifest) -> Result<(), String> {
+fn can_isolate(manifest: &Manifest) -> Result<(), CannotIsolate> {
     let own = |tool: &str| manifest.tools.iter().any(|t| t.name == tool);
     match manifest.extends.iter().find(|e| e.wrap && !own(&e.tool)) {
-        Some(e) => Err(format!(
-            "its extension of `{}` wraps another plugin's tool, which its code could not call from a child process",
-            e.tool
-        )),
+        Some(e) => Err(CannotIsolate {
+            tool: e.tool.clone(),
+        }),
         None => Ok(()),
     }
 }
@@ -199,15 +220,33 @@ pub(crate) fn watch_parent() {
     }
 }
 
+/// The library a child is asked to serve is not a usable plugin.
+#[derive(Debug, thiserror::Error)]
+#[error("{} is not a plugin library this host can serve", path.display())]
+pub(crate) struct NotAPlugin {
+    /// The library.
+    path: PathBuf,
+    /// What discovery says of it.
+    source: SkipReason,
+}
+
 /// The library the child serves, checked to be a plugin.
 ///
 /// # Errors
 ///
 /// If the file is not a usable plugin library, with the reason.
-pub(crate) fn child_plugin(library: PathBuf) -> Result<crate::discovery::DiscoveredPlugin, String> {
-    crate::discovery::read(&library)
-        .map(|manifest| crate::discovery::DiscoveredPlugin::library(library.clone(), manifest))
-        .map_err(|reason| format!("{}: {reason}", library.display()))
+pub(crate) fn child_plugin(
+    library: PathBuf,
+) -> Result<crate::discovery::DiscoveredPlugin, NotAPlugin> {
+    match crate::discovery::read(&library) {
+        Ok(manifest) => Ok(crate::discovery::DiscoveredPlugin::library(
+            library, manifest,
+        )),
+        Err(source) => Err(NotAPlugin {
+            path: library,
+            source,
+        }),
+    }
 }
 
 #[cfg(test)]
@@ -238,11 +277,11 @@ mod tests {
         assert_eq!(isolation.call_timeout("b"), Duration::from_millis(500));
         assert_eq!(isolation.call_timeout("c"), Duration::from_secs(30));
         assert_eq!(
-            "=3".parse::<CallTimeout>().unwrap_err(),
+            "=3".parse::<CallTimeout>().unwrap_err().to_string(),
             "`=3` names no plugin before `=`"
         );
         assert_eq!(
-            "a=soon".parse::<CallTimeout>().unwrap_err(),
+            "a=soon".parse::<CallTimeout>().unwrap_err().to_string(),
             "`soon` is not a positive number of seconds"
         );
     }
