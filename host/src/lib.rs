@@ -45,6 +45,7 @@ mod call;
 #[doc(hidden)]
 pub mod cli;
 mod discovery;
+mod embed;
 mod providers;
 mod registry;
 mod reload;
@@ -52,6 +53,8 @@ mod reports;
 mod selection;
 mod serve;
 mod util;
+
+pub use embed::{Error, McpService, Server, ServerBuilder, ShutdownHandle};
 
 #[doc(hidden)]
 pub mod internals {

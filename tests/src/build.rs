@@ -80,7 +80,15 @@ fn build() -> Result<(), String> {
     let mut command = Command::new(&cargo);
     command.current_dir(workspace_root()).arg("build");
     if env::var_os(SERVER_BIN_ENV).is_none() {
-        command.args(["-p", "reactor-mcp-server"]);
+        // The libraries and binaries of every package named, and the embedding example.
+        command.args([
+            "-p",
+            "reactor-mcp-server",
+            "--lib",
+            "--bins",
+            "--example",
+            "embed",
+        ]);
     }
     for krate in PLUGINS.iter().chain(FIXTURES) {
         command.args(["-p", krate]);
@@ -107,6 +115,14 @@ pub fn host_bin() -> PathBuf {
         Some(bin) if !bin.is_empty() => PathBuf::from(bin),
         _ => artifact_dir().join(format!("reactor-mcp-server{}", env::consts::EXE_SUFFIX)),
     }
+}
+
+/// The embedding example (`host/examples/embed.rs`), built here.
+pub fn embed_example_bin() -> PathBuf {
+    ensure_built();
+    artifact_dir()
+        .join("examples")
+        .join(format!("embed{}", env::consts::EXE_SUFFIX))
 }
 
 /// The file name this platform gives a library called `stem` (`libstem.so` on Linux).

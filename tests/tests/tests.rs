@@ -9,6 +9,7 @@ mod auth;
 mod bridge;
 mod context;
 mod discovery;
+mod embed;
 mod extensions;
 mod filters;
 mod harness;

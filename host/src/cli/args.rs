@@ -4,7 +4,10 @@ use std::{path::PathBuf, time::Duration};
 
 use clap::{Args, Parser, Subcommand, builder::BoolishValueParser};
 
-use crate::serve::{ConnectionLimits, SHUTDOWN_GRACE, SessionLimits};
+use crate::{
+    providers::PluginSources,
+    serve::{ConnectionLimits, SHUTDOWN_GRACE, SessionLimits},
+};
 
 /// An MCP server whose tools come from plugins.
 #[derive(Debug, Parser)]
@@ -112,8 +115,23 @@ pub(crate) struct Common {
 }
 
 impl Common {
+    /// Where the plugins come from, as these flags say.
+    pub(crate) fn sources(&self) -> PluginSources {
+        PluginSources {
+            plugin_dir: self.plugin_dir.clone(),
+            only: self.extension_filter(),
+            mcp_config: self.mcp_config.clone(),
+            strict_config: self.strict_config,
+            cache_dir: self.cache_dir.clone(),
+            isolation: crate::providers::isolated::Isolation {
+                plugins: crate::selection::split_names(self.isolate.iter().map(String::as_str)),
+                call_timeouts: self.call_timeout.clone(),
+            },
+        }
+    }
+
     /// The plugin names discovery is narrowed to: `--extension`, else `REACTOR_MCP_EXTENSIONS`.
-    pub(crate) fn extension_filter(&self) -> Option<Vec<String>> {
+    fn extension_filter(&self) -> Option<Vec<String>> {
         if !self.extensions.is_empty() {
             return Some(crate::selection::split_names(
                 self.extensions.iter().map(String::as_str),
@@ -121,85 +139,6 @@ impl Common {
         }
         let from_env = std::env::var("REACTOR_MCP_EXTENSIONS").ok()?;
         Some(crate::selection::split_names([from_env.as_str()])).filter(|n| !n.is_empty())
-    }
-
-    /// Discovers the plugin folder and the MCP servers to bridge, narrowed as
-    /// [`Common::extension_filter`] says, warning about each file or entry skipped. With
-    /// `--strict-config`, a bad `mcp.json` file or entry is an error.
-    pub(crate) fn discover(
-        &self,
-    ) -> Result<crate::discovery::Discovery, crate::discovery::DiscoveryError> {
-        let found = self.discover_quietly()?;
-        crate::discovery::warn_skipped(&found, None);
-        Ok(found)
-    }
-
-    /// [`Common::discover`] without the warnings, for a caller that compares with an earlier
-    /// scan ([`crate::discovery::warn_skipped`]).
-    pub(crate) fn discover_quietly(
-        &self,
-    ) -> Result<crate::discovery::Discovery, crate::discovery::DiscoveryError> {
-        use crate::discovery;
-        let only = self.extension_filter();
-        let mut found = discovery::discover(&self.plugin_dir, only.as_deref())?;
-        let files = crate::discovery::servers::config::files(&self.plugin_dir, &self.mcp_config);
-        let servers =
-            crate::discovery::servers::config::load(&files, &|name| std::env::var(name).ok());
-        crate::discovery::servers::add_servers(
-            &mut found,
-            servers,
-            &self.tool_cache(),
-            only.as_deref(),
-        );
-        if !self.isolate.is_empty() {
-            let program = std::env::current_exe()
-                .map_err(|source| discovery::DiscoveryError::OwnExecutable { source })?;
-            crate::providers::isolated::isolate(&mut found, &self.isolation(), &program);
-        }
-        let bad: Vec<discovery::Skipped> = found
-            .skipped
-            .iter()
-            .filter(|s| matches!(s.reason, discovery::SkipReason::BadServer { .. }))
-            .cloned()
-            .collect();
-        if self.strict_config && !bad.is_empty() {
-            return Err(discovery::DiscoveryError::StrictConfig { skipped: bad });
-        }
-        Ok(found)
-    }
-
-    /// Which plugins run out of process, and their call timeouts.
-    pub(crate) fn isolation(&self) -> crate::providers::isolated::Isolation {
-        crate::providers::isolated::Isolation {
-            plugins: crate::selection::split_names(self.isolate.iter().map(String::as_str)),
-            call_timeouts: self.call_timeout.clone(),
-        }
-    }
-
-    /// Where a running server's plugins come from, `first` being what it starts with; files
-    /// are watched unless `no_watch`.
-    pub(crate) fn source(
-        &self,
-        first: crate::discovery::Discovery,
-        no_watch: bool,
-    ) -> crate::reload::Source {
-        let common = self.clone();
-        crate::reload::Source {
-            discover: std::sync::Arc::new(move || {
-                common
-                    .discover_quietly()
-                    .map_err(crate::util::error::Report::from)
-            }),
-            first,
-            plugin_dir: self.plugin_dir.clone(),
-            config_files: self.mcp_config.clone(),
-            watch: !no_watch,
-        }
-    }
-
-    /// The bridged servers' tool-list cache.
-    pub(crate) fn tool_cache(&self) -> crate::discovery::servers::cache::ToolCache {
-        crate::discovery::servers::cache::ToolCache::new(self.cache_dir.clone())
     }
 }
 

@@ -5,9 +5,10 @@ use std::sync::Arc;
 
 use plugin_manifest::Manifest;
 
-use super::args::{Cli, Command, Common, KeysCommand};
+use super::args::{Cli, Command, KeysCommand};
 use crate::{
     auth::admin,
+    embed::ServerBuilder,
     registry::Registry,
     reports::{graph, listing::Listing},
     serve,
@@ -19,11 +20,11 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
     match command {
         Command::List { json, refresh } => {
             if refresh {
-                let found = common.discover()?;
+                let found = common.sources().discover()?;
                 tokio::runtime::Runtime::new()?
                     .block_on(crate::providers::bridged::refresh(&found.plugins));
             }
-            let discovery = common.discover()?;
+            let discovery = common.sources().discover()?;
             let listing = Listing::new(common.plugin_dir.clone(), &discovery);
             let text = if json {
                 serde_json::to_string_pretty(&listing)?
@@ -37,7 +38,7 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
             Ok(())
         }
         Command::Graph { format } => {
-            let discovery = common.discover()?;
+            let discovery = common.sources().discover()?;
             let text = graph::render(&Registry::new(discovery.plugins), format);
             #[allow(clippy::print_stdout)]
             {
@@ -87,70 +88,41 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
             Ok(())
         }
         Command::Serve(args) => {
-            let (registry, source) = registry(&common, args.served.no_watch)?;
-            tokio::runtime::Runtime::new()?.block_on(serve::run(
-                registry,
-                args.options(),
-                Some(source),
-            ))?;
+            let server =
+                ServerBuilder::from_parts(common.sources(), args.options(), !args.served.no_watch);
+            tokio::runtime::Runtime::new()?.block_on(server.run())?;
             Ok(())
         }
         Command::Stdio(args) => {
-            let protocol_out = serve::stdio::protect_stdout()?;
-            let (registry, source) = registry(&common, args.served.no_watch)?;
-            serve_stdio(registry, args.options(), protocol_out, Some(source))
+            let server =
+                ServerBuilder::from_parts(common.sources(), args.options(), !args.served.no_watch);
+            run_stdio(server.serve_stdio())
         }
         Command::Isolated { library } => {
             let protocol_out = serve::stdio::protect_stdout()?;
             crate::providers::isolated::watch_parent();
             let plugin = crate::providers::isolated::child_plugin(library)?;
             let options = child_options(&plugin.manifest);
-            serve_stdio(
+            run_stdio(serve::stdio::run(
                 Arc::new(Registry::new(vec![plugin])),
                 options,
                 protocol_out,
                 None,
-            )
+            ))
         }
     }
 }
 
-/// Serves `registry` on stdin and `protocol_out` until stdin ends or a shutdown signal; with a
-/// `source`, a new generation each time its plugins change.
-fn serve_stdio(
-    registry: Arc<Registry>,
-    options: serve::Options,
-    protocol_out: std::fs::File,
-    source: Option<crate::reload::Source>,
-) -> anyhow::Result<()> {
+/// Runs a server on stdin and stdout to its end, on a runtime of its own.
+fn run_stdio<E>(served: impl std::future::Future<Output = Result<(), E>>) -> anyhow::Result<()>
+where
+    E: std::error::Error + Send + Sync + 'static,
+{
     let runtime = tokio::runtime::Runtime::new()?;
-    let served = runtime.block_on(serve::stdio::run(registry, options, protocol_out, source));
+    let served = runtime.block_on(served);
     // A read of stdin may still be blocked on a thread of its own: do not wait for it.
     runtime.shutdown_background();
     Ok(served?)
-}
-
-/// The registry of the plugin folder, logging what it holds, and where it comes from (watched
-/// unless `no_watch`).
-fn registry(
-    common: &Common,
-    no_watch: bool,
-) -> anyhow::Result<(Arc<Registry>, crate::reload::Source)> {
-    let discovery = common.discover()?;
-    tracing::info!(
-        "{} plugin(s) in {}: {}",
-        discovery.plugins.len(),
-        common.plugin_dir.display(),
-        discovery
-            .plugins
-            .iter()
-            .map(|p| p.manifest.name.as_str())
-            .collect::<Vec<_>>()
-            .join(", ")
-    );
-    let registry = Arc::new(Registry::new(discovery.plugins.clone()));
-    registry.warn_of_new_conflicts(None);
-    Ok((registry, common.source(discovery, no_watch)))
 }
 
 /// What the child serves: every toolset of its one library (it serves nothing else), without

@@ -9,6 +9,7 @@
 pub(crate) mod bridged;
 pub(crate) mod isolated;
 pub(crate) mod library;
+mod sources;
 
 use crate::{
     build::{ActivationError, Opened, Opener},
@@ -17,6 +18,7 @@ use crate::{
 };
 
 pub(crate) use library::LibraryOpener;
+pub(crate) use sources::PluginSources;
 
 /// Opens each plugin as its provider says: libraries with [`LibraryOpener`], bridged MCP
 /// servers and isolated libraries by starting them ([`bridged::open`], from a blocking

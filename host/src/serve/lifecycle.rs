@@ -16,7 +16,9 @@ use crate::{
         Options, ServeError, ServeState,
         edge::{
             app::{check_path, front_door},
-            drain, listener,
+            drain,
+            front::Front,
+            listener,
             ready::Ready,
         },
         generation::{
@@ -31,41 +33,108 @@ use crate::{
 /// How long connections may take to close once the calls have ended (or the grace is over).
 const CLOSE_GRACE: Duration = Duration::from_secs(1);
 
-/// Serves `registry`'s plugins as `args` say, until SIGINT or SIGTERM; with a `source`, a new
-/// generation each time its plugins change ([`crate::reload`]).
+/// A server started and not yet listening: what every request shares, the front door all
+/// requests pass, and what shutting it down needs. The binary serves it on a listener of its
+/// own ([`run`]); an application mounts its front door in its own router (`crate::embed`).
+#[derive(Debug)]
+pub(crate) struct Serving {
+    state: Arc<ServeState>,
+    front: Front,
+    drain: Arc<drain::Drain>,
+    sessions_cancel: CancellationToken,
+    grace: Duration,
+    /// Reloading goes on while this lives.
+    _reloading: Option<reload::Reloading>,
+}
+
+impl Serving {
+    /// Starts serving `registry`'s plugins as `args` say (the MCP path and authentication
+    /// checked, the plugins that asked to be opened at start-up opened); with a `source`, a new
+    /// generation each time its plugins change ([`crate::reload`]).
+    pub(crate) async fn start(
+        registry: Arc<Registry>,
+        args: &Options,
+        source: Option<Source>,
+    ) -> Result<Self, ServeError> {
+        let path = check_path(&args.path)?;
+        let auth = Authenticator::new(&args.auth, &path)
+            .map_err(|e| ServeError::Auth(e.to_string()))?
+            .map(Arc::new);
+        if let Some(oauth) = auth.as_ref().and_then(|a| a.oauth()) {
+            tokio::spawn(Arc::clone(oauth.jwks()).keep_fresh(oauth.jwks_refresh()));
+        }
+        let sessions_cancel = CancellationToken::new();
+        let (state, reloading) = start(registry, args, source).await?;
+        if let Some(store) = auth.as_ref().and_then(|a| a.key_store()) {
+            tokio::spawn(crate::auth::store::KeyStore::watch(
+                Arc::clone(store),
+                sessions_cancel.clone(),
+            ));
+        }
+        let drain = Arc::new(drain::Drain::default());
+        let front = front_door(
+            Arc::clone(&state),
+            args,
+            &path,
+            sessions_cancel.clone(),
+            Arc::clone(&drain),
+            auth,
+        );
+        Ok(Self {
+            state,
+            front,
+            drain,
+            sessions_cancel,
+            grace: args.shutdown_grace,
+            _reloading: reloading,
+        })
+    }
+
+    /// The front door: every route behind the guard, the drain and the credential check.
+    pub(crate) fn front(&self) -> Front {
+        self.front.clone()
+    }
+
+    /// Refuses new requests, gives those in flight up to the shutdown grace to finish and send
+    /// their answers, then ends the sessions.
+    pub(crate) async fn drain(&self) {
+        let grace = self.grace;
+        tracing::info!(
+            "shutting down: refusing new requests, {} in flight get up to {} s to finish",
+            self.drain.in_flight(),
+            grace.as_secs()
+        );
+        self.drain.start();
+        if tokio::time::timeout(grace, self.drain.settled())
+            .await
+            .is_err()
+        {
+            tracing::warn!(
+                "{} requests still running after {} s (--shutdown-grace); stopping anyway",
+                self.drain.in_flight(),
+                grace.as_secs()
+            );
+        }
+        self.sessions_cancel.cancel();
+    }
+
+    /// Tells every opened plugin the host is stopping.
+    pub(crate) async fn stop(&self) {
+        stop(self.state.generation().builder()).await;
+    }
+}
+
+/// Serves `registry`'s plugins as `args` say on the address they name, until SIGINT or
+/// SIGTERM; with a `source`, a new generation each time its plugins change.
 pub(crate) async fn run(
     registry: Arc<Registry>,
     args: Options,
     source: Option<Source>,
 ) -> Result<(), ServeError> {
-    let path = check_path(&args.path)?;
     args.auth
         .check_bind(&args.host)
         .map_err(ServeError::Options)?;
-    let auth = Authenticator::new(&args.auth, &path)
-        .map_err(|e| ServeError::Auth(e.to_string()))?
-        .map(Arc::new);
-    if let Some(oauth) = auth.as_ref().and_then(|a| a.oauth()) {
-        tokio::spawn(Arc::clone(oauth.jwks()).keep_fresh(oauth.jwks_refresh()));
-    }
-    let sessions_cancel = CancellationToken::new();
-    let (state, _reloading) = start(registry, &args, source).await?;
-    if let Some(store) = auth.as_ref().and_then(|a| a.key_store()) {
-        tokio::spawn(crate::auth::store::KeyStore::watch(
-            Arc::clone(store),
-            sessions_cancel.clone(),
-        ));
-    }
-    let drain = Arc::new(drain::Drain::default());
-    let front = front_door(
-        Arc::clone(&state),
-        &args,
-        &path,
-        sessions_cancel.clone(),
-        Arc::clone(&drain),
-        auth,
-    );
-
+    let serving = Serving::start(registry, &args, source).await?;
     let host = crate::util::loopback::unbracketed(&args.host);
     let listener = tokio::net::TcpListener::bind((host, args.port))
         .await
@@ -81,38 +150,35 @@ pub(crate) async fn run(
         );
     }
     if let Some(file) = &args.ready_file {
-        Ready::new(address, &path)
+        Ready::new(address, args.path.trim())
             .write(file)
             .map_err(|source| ServeError::ReadyFile {
                 path: file.clone(),
                 source,
             })?;
     }
-    eprintln!("listening on http://{address}{path}");
+    eprintln!("listening on http://{address}{}", args.path.trim());
+    serve_on(&serving, listener, args.connections, shutdown_signal()).await;
+    Ok(())
+}
 
+/// Serves `serving` on `listener` within `limits` until `shutdown` resolves; then drains,
+/// closes the connections and stops the plugins.
+pub(crate) async fn serve_on(
+    serving: &Serving,
+    listener: tokio::net::TcpListener,
+    limits: listener::ConnectionLimits,
+    shutdown: impl std::future::Future<Output = ()>,
+) {
     let closing = CancellationToken::new();
     let mut server = tokio::spawn(listener::serve(
         listener,
-        front,
-        args.connections,
+        serving.front(),
+        limits,
         closing.clone(),
     ));
-    shutdown_signal().await;
-    let grace = args.shutdown_grace;
-    tracing::info!(
-        "shutting down: refusing new requests, {} in flight get up to {} s to finish",
-        drain.in_flight(),
-        grace.as_secs()
-    );
-    drain.start();
-    if tokio::time::timeout(grace, drain.settled()).await.is_err() {
-        tracing::warn!(
-            "{} requests still running after {} s (--shutdown-grace); stopping anyway",
-            drain.in_flight(),
-            grace.as_secs()
-        );
-    }
-    sessions_cancel.cancel();
+    shutdown.await;
+    serving.drain().await;
     closing.cancel();
     if tokio::time::timeout(CLOSE_GRACE, &mut server)
         .await
@@ -121,8 +187,7 @@ pub(crate) async fn run(
         tracing::debug!("connections still open after {CLOSE_GRACE:?}; closing them");
         server.abort();
     }
-    stop(state.generation().builder()).await;
-    Ok(())
+    serving.stop().await;
 }
 
 /// The state serving `registry` as `args` say, once the plugins that asked to be opened at

@@ -21,7 +21,6 @@ use axum::{
     http::{Method, StatusCode},
     response::{IntoResponse as _, Response},
 };
-use hyper::body::Incoming;
 use tower::ServiceExt as _;
 
 use crate::auth::{Authenticator, Identity, RequestIdentity, oauth, oauth::OAuth};
@@ -57,11 +56,7 @@ pub(crate) struct Front {
 
 impl Front {
     /// Answers one request.
-    pub(crate) async fn handle(
-        self,
-        request: hyper::Request<Incoming>,
-    ) -> Result<Response, Infallible> {
-        let request = request.map(Body::new);
+    pub(crate) async fn handle(self, request: Request) -> Result<Response, Infallible> {
         if let Err(refusal) = guard::guard(&self.policy, &request) {
             return Ok(refusal.into_response());
         }

@@ -107,29 +107,20 @@ pub(crate) async fn serve(
         };
         let io = TokioIo::new(WriteTimeout::new(tcp, limits.idle_timeout));
         let front = front.clone();
-        let service = hyper::service::service_fn(move |request| front.clone().handle(request));
+        let service =
+            hyper::service::service_fn(move |request: hyper::Request<hyper::body::Incoming>| {
+                front.clone().handle(request.map(axum::body::Body::new))
+            });
         let connection = graceful.watch(builder.serve_connection(io, service).into_owned());
         tokio::spawn(async move {
             if let Err(error) = connection.await {
-                tracing::debug!(%peer, "connection ended: {}", causes(&*error));
+                tracing::debug!(%peer, "connection ended: {}", crate::util::error::chain(&*error));
             }
             drop(slot);
         });
     }
     drop(listener);
     graceful.shutdown().await;
-}
-
-/// An error and its sources, `: `-separated (hyper's own message leaves out the I/O cause).
-fn causes(error: &(dyn std::error::Error + 'static)) -> String {
-    let mut text = error.to_string();
-    let mut source = error.source();
-    while let Some(cause) = source {
-        text.push_str(": ");
-        text.push_str(&cause.to_string());
-        source = cause.source();
-    }
-    text
 }
 
 /// Answers a connection over the limit with 503 and closes it.

@@ -1,0 +1,84 @@
+//! Where a server's plugins come from ([`PluginSources`]): the plugin folder, the `mcp.json`
+//! files of servers to bridge, which plugins run isolated; discovering them, and the
+//! [`Source`] a running server discovers them again from when they change.
+
+use std::{path::PathBuf, sync::Arc};
+
+use crate::{
+    discovery::{self, Discovery, DiscoveryError, SkipReason, Skipped, servers},
+    providers::isolated::{self, Isolation},
+    reload::Source,
+    util::error::Report,
+};
+
+/// Where the plugins come from: a plain value, from the command line or an embedding
+/// application.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct PluginSources {
+    /// The folder scanned for plugin libraries (and its `mcp.json` and `*.mcp.json`).
+    pub(crate) plugin_dir: PathBuf,
+    /// Only the plugins with these names, when given.
+    pub(crate) only: Option<Vec<String>>,
+    /// Further `mcp.json` files of servers to bridge, read after the folder's.
+    pub(crate) mcp_config: Vec<PathBuf>,
+    /// Whether an `mcp.json` file or entry that cannot be used is an error (else skipped with a
+    /// warning).
+    pub(crate) strict_config: bool,
+    /// Where the bridged servers' last tool lists are kept (default: the user's cache folder).
+    pub(crate) cache_dir: Option<PathBuf>,
+    /// Which plugins run out of process, and their call timeouts.
+    pub(crate) isolation: Isolation,
+}
+
+impl PluginSources {
+    /// Discovers the plugin folder and the MCP servers to bridge, warning about each file or
+    /// entry skipped. With `strict_config`, a bad `mcp.json` file or entry is an error.
+    pub(crate) fn discover(&self) -> Result<Discovery, DiscoveryError> {
+        let found = self.discover_quietly()?;
+        discovery::warn_skipped(&found, None);
+        Ok(found)
+    }
+
+    /// [`PluginSources::discover`] without the warnings, for a caller that compares with an
+    /// earlier scan ([`discovery::warn_skipped`]).
+    pub(crate) fn discover_quietly(&self) -> Result<Discovery, DiscoveryError> {
+        let only = self.only.as_deref();
+        let mut found = discovery::discover(&self.plugin_dir, only)?;
+        let files = servers::config::files(&self.plugin_dir, &self.mcp_config);
+        let declared = servers::config::load(&files, &|name| std::env::var(name).ok());
+        servers::add_servers(&mut found, declared, &self.tool_cache(), only);
+        if !self.isolation.plugins.is_empty() {
+            let program = std::env::current_exe()
+                .map_err(|source| DiscoveryError::OwnExecutable { source })?;
+            isolated::isolate(&mut found, &self.isolation, &program);
+        }
+        let bad: Vec<Skipped> = found
+            .skipped
+            .iter()
+            .filter(|s| matches!(s.reason, SkipReason::BadServer { .. }))
+            .cloned()
+            .collect();
+        if self.strict_config && !bad.is_empty() {
+            return Err(DiscoveryError::StrictConfig { skipped: bad });
+        }
+        Ok(found)
+    }
+
+    /// Where a running server's plugins come from, `first` being what it starts with; files
+    /// are watched when `watch`.
+    pub(crate) fn source(&self, first: Discovery, watch: bool) -> Source {
+        let sources = self.clone();
+        Source {
+            discover: Arc::new(move || sources.discover_quietly().map_err(Report::from)),
+            first,
+            plugin_dir: self.plugin_dir.clone(),
+            config_files: self.mcp_config.clone(),
+            watch,
+        }
+    }
+
+    /// The bridged servers' tool-list cache.
+    pub(crate) fn tool_cache(&self) -> servers::cache::ToolCache {
+        servers::cache::ToolCache::new(self.cache_dir.clone())
+    }
+}
