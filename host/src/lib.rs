@@ -1,41 +1,57 @@
-//! reactor-mcp-server: an MCP server whose tools come from plugin libraries.
+//! reactor-mcp-server: an MCP server whose tools come from plugins, as a library to mount in a
+//! server of your own ([`Server`], [`ServerBuilder`]) and as the `reactor-mcp-server` binary,
+//! which is built on it.
 //!
-//! The modules are listed in the order a server goes through them: discovery and registry
-//! once at start-up, selection, build and serve for each request's URL.
+//! ```no_run
+//! # async fn example() -> Result<(), reactor_mcp_server::Error> {
+//! let server = reactor_mcp_server::Server::builder()
+//!     .plugin_dir("plugins")
+//!     .toolsets("only=sandboxes")
+//!     .build()
+//!     .await?;
+//! let app: axum::Router = axum::Router::new().nest_service("/tools", server.service());
+//! # let _ = app;
+//! # Ok(())
+//! # }
+//! ```
 //!
-//! - [`discovery`] scans the plugin folder and reads each library's manifest from a link
-//!   section, without opening any library. Bad files are skipped with the reason.
-//! - [`registry`] turns the manifests into ordered contributions: toolsets, tools, resources,
-//!   resource templates, prompts and completions under their plugins, with every name conflict
-//!   recorded, and the extensions of each tool in the one order they apply in (`order`, then
-//!   plugin name, then declaration). It also says which plugin serves a URI, a prompt or a
-//!   completion.
-//! - [`selection`] turns a URL's query and the declared toolsets (plain values) into the active
-//!   set of toolsets.
-//! - [`build`] opens the plugins an active set needs through an [`build::Opener`] (the library
-//!   opener is the only place a library is opened), checks them against their manifests, and
-//!   builds a tool table for an active set, applying each tool's extensions (opening an
-//!   extending plugin only for a wrap). A plugin with only resources and prompts for the set is
-//!   opened when one of them is first read or got.
-//! - [`serve`] puts tool tables behind MCP over streamable HTTP (rmcp inside axum): each request's
-//!   URL picks its active set (tools, resources, prompts and completions alike), arguments are
-//!   checked against input schemas before a plugin is called, and `GET /healthz`,
-//!   `GET /toolsets` and `GET /contributions` answer beside `/mcp`.
+//! # Architecture
 //!
-//! [`reload`] notices that the plugin folder or a watched `mcp.json` changed (and `SIGHUP`), and
-//! says which plugins a new scan added, replaced and removed; `serve` then makes a new
-//! generation of the registry and swaps it in atomically, and tells the sessions whose lists
-//! changed. [`auth`] says who calls over HTTP (API keys, OAuth access tokens) and bounds each
-//! caller to its toolsets, narrowing its selection as the operator's flags do.
+//! The crate is a stack of layers, each a module that imports only from the layers below it
+//! (`cargo xtask tidy` checks it), each stage a plain value in and a plain value out. From the
+//! bottom:
 //!
-//! Besides libraries, two providers give the registry manifests and the build stage live
-//! plugins: [`bridge`] serves MCP servers an `mcp.json` declares, started on first need, and
-//! [`isolation`] serves a library from a child process of the host's own binary
-//! (`--isolate`), through the bridge's client.
+//! - **util**: leaves every layer uses, each written once: the loopback test, SHA-256 and hex,
+//!   locking through poison, backoff, an error with its sources on one line.
+//! - **call**: what one plugin call is, as data, with no I/O: its outcome, log levels, what
+//!   crosses an isolated plugin's pipe besides MCP, and the `Process` a plugin may run behind.
+//! - **selection**: a URL's query and selection headers, within the operator's bounds, give the
+//!   active set of toolsets and the tool filters.
+//! - **discovery**: the plugin folder's libraries (their manifests read from a link section,
+//!   never opened) and the `mcp.json` files' servers become discovered plugins; bad files and
+//!   entries are skipped, each with why.
+//! - **registry**: the manifests become ordered contributions (toolsets, tools, resources,
+//!   prompts, completions), with every name conflict and each tool's extensions in the one
+//!   order they apply in.
+//! - **reload**: what says the plugins changed (files, `SIGHUP`, a bridged server's list), and
+//!   which plugins a new scan added, replaced and removed.
+//! - **auth**: who calls (API keys, OAuth access tokens) and the bound each caller gets.
+//! - **reports**: the read-only answers over the registry (`GET /toolsets`, `/contributions`,
+//!   `list`, `graph`), from manifests alone, narrowed to a caller's bound.
+//! - **build**: the `Opener` seam, the one `dlopen` (of a private copy), the checks of code
+//!   against manifest, tool tables and extensions.
+//! - **providers**: the ways a plugin is opened, each an `Opener`: a library in process, a
+//!   library in a child process (`--isolate`), a bridged MCP server; and where plugins come
+//!   from.
+//! - **serve**: the HTTP edge (accept loop, front door, guard, routes, body gate, drain,
+//!   sessions), the MCP handler (a dispatcher with one file per capability), the host's side
+//!   of one call, and the generations swapped in when plugins change; stdio too.
+//! - **embed**: the public API, [`Server`] and [`ServerBuilder`].
+//! - **cli**: the command line and what each command runs; `main` only parses, sets up logging
+//!   and prints the error chain.
 //!
-//! [`reports`] holds the read-only answers over the registry (`GET /toolsets`,
-//! `GET /contributions`, `reactor-mcp-server list` and `graph`), all from manifests alone;
-//! [`config`] holds the command line.
+//! Only the embedding API is public. The `internals` module re-exports a few layers' items for
+//! this workspace's own tests and benchmarks; it is hidden, and carries no semver promise.
 
 #![forbid(unsafe_code)]
 

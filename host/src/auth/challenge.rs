@@ -19,7 +19,7 @@ pub(crate) enum Rejection {
     InsufficientScope(String),
 }
 
-/// A [`Rejection`] ready to answer: with the metadata URL to name, if any.
+/// A `Rejection` ready to answer: with the metadata URL to name, if any.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Challenge {
     /// Why.

@@ -1,7 +1,7 @@
 //! Checking one JWT access token with `jsonwebtoken`: signed with a public-key algorithm
 //! (RS*, PS*, ES256/384, EdDSA; `none` and HMAC are refused, so a public key can never serve as
 //! a shared secret), by the issuer's key it names, not expired and already valid (with
-//! [`LEEWAY`] for clocks that differ), from the issuer, and for this server (`aud`, RFC 8707).
+//! `LEEWAY` for clocks that differ), from the issuer, and for this server (`aud`, RFC 8707).
 
 use jsonwebtoken::{
     Algorithm, DecodingKey, Validation, decode, decode_header,

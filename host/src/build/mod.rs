@@ -147,7 +147,7 @@ pub(crate) struct ExtensionError {
 
 /// A live plugin: its instance and its tools, in order.
 ///
-/// It is stopped once: at shutdown ([`Builder::stop_all`]), or, in process, when the last
+/// It is stopped once: at shutdown (`Builder::stop_all`), or, in process, when the last
 /// reference to it goes: hot reload replaced or removed it and the last call on it finished.
 pub struct LoadedPlugin {
     manifest: Manifest,
@@ -309,7 +309,7 @@ struct Opening {
     retry: Option<(std::time::Instant, u32)>,
 }
 
-/// A plugin's code, opened: what [`activate`] checks against the manifest.
+/// A plugin's code, opened: what `activate` checks against the manifest.
 pub struct Opened {
     /// The manifest JSON the code itself carries.
     pub manifest_json: String,

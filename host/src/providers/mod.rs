@@ -20,10 +20,10 @@ use crate::{
 pub(crate) use library::LibraryOpener;
 pub(crate) use sources::PluginSources;
 
-/// Opens each plugin as its provider says: libraries with [`LibraryOpener`], bridged MCP
-/// servers and isolated libraries by starting them ([`bridged::open`], from a blocking
+/// Opens each plugin as its provider says: libraries with `LibraryOpener`, bridged MCP
+/// servers and isolated libraries by starting them (`bridged::open`, from a blocking
 /// thread of the host's runtime), each bridged server with one connection however often it is
-/// opened. When given [`Triggers`], a bridged server saying its tools changed triggers a new
+/// opened. When given `Triggers`, a bridged server saying its tools changed triggers a new
 /// scan once its new list is cached.
 #[derive(Debug, Default)]
 pub struct ProviderOpener {
