@@ -77,12 +77,6 @@ impl AuthOptions {
             host: host.to_owned(),
         })
     }
-
-    /// [`AuthOptions::check_host`], its error as text: what `serve` takes until its
-    /// `ServeError::Options` holds the typed error.
-    pub(crate) fn check_bind(&self, host: &str) -> Result<(), String> {
-        self.check_host(host).map_err(|e| e.to_string())
-    }
 }
 
 /// A non-loopback address to be served without authentication, which the operator did not

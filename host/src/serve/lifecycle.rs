@@ -58,7 +58,7 @@ impl Serving {
     ) -> Result<Self, ServeError> {
         let path = check_path(&args.path)?;
         let auth = Authenticator::new(&args.auth, &path)
-            .map_err(|e| ServeError::Auth(e.to_string()))?
+            .map_err(ServeError::Auth)?
             .map(Arc::new);
         if let Some(oauth) = auth.as_ref().and_then(|a| a.oauth()) {
             tokio::spawn(Arc::clone(oauth.jwks()).keep_fresh(oauth.jwks_refresh()));
@@ -131,9 +131,7 @@ pub(crate) async fn run(
     args: Options,
     source: Option<Source>,
 ) -> Result<(), ServeError> {
-    args.auth
-        .check_bind(&args.host)
-        .map_err(ServeError::Options)?;
+    args.auth.check_host(&args.host)?;
     let serving = Serving::start(registry, &args, source).await?;
     let host = crate::util::loopback::unbracketed(&args.host);
     let listener = tokio::net::TcpListener::bind((host, args.port))
@@ -207,8 +205,8 @@ pub(crate) async fn start(
     let opening = Arc::clone(&builder);
     tokio::task::spawn_blocking(move || opening.open_startup_plugins())
         .await
-        .map_err(|e| ServeError::Io(std::io::Error::other(e)))?;
-    let sealer = rounds::Sealer::from_env().map_err(ServeError::Options)?;
+        .map_err(ServeError::Startup)?;
+    let sealer = rounds::Sealer::from_env()?;
     let (state, updates, availability) = ServeState::new(builder, args, sealer);
     let state = Arc::new(state);
     tokio::spawn(availability::apply_changes(

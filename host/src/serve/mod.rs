@@ -114,29 +114,54 @@ pub(crate) const SHUTDOWN_GRACE: Duration = Duration::from_secs(10);
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub(crate) enum ServeError {
-    /// The options do not make sense.
-    #[error("{0}")]
-    Options(String),
+    /// The MCP path is not a plain path of its own.
+    #[error("--path `{path}` {reason}")]
+    Path {
+        /// The path given.
+        path: String,
+        /// What is wrong with it.
+        reason: &'static str,
+    },
+    /// A non-loopback address would be served without authentication.
+    #[error(transparent)]
+    Unauthenticated(#[from] crate::auth::UnauthenticatedBind),
+    /// The key sealing 2026-07-28 round states cannot be used.
+    #[error("{variable} cannot seal round states")]
+    SealingKey {
+        /// The environment variable holding the key.
+        variable: &'static str,
+        /// Why.
+        #[source]
+        source: rmcp::model::RequestStateError,
+    },
     /// The address could not be bound.
-    #[error("cannot listen on {address}: {source}")]
+    #[error("cannot listen on {address}")]
     Bind {
         /// The address asked for.
         address: String,
         /// The cause.
+        #[source]
         source: std::io::Error,
     },
     /// The authentication options cannot be used (a keys file that does not read, ...).
-    #[error("{0}")]
-    Auth(String),
+    #[error("cannot authenticate callers")]
+    Auth(#[source] crate::util::error::Report<crate::auth::keys::KeysError>),
     /// The ready file could not be written.
-    #[error("cannot write the ready file {}: {source}", path.display())]
+    #[error("cannot write the ready file {}", path.display())]
     ReadyFile {
         /// The file asked for.
         path: std::path::PathBuf,
         /// The cause.
+        #[source]
         source: std::io::Error,
     },
+    /// The plugins asked to be opened at start-up could not be: the task opening them failed.
+    #[error("opening the start-up plugins failed")]
+    Startup(#[source] tokio::task::JoinError),
+    /// The client of a stdio session did not initialize.
+    #[error("the client's initialize failed")]
+    Initialize(#[source] Box<rmcp::service::ServerInitializeError>),
     /// The server failed while running.
-    #[error("the server failed: {0}")]
+    #[error("the server failed")]
     Io(#[from] std::io::Error),
 }

@@ -109,9 +109,7 @@ pub(crate) async fn run(
                 return Ok(());
             }
             Err(error) => {
-                return Err(ServeError::Io(std::io::Error::other(format!(
-                    "the client's initialize failed: {error}"
-                ))));
+                return Err(ServeError::Initialize(Box::new(error)));
             }
         };
         let ended = service.waiting().await;

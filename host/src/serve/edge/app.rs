@@ -82,16 +82,18 @@ pub(crate) fn front_door(
 pub(crate) fn check_path(path: &str) -> Result<String, ServeError> {
     let path = path.trim();
     if !path.starts_with('/') || path.contains(['?', '#', '{', '}', '*']) {
-        return Err(ServeError::Options(format!(
-            "--path `{path}` must be a plain URL path starting with `/`"
-        )));
+        return Err(ServeError::Path {
+            path: path.to_owned(),
+            reason: "must be a plain URL path starting with `/`",
+        });
     }
     if ["/healthz", "/toolsets", "/contributions"].contains(&path)
         || path.starts_with("/.well-known/")
     {
-        return Err(ServeError::Options(format!(
-            "--path `{path}` is taken by the server's own route"
-        )));
+        return Err(ServeError::Path {
+            path: path.to_owned(),
+            reason: "is taken by the server's own route",
+        });
     }
     Ok(path.to_owned())
 }

@@ -47,11 +47,14 @@ impl std::fmt::Debug for Sealer {
 impl Sealer {
     /// A sealer with the key of [`KEY_VARIABLE`], or a random one; a key shorter than 32 bytes
     /// is refused, naming the variable.
-    pub(crate) fn from_env() -> Result<Self, String> {
+    pub(crate) fn from_env() -> Result<Self, crate::serve::ServeError> {
         match std::env::var(KEY_VARIABLE) {
             Ok(key) => RequestStateCodec::try_new(key.into_bytes())
                 .map(Self)
-                .map_err(|e| format!("{KEY_VARIABLE}: {e}")),
+                .map_err(|source| crate::serve::ServeError::SealingKey {
+                    variable: KEY_VARIABLE,
+                    source,
+                }),
             Err(_) => Ok(Self::random()),
         }
     }

@@ -41,7 +41,7 @@ impl ArgumentValidator {
     }
 
     /// Checks `arguments`; the error names each argument at fault and what is wrong with it.
-    pub fn check(&self, arguments: &Value) -> Result<(), String> {
+    pub fn check(&self, arguments: &Value) -> Result<(), InvalidArguments> {
         let Some(validator) = &self.validator else {
             return Ok(());
         };
@@ -56,7 +56,7 @@ impl ArgumentValidator {
         if more > 0 {
             message.push_str(&format!("; and {more} more"));
         }
-        Err(message)
+        Err(InvalidArguments(message))
     }
 }
 
@@ -93,6 +93,12 @@ fn plain(value: &Value) -> String {
     }
 }
 
+/// Arguments that do not fit a tool's input schema: each argument at fault and what is wrong
+/// with it (at most five, then how many more).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct InvalidArguments(String);
+
 #[cfg(test)]
 mod tests {
     use serde_json::json;
@@ -121,19 +127,25 @@ mod tests {
 
     #[test]
     fn a_wrong_type_names_the_argument_and_the_problem() {
-        let message = sleep_schema().check(&json!({"ms": "soon"})).unwrap_err();
+        let message = sleep_schema()
+            .check(&json!({"ms": "soon"}))
+            .unwrap_err()
+            .to_string();
         assert_eq!(message, r#"argument `ms`: "soon" is not of type "integer""#);
     }
 
     #[test]
     fn a_missing_argument_is_named() {
-        let message = sleep_schema().check(&json!({})).unwrap_err();
+        let message = sleep_schema().check(&json!({})).unwrap_err().to_string();
         assert_eq!(message, "missing argument `ms`");
     }
 
     #[test]
     fn a_value_out_of_range_is_named() {
-        let message = sleep_schema().check(&json!({"ms": -1})).unwrap_err();
+        let message = sleep_schema()
+            .check(&json!({"ms": -1}))
+            .unwrap_err()
+            .to_string();
         assert!(
             message.starts_with("argument `ms`: -1 is less than"),
             "{message}"
@@ -148,7 +160,7 @@ mod tests {
             "additionalProperties": false
         }));
         assert_eq!(
-            v.check(&json!({"x": 1})).unwrap_err(),
+            v.check(&json!({"x": 1})).unwrap_err().to_string(),
             "unexpected argument `x`"
         );
     }
@@ -160,7 +172,9 @@ mod tests {
             "properties": {"items": {"type": "array", "items": {"type": "string"}}}
         }));
         assert_eq!(
-            v.check(&json!({"items": ["a", 2]})).unwrap_err(),
+            v.check(&json!({"items": ["a", 2]}))
+                .unwrap_err()
+                .to_string(),
             r#"argument `items.1`: 2 is not of type "string""#
         );
     }
@@ -172,7 +186,7 @@ mod tests {
             "properties": {"a": {"type": "number"}, "b": {"type": "number"}},
             "required": ["a", "b"]
         }));
-        let message = v.check(&json!({"a": "x"})).unwrap_err();
+        let message = v.check(&json!({"a": "x"})).unwrap_err().to_string();
         assert!(message.contains("argument `a`"), "{message}");
         assert!(message.contains("missing argument `b`"), "{message}");
     }
