@@ -1,6 +1,6 @@
 //! The end-to-end test harness, in the manner of ripgrep's `tests/util.rs`.
 //!
-//! Tests run the real `reactor-mcp-server` binary and the real `host` library against real
+//! Tests run the real `reactor-mcp-server` binary and the real `reactor_mcp_server` library against real
 //! plugin libraries: the first-party plugins and the fixture crates under `tests/fixtures/`,
 //! built once per test process by [`ensure_built`]. Each test fills its own [`PluginDir`];
 //! [`run_host`] runs one-shot commands such as `list`, and [`HostProcess`] keeps a host running

@@ -214,7 +214,10 @@ async fn a_client_that_stops_reading_its_answer_is_disconnected() {
     let mut host = HostProcess::serve_with_env(
         &dir,
         &["--stateless", "--idle-timeout", "1"],
-        &[("RUST_LOG", "info,reactor_mcp_server::serve::edge::listener=debug")],
+        &[(
+            "RUST_LOG",
+            "info,reactor_mcp_server::serve::edge::listener=debug",
+        )],
     );
     // Twice what the server's socket buffer can take (4 MiB at most), the client's being tiny.
     let bytes = 8 * 1024 * 1024;

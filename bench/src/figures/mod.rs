@@ -132,7 +132,7 @@ impl Artifacts {
         ] {
             if !path.is_file() {
                 bail!(
-                    "{} is missing: build with `cargo build -p host -p bench -p benchmarks \
+                    "{} is missing: build with `cargo build -p reactor-mcp-server -p bench -p benchmarks \
                      -p bench-many-tools` (and --release for a full run), or run \
                      `cargo xtask bench`",
                     path.display()
