@@ -47,6 +47,25 @@ pub(crate) struct ToolRow {
 }
 
 impl ContributionsReport {
+    /// The report as a caller bounded by `bound` may see it: only the tools it may be served
+    /// (of toolsets it may use, read-only ones if it is bound to those, as their extensions
+    /// leave them) with every extension applied to them, and the pending extensions of plugins
+    /// it may use.
+    pub(crate) fn within(mut self, bound: &crate::auth::Bound, registry: &Registry) -> Self {
+        self.tools = std::mem::take(&mut self.tools)
+            .into_iter()
+            .zip(registry.tools())
+            .filter(|(row, tool)| {
+                let declared = registry.extensions().apply_to(&tool.decl);
+                bound.allows_tool(&row.toolset, declared.annotations.read_only == Some(true))
+            })
+            .map(|(row, _)| row)
+            .collect();
+        self.pending
+            .retain(|p| bound.sees_plugin(registry, &p.extension.plugin));
+        self
+    }
+
     /// The contributions of `registry`.
     pub(crate) fn new(registry: &Registry) -> Self {
         Self {

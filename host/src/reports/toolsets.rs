@@ -124,6 +124,19 @@ pub(crate) struct ToolsetRow {
 }
 
 impl ToolsetsReport {
+    /// The report as a caller bounded by `bound` may see it: it learns of no plugin outside its
+    /// bound, so rows, processes, failures and conflicts are those of plugins with a toolset it
+    /// may use.
+    pub(crate) fn within(mut self, bound: &crate::auth::Bound, registry: &Registry) -> Self {
+        let visible = |plugin: &str| bound.sees_plugin(registry, plugin);
+        self.toolsets.retain(|t| bound.allows_toolset(&t.name));
+        self.processes.retain(|p| visible(&p.plugin));
+        self.failed.retain(|f| visible(&f.plugin));
+        self.conflicts
+            .retain(|c| visible(&c.kept) && visible(&c.shadowed));
+        self
+    }
+
     /// The report for `resolution`; `toolsets_tool` says whether the host serves its own tool.
     pub(crate) fn new(registry: &Registry, resolution: &Resolution, toolsets_tool: bool) -> Self {
         let active = &resolution.active;

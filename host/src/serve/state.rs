@@ -77,20 +77,10 @@ impl ServeState {
         report.off = generation.hidden().report(registry, |plugin| {
             caller.is_none_or(|c| c.bound.sees_plugin(registry, plugin))
         });
-        if let Some(caller) = caller {
-            // A caller learns of no plugin outside its bound: rows, processes and conflicts
-            // are those of plugins with a toolset it may use.
-            let visible = |plugin: &str| caller.bound.sees_plugin(generation.registry(), plugin);
-            report
-                .toolsets
-                .retain(|t| caller.bound.allows_toolset(&t.name));
-            report.processes.retain(|p| visible(&p.plugin));
-            report.failed.retain(|f| visible(&f.plugin));
-            report
-                .conflicts
-                .retain(|c| visible(&c.kept) && visible(&c.shadowed));
+        match caller {
+            Some(caller) => report.within(&caller.bound, registry),
+            None => report,
         }
-        report
     }
 
     /// `GET /contributions` on `generation`; to a caller, only the tools it may be served
@@ -102,23 +92,11 @@ impl ServeState {
         caller: Option<&crate::auth::Identity>,
     ) -> crate::reports::ContributionsReport {
         let registry = generation.registry();
-        let mut report = crate::reports::ContributionsReport::new(registry);
-        if let Some(caller) = caller {
-            let bound = &caller.bound;
-            report.tools = std::mem::take(&mut report.tools)
-                .into_iter()
-                .zip(registry.tools())
-                .filter(|(row, tool)| {
-                    let declared = registry.extensions().apply_to(&tool.decl);
-                    bound.allows_tool(&row.toolset, declared.annotations.read_only == Some(true))
-                })
-                .map(|(row, _)| row)
-                .collect();
-            report
-                .pending
-                .retain(|p| bound.sees_plugin(registry, &p.extension.plugin));
+        let report = crate::reports::ContributionsReport::new(registry);
+        match caller {
+            Some(caller) => report.within(&caller.bound, registry),
+            None => report,
         }
-        report
     }
 
     #[allow(deprecated)] // logging is deprecated by SEP-2577, still in 2025-11-25

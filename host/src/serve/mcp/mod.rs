@@ -1,8 +1,10 @@
-//! The MCP handler: `initialize` and `server/discover` (instructions and capabilities),
-//! `tools/list` and `tools/call`, answered from the tool table of the request's own URL;
-//! resources, prompts and completions, answered by [`crate::serve::mcp::contributions`] for the same URL;
-//! `logging/setLevel` for the session; resource subscriptions, by `resources/subscribe` in a
-//! session and by `subscriptions/listen` (2026-07-28), through [`crate::serve::mcp::subscriptions`].
+//! The MCP handler: [`Handler`] dispatches each request to the file of its capability and holds
+//! nothing else. `initialize` and `server/discover` say what the request's URL is served
+//! (`request`); `tools/list` and `tools/call` are `tools` (with `calls`, `outcome`, `params` and
+//! `validate`); `resources/*`, `prompts/*` and `completion/complete` are `resources`, `prompts`
+//! and `completion`; subscriptions (`resources/subscribe` in a session, `subscriptions/listen`
+//! under 2026-07-28) are `subscriptions`; tasks are `tasks`; list changes are `notifications`;
+//! the host's own `list_server_toolsets` is `toolsets_tool`.
 //!
 //! rmcp hands every request the HTTP request parts it came with; the handler reads the URL's
 //! query from them on each request, so sessions (stateful mode) and lone requests (stateless
