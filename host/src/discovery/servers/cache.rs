@@ -104,8 +104,8 @@ impl ToolCache {
         })();
         if let Err(e) = written {
             tracing::warn!(
-                "server `{}`: cannot keep its listing in {}: {e}",
-                server.name,
+                "{}: cannot keep its listing in {}: {e}",
+                server.label(),
                 file.display()
             );
         }
