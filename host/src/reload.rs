@@ -25,7 +25,7 @@ use crate::{
     discovery::servers::config::{FOLDER_FILE, FOLDER_SUFFIX},
     discovery::{Discovery, DiscoveryError, LIBRARY_EXTENSION},
     registry::Registry,
-    util::error::Report,
+    util::{error::Report, names::Shown},
 };
 
 /// How long no change may come before the plugins are discovered again.
@@ -291,7 +291,7 @@ impl fmt::Display for Changes {
             .iter()
             .filter(|(_, names)| !names.is_empty())
             .map(|(what, names)| {
-                let names: Vec<&str> = names.iter().map(String::as_str).collect();
+                let names: Vec<String> = names.iter().map(|n| Shown(n).to_string()).collect();
                 format!("{what} {}", names.join(", "))
             })
             .collect();

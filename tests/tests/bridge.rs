@@ -459,6 +459,38 @@ fn a_bad_entry_is_skipped_with_its_message_and_strict_config_refuses_it() {
 }
 
 #[tokio::test(flavor = "multi_thread")]
+async fn a_server_name_no_url_can_select_is_skipped_with_the_rule_and_the_others_served() {
+    let (dir, cache) = with_servers(json!({
+        "a b": tiny("ok", json!({})),
+        "evil\u{202E}txt": tiny("ok", json!({})),
+        "tiny": tiny("ok", json!({})),
+    }));
+    let mut host = serve(&dir, &cache);
+    let rule = "a name is 1 to 64 of the characters A-Z a-z 0-9 _ . -";
+    host.wait_for_stderr(
+        &format!("server `a b`: the name holds a space, which no URL can select: {rule}"),
+        Duration::from_secs(5),
+    );
+    host.wait_for_stderr(
+        &format!(
+            "server `evil\\u{{202e}}txt`: the name holds the invisible character U+202E, \
+             which no URL can select: {rule}"
+        ),
+        Duration::from_secs(5),
+    );
+    let client = connect(&format!("{}/mcp?toolsets=tiny", host.base_url())).await;
+    let names = tool_names(client.peer()).await;
+    assert!(names.contains(&"tiny__echo".to_owned()), "{names:?}");
+    let echoed = call_tool(client.peer(), "tiny__echo", json!({"text": "served"})).await;
+    assert_eq!(text(&echoed), "served");
+    assert!(
+        !host.stderr_so_far().contains('\u{202E}'),
+        "the mark is never printed raw: {}",
+        host.stderr_so_far()
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
 async fn a_server_that_does_not_start_is_named_and_the_others_are_served() {
     let (dir, cache) = with_servers(json!({
         "missing": {"command": "/nonexistent/mcp-server"},

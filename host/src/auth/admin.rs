@@ -8,7 +8,8 @@
 //! Revoking removes every entry of that name: the `[[keys]]` tables of a TOML file (the rest of
 //! its text kept as written), the entries of a JSON one. The new file is written beside the old
 //! one and renamed over it, so a server re-reading it never sees half of it; a running server
-//! refuses the revoked keys once it has read the file again.
+//! refuses the revoked keys once it has read the file again. On Unix the file is written
+//! readable by its owner alone (mode 0600), whatever the umask.
 
 use std::{io::Write as _, path::Path};
 
@@ -259,12 +260,19 @@ fn without_nulls(mut entry: Value) -> Value {
     entry
 }
 
-/// Writes `text` to `PATH.tmp`, then renames it to `path`.
+/// Writes `text` to `PATH.tmp` (mode 0600 on Unix), then renames it to `path`.
 fn write_atomically(path: &Path, text: &str) -> std::io::Result<()> {
     let mut temporary = path.as_os_str().to_owned();
     temporary.push(".tmp");
     let temporary = std::path::PathBuf::from(temporary);
-    let mut file = std::fs::File::create(&temporary)?;
+    let mut options = std::fs::OpenOptions::new();
+    options.write(true).create(true).truncate(true);
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
+    let mut file = options.open(&temporary)?;
+    // A `.tmp` left by an earlier run keeps its mode when opened: set it.
+    #[cfg(unix)]
+    file.set_permissions(std::os::unix::fs::PermissionsExt::from_mode(0o600))?;
     file.write_all(text.as_bytes())?;
     file.sync_all()?;
     std::fs::rename(&temporary, path)
@@ -282,6 +290,28 @@ mod tests {
             readonly: false,
             expires: None,
         }
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn the_keys_file_is_readable_by_its_owner_alone() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let mode = |path: &Path| std::fs::metadata(path).unwrap().permissions().mode() & 0o777;
+        let created = dir.path().join("keys.toml");
+        new_key(&created, &new("alice", &["*"])).unwrap();
+        assert_eq!(mode(&created), 0o600);
+        let loose = dir.path().join("loose.toml");
+        std::fs::write(&loose, "").unwrap();
+        std::fs::set_permissions(&loose, std::fs::Permissions::from_mode(0o644)).unwrap();
+        std::fs::write(dir.path().join("loose.toml.tmp"), "").unwrap();
+        std::fs::set_permissions(
+            dir.path().join("loose.toml.tmp"),
+            std::fs::Permissions::from_mode(0o666),
+        )
+        .unwrap();
+        new_key(&loose, &new("bob", &["*"])).unwrap();
+        assert_eq!(mode(&loose), 0o600, "rewriting tightens the mode");
     }
 
     #[test]

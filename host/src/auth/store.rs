@@ -3,7 +3,8 @@
 //! [`KeyStore::watch`] looks at the file's modification time and length every
 //! [`POLL`]; when either changed it reads the file again and swaps the new keys in. A file that
 //! no longer reads (gone, or not TOML/JSON) keeps the keys in force, with an error in the log
-//! naming the file and the reason; bad entries are skipped with a warning each.
+//! naming the file and the reason; bad entries are skipped with a warning each. At start-up,
+//! a file that others than its owner may read or write is warned about once ([`too_open`]).
 
 use std::{
     path::{Path, PathBuf},
@@ -38,6 +39,7 @@ impl KeyStore {
     pub(crate) fn open(path: &Path) -> Result<Self, KeysError> {
         let stamp = stamp(path);
         let keys = read_logging(path)?;
+        warn_if_open(path);
         tracing::info!(
             "{} API key(s) from {}",
             keys.entries().len(),
@@ -103,6 +105,34 @@ fn read_logging(path: &Path) -> Result<KeySet, KeysError> {
     Ok(keys)
 }
 
+/// Warns when others than the file's owner may read or write it (Unix).
+fn warn_if_open(path: &Path) {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let Ok(meta) = std::fs::metadata(path) else {
+            return;
+        };
+        let mode = meta.permissions().mode() & 0o7777;
+        if too_open(mode) {
+            tracing::warn!(
+                "the keys file {} has mode {mode:04o}: its group or others may read the key \
+                 hashes or add keys; run `chmod 600 {}`",
+                path.display(),
+                path.display()
+            );
+        }
+    }
+    #[cfg(not(unix))]
+    let _ = path;
+}
+
+/// Whether a keys file of Unix `mode` is open to its group or others.
+#[cfg_attr(not(unix), allow(dead_code))]
+fn too_open(mode: u32) -> bool {
+    mode & 0o077 != 0
+}
+
 /// The file's modification time and length, `None` when it cannot be read.
 fn stamp(path: &Path) -> Stamp {
     let meta = std::fs::metadata(path).ok()?;
@@ -119,6 +149,16 @@ mod tests {
             "[[keys]]\nname = \"{name}\"\nsha256 = \"{}\"\ntoolsets = [\"*\"]\n",
             sha256_hex(key)
         )
+    }
+
+    #[test]
+    fn a_file_others_may_read_or_write_is_too_open() {
+        for mode in [0o600, 0o400, 0o700, 0o4600] {
+            assert!(!too_open(mode), "{mode:o}");
+        }
+        for mode in [0o644, 0o640, 0o604, 0o620, 0o602, 0o666, 0o610] {
+            assert!(too_open(mode), "{mode:o}");
+        }
     }
 
     #[test]

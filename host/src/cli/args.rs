@@ -560,6 +560,16 @@ pub(crate) struct SessionBoundArgs {
         value_parser = clap::value_parser!(u64).range(1..)
     )]
     pub(crate) max_tasks_per_session: u64,
+    /// The most tool calls running as tasks at once per authenticated caller (an API key's name,
+    /// a token's subject), across its sessions.
+    #[arg(
+        long,
+        env = "REACTOR_MCP_MAX_TASKS_PER_CALLER",
+        value_name = "N",
+        default_value_t = to_u64(SessionLimits::DEFAULT.max_tasks_per_caller),
+        value_parser = clap::value_parser!(u64).range(1..)
+    )]
+    pub(crate) max_tasks_per_caller: u64,
     /// How many seconds a task may run (it then fails, and its tool is cancelled), and how long
     /// its result is kept once it ended.
     #[arg(
@@ -593,6 +603,7 @@ impl SessionBoundArgs {
             client_request_timeout: Duration::from_secs(self.client_request_timeout),
             max_tasks: to_usize(self.max_tasks),
             max_tasks_per_session: to_usize(self.max_tasks_per_session),
+            max_tasks_per_caller: to_usize(self.max_tasks_per_caller),
             task_ttl: Duration::from_secs(self.task_ttl),
             ..limits
         }

@@ -21,6 +21,7 @@ use std::{
 use plugin_manifest::{Manifest, abi_compatible};
 use serde::{Serialize, Serializer};
 
+use crate::util::names::{Shown, check_name};
 use servers::{cache::ToolCache, config::ServerEntry};
 
 /// The library extension of this platform.
@@ -147,7 +148,8 @@ pub struct Skipped {
 
 impl fmt::Display for Skipped {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}: {}", self.path.display(), self.reason)
+        let line = format!("{}: {}", self.path.display(), self.reason);
+        write!(f, "{}", Shown(&line))
     }
 }
 
@@ -194,6 +196,17 @@ pub enum SkipReason {
         name: String,
         /// The file that has it.
         first: PathBuf,
+    },
+    /// The plugin's name, or one of its toolsets', breaks the rule for names
+    /// ([`crate::util::names::NAME_RULE`]): no URL could select it.
+    #[error("{what} `{name}`: {reason}")]
+    BadName {
+        /// `plugin name` or `toolset name`.
+        what: &'static str,
+        /// The name.
+        name: String,
+        /// Which part of the rule it breaks, and the rule.
+        reason: String,
     },
     /// Not among the plugins named by `REACTOR_MCP_EXTENSIONS` / `--extension`.
     #[error("not among the extensions asked for")]
@@ -356,7 +369,21 @@ fn checked(json: &str) -> Result<Manifest, SkipReason> {
             "the plugin name is empty".to_owned(),
         ));
     }
+    check_names(&manifest)?;
     Ok(manifest)
+}
+
+/// Checks the plugin's name and its toolsets' against the rule for names.
+fn check_names(manifest: &Manifest) -> Result<(), SkipReason> {
+    let toolsets = manifest.toolsets.iter().map(|t| ("toolset name", &t.name));
+    for (what, name) in std::iter::once(("plugin name", &manifest.name)).chain(toolsets) {
+        check_name(name).map_err(|reason| SkipReason::BadName {
+            what,
+            name: name.clone(),
+            reason,
+        })?;
+    }
+    Ok(())
 }
 
 fn take_first_of_each_name(discovery: &mut Discovery) {
@@ -410,6 +437,39 @@ mod tests {
             ))
             .unwrap(),
         )
+    }
+
+    #[test]
+    fn a_plugin_or_toolset_name_no_url_can_select_is_skipped_naming_the_rule() {
+        let manifest = |name: &str, toolset: &str| {
+            Manifest::from_json(&format!(
+                r#"{{"abi":"{}","name":"{name}","version":"1","toolsets":[{{"name":"{toolset}"}}]}}"#,
+                plugin_abi::VERSION
+            ))
+            .unwrap()
+        };
+        assert_eq!(check_names(&manifest("good-name", "tools.v2")), Ok(()));
+        let skipped = Skipped {
+            path: PathBuf::from("libp.so"),
+            reason: check_names(&manifest("p", "a b")).unwrap_err(),
+        };
+        assert_eq!(
+            skipped.to_string(),
+            format!(
+                "libp.so: toolset name `a b`: the name holds a space, which no URL can select: {}",
+                crate::util::names::NAME_RULE
+            )
+        );
+        let skipped = Skipped {
+            path: PathBuf::from("libp.so"),
+            reason: check_names(&manifest("p\\u202e", "t")).unwrap_err(),
+        };
+        assert!(
+            skipped
+                .to_string()
+                .starts_with("libp.so: plugin name `p\\u{202e}`: the name holds the invisible"),
+            "{skipped}"
+        );
     }
 
     #[test]

@@ -144,6 +144,7 @@ impl ServeState {
             tasks: tasks::Tasks::new(tasks::TaskLimits {
                 max_running: args.sessions.max_tasks,
                 per_owner: args.sessions.max_tasks_per_session,
+                per_caller: args.sessions.max_tasks_per_caller,
                 ttl: args.sessions.task_ttl,
             }),
         };

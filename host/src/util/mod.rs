@@ -6,9 +6,11 @@
 //! - [`lock`]: locking a mutex or a read-write lock through a poisoning panic.
 //! - [`backoff`]: the wait before trying again something that failed.
 //! - [`error`]: an error and its sources on one line ([`error::chain`], [`error::Report`]).
+//! - [`names`]: the rule for names from files, and escaping text from files in log lines.
 
 pub(crate) mod backoff;
 pub(crate) mod error;
 pub(crate) mod hash;
 pub(crate) mod lock;
 pub(crate) mod loopback;
+pub(crate) mod names;

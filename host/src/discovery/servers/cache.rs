@@ -3,7 +3,9 @@
 //!
 //! One JSON file per server in the cache folder (`--cache-dir`, else the user's cache folder),
 //! named after a hash of the entry's name and how it is reached (not its environment or headers,
-//! so a rotated token keeps the list). It holds what the server listed and when.
+//! so a rotated token keeps the list). The name is hashed, never part of the path, so no name
+//! reaches outside the folder; files named `NAME-HASH.json` by older versions are not read, and
+//! their servers are simply asked again. A file holds what the server listed and when.
 //! A file that cannot be read or parsed counts as no list; writing is best effort. A list younger
 //! than the entry's `cache_ttl` is served without asking the server ([`CachedListing::is_fresh`]).
 
@@ -102,8 +104,8 @@ impl ToolCache {
         })();
         if let Err(e) = written {
             tracing::warn!(
-                "server `{}`: cannot keep its listing in {}: {e}",
-                server.name,
+                "{}: cannot keep its listing in {}: {e}",
+                server.label(),
                 file.display()
             );
         }
@@ -122,11 +124,7 @@ impl ToolCache {
             Transport::Http { url, .. } => format!("http\0{}\0{url}", server.name),
         };
         let key = &sha256_hex(&identity)[..32];
-        Some(
-            self.dir
-                .as_ref()?
-                .join(format!("{}-{key}.json", server.name)),
-        )
+        Some(self.dir.as_ref()?.join(format!("{key}.json")))
     }
 }
 
@@ -178,6 +176,25 @@ pub(crate) mod tests {
         assert_eq!(cache.read(&a).unwrap().listing, listing);
         assert_eq!(cache.read(&server("a", "http://h/other")), None);
         assert_eq!(cache.read(&server("b", "http://h/a")), None);
+    }
+
+    #[test]
+    fn a_name_never_reaches_outside_the_cache_folder() {
+        let dir = tempfile::tempdir().unwrap();
+        let cache_dir = dir.path().join("a").join("b").join("cache");
+        let cache = ToolCache::new(Some(cache_dir.clone()));
+        for name in ["../../esc", "/etc/passwd", "..", "a/../../b", "..\\..\\esc"] {
+            let entry = server(name, "http://h/a");
+            let file = cache.file(&entry).unwrap();
+            assert_eq!(file.parent(), Some(cache_dir.as_path()), "{name}");
+            let file_name = file.file_name().unwrap().to_str().unwrap();
+            assert!(!file_name.contains(".."), "{name}: {file_name}");
+            cache.write(&entry, &Listing::default());
+            assert!(cache.read(&entry).is_some(), "{name}");
+        }
+        let written: Vec<_> = std::fs::read_dir(dir.path()).unwrap().collect();
+        assert_eq!(written.len(), 1, "only `a` in the temporary folder");
+        assert!(!dir.path().join("esc").exists());
     }
 
     #[test]

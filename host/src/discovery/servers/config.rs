@@ -21,6 +21,7 @@ use plugin_manifest::ToolsetDecl;
 use serde_json::{Map, Value};
 
 use super::expand::expand;
+use crate::util::names::Shown;
 
 /// The file of bridged servers in a plugin folder, beside every `*.mcp.json` there.
 pub(crate) const FOLDER_FILE: &str = "mcp.json";
@@ -58,7 +59,7 @@ impl ServerEntry {
     /// How messages name it: ``server `NAME` `` or, isolated, ``plugin `NAME` ``.
     pub(crate) fn label(&self) -> String {
         let kind = if self.isolated { "plugin" } else { "server" };
-        format!("{kind} `{}`", self.name)
+        format!("{kind} `{}`", Shown(&self.name))
     }
 }
 
@@ -101,8 +102,9 @@ impl std::fmt::Display for Skipped {
         match &self.server {
             Some(server) => write!(
                 f,
-                "{}: server `{server}`: {}",
+                "{}: server `{}`: {}",
                 self.file.display(),
+                Shown(server),
                 self.reason
             ),
             None => write!(f, "{}: {}", self.file.display(), self.reason),
@@ -255,11 +257,13 @@ fn parse_entry(
     })
 }
 
-/// A server name must be usable as a toolset name and a tool prefix.
+/// A server name must be usable as a toolset name and a tool prefix, and follow the rule
+/// for names ([`crate::util::names::NAME_RULE`]).
 fn check_name(name: &str) -> Result<(), String> {
     if name.trim().is_empty() {
         return Err("the server name is blank".to_owned());
     }
+    crate::util::names::check_name(name)?;
     if name.contains("__") {
         return Err("the server name contains `__`, which separates server and tool".to_owned());
     }

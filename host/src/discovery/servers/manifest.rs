@@ -100,9 +100,9 @@ fn template_decl(
 ) -> Option<ResourceTemplateDecl> {
     if let Err(e) = UriTemplate::parse(&template.uri_template) {
         tracing::warn!(
-            "server `{}`: resource template `{}` is not served: {e}",
-            server.name,
-            template.uri_template
+            "{}: resource template `{}` is not served: {e}",
+            server.label(),
+            crate::util::names::Shown(&template.uri_template)
         );
         return None;
     }

@@ -30,8 +30,8 @@ async fn refresh_one(server: Arc<ServerEntry>, cache: &ToolCache) {
     match listed {
         Ok(listing) => {
             tracing::info!(
-                "server `{}`: {} tools, {} resources, {} resource templates, {} prompts listed",
-                server.name,
+                "{}: {} tools, {} resources, {} resource templates, {} prompts listed",
+                server.label(),
                 listing.tools.len(),
                 listing.resources.len(),
                 listing.resource_templates.len(),

@@ -77,6 +77,9 @@ pub(crate) struct SessionLimits {
     /// The most tool calls running as tasks at once per session, or per caller without
     /// sessions (`--max-tasks-per-session`).
     pub(crate) max_tasks_per_session: usize,
+    /// The most tool calls running as tasks at once per authenticated caller, across its
+    /// sessions (`--max-tasks-per-caller`).
+    pub(crate) max_tasks_per_caller: usize,
     /// How long a task may run, and how long its result is kept once it ended (`--task-ttl`).
     pub(crate) task_ttl: Duration,
 }
@@ -86,8 +89,9 @@ impl SessionLimits {
     /// rmcp's own keep-alive; sixteen buffered messages is rmcp's channel capacity; a hundred
     /// subscriptions of at most 2 KiB (the practical URL limit of browsers and proxies) bound a
     /// session's subscriptions to ~200 kB; five minutes leaves a person time to answer an
-    /// elicitation and a model time to sample; a thousand tasks, sixteen per session, kept five
-    /// minutes (rmcp's default TTL), bound what tasks hold as sessions are bound.
+    /// elicitation and a model time to sample; a thousand tasks, sixteen per session and a hundred
+    /// per caller (so no one key holds them all), kept five minutes (rmcp's default TTL), bound
+    /// what tasks hold as sessions are bound.
     pub(crate) const DEFAULT: Self = Self {
         max_sessions: 1000,
         idle_timeout: Duration::from_secs(300),
@@ -97,6 +101,7 @@ impl SessionLimits {
         client_request_timeout: Duration::from_secs(300),
         max_tasks: 1000,
         max_tasks_per_session: 16,
+        max_tasks_per_caller: 100,
         task_ttl: Duration::from_secs(300),
     };
 }

@@ -7,8 +7,9 @@
 //! (aborting its future, which cancels the tool). [`Tasks`] adds what a shared server needs:
 //! - each task belongs to the session and caller that created it ([`Owner`]); to anyone else it
 //!   does not exist (`-32602`, as an unknown id);
-//! - at most `max_running` tasks run on the server and `per_owner` per session (or per caller
-//!   when there are no sessions); one more is refused with an error naming the limit.
+//! - at most `max_running` tasks run on the server, `per_owner` per session (or per caller
+//!   when there are no sessions) and `per_caller` per authenticated caller across its sessions;
+//!   one more is refused with an error naming the limit.
 //!
 //! A running task's requests to the client (sampling, elicitation, roots) go through
 //! [`Input`]: the task is parked in `input_required` with the request in `inputRequests`
@@ -61,6 +62,9 @@ pub(crate) struct TaskLimits {
     pub(crate) max_running: usize,
     /// The most tasks running at once per owner (`--max-tasks-per-session`).
     pub(crate) per_owner: usize,
+    /// The most tasks running at once per authenticated caller, across its sessions
+    /// (`--max-tasks-per-caller`).
+    pub(crate) per_caller: usize,
     /// How long a task may run, and how long its result is kept after it ends (`--task-ttl`).
     pub(crate) ttl: Duration,
 }
@@ -125,6 +129,19 @@ impl Tasks {
                  most --max-tasks-per-session ({}) allows; wait for one to end or cancel one",
                 self.limits.per_owner
             )));
+        }
+        if let Some(caller) = &owner.caller {
+            let theirs = owners
+                .iter()
+                .filter(|(id, o)| o.caller.as_ref() == Some(caller) && self.is_running(id))
+                .count();
+            if theirs >= self.limits.per_caller {
+                return Err(full(format!(
+                    "cannot run tool `{tool}` as a task: this caller has {theirs} tasks running, \
+                     the most --max-tasks-per-caller ({}) allows; wait for one to end or cancel one",
+                    self.limits.per_caller
+                )));
+            }
         }
         let ttl = u64::try_from(self.limits.ttl.as_millis()).unwrap_or(u64::MAX);
         let task = self
@@ -327,6 +344,7 @@ mod tests {
         TaskLimits {
             max_running,
             per_owner,
+            per_caller: max_running,
             ttl,
         }
     }
@@ -373,6 +391,51 @@ mod tests {
         tasks.cancel(&a, &second.task_id).unwrap();
         until(&tasks, &a, &second.task_id, TaskStatus::Cancelled).await;
         tasks.spawn(a, "t", forever).unwrap();
+    }
+
+    #[tokio::test]
+    async fn a_caller_runs_at_most_its_bound_across_its_sessions() {
+        let tasks = Tasks::new(TaskLimits {
+            per_caller: 3,
+            ..limits(100, 2, Duration::from_secs(60))
+        });
+        let of = |session: &str, caller: Option<&str>| Owner {
+            session: Some(Arc::from(session)),
+            caller: caller.map(str::to_owned),
+        };
+        let first = of("s1", Some("key:alice"));
+        tasks.spawn(first.clone(), "t", forever).unwrap();
+        let ended = tasks.spawn(first.clone(), "t", forever).unwrap();
+        tasks
+            .spawn(of("s2", Some("key:alice")), "t", forever)
+            .unwrap();
+        let error = tasks
+            .spawn(of("s3", Some("key:alice")), "t", forever)
+            .unwrap_err();
+        assert!(
+            error.message.contains("--max-tasks-per-caller (3)")
+                && error.message.contains("tool `t`"),
+            "{}",
+            error.message
+        );
+        assert_eq!(
+            error.code,
+            tasks.spawn(first.clone(), "t", forever).unwrap_err().code,
+            "the same error as per session"
+        );
+        // Another caller, and callers without authentication, have their own bounds.
+        tasks
+            .spawn(of("s3", Some("key:bob")), "t", forever)
+            .unwrap();
+        for session in ["u1", "u2", "u3", "u4"] {
+            tasks.spawn(of(session, None), "t", forever).unwrap();
+        }
+        // An ended task no longer counts.
+        tasks.cancel(&first, &ended.task_id).unwrap();
+        until(&tasks, &first, &ended.task_id, TaskStatus::Cancelled).await;
+        tasks
+            .spawn(of("s3", Some("key:alice")), "t", forever)
+            .unwrap();
     }
 
     #[tokio::test]

@@ -343,6 +343,29 @@ fn names_are_not_blank_and_have_no_double_underscore() {
 }
 
 #[test]
+fn names_no_url_can_select_are_skipped_naming_the_rule() {
+    let config = load_text(
+        r#"{"servers": {"a,b": {"command": "x"}, "../../esc": {"command": "x"}, "r\u202Etl": {"command": "x"}, "ok.1-b_c": {"command": "x"}}}"#,
+    );
+    let messages: Vec<String> = config.skipped.iter().map(ToString::to_string).collect();
+    let rule = crate::util::names::NAME_RULE;
+    assert_eq!(
+        messages,
+        [
+            format!(
+                "mcp.json: server `../../esc`: the name holds `/`, which no URL can select: {rule}"
+            ),
+            format!("mcp.json: server `a,b`: the name holds `,`, which no URL can select: {rule}"),
+            format!(
+                "mcp.json: server `r\\u{{202e}}tl`: the name holds the invisible character U+202E, which no URL can select: {rule}"
+            ),
+        ]
+    );
+    let served: Vec<&str> = config.servers.iter().map(|s| s.name.as_str()).collect();
+    assert_eq!(served, ["ok.1-b_c"]);
+}
+
+#[test]
 fn names_are_unique_across_files_the_first_wins() {
     let dir = tempfile::tempdir().unwrap();
     let a = dir.path().join("a.mcp.json");
