@@ -67,6 +67,8 @@ pub(crate) struct PrivateCopy {
     /// Deleted with the copy in it when dropped.
     _folder: tempfile::TempDir,
     path: PathBuf,
+    /// The copy's size in bytes: what opening it maps.
+    size: u64,
 }
 
 impl PrivateCopy {
@@ -113,12 +115,18 @@ impl PrivateCopy {
         Ok(Self {
             _folder: folder,
             path,
+            size: bytes.len() as u64,
         })
     }
 
     /// Where the copy is.
     pub(crate) fn path(&self) -> &Path {
         &self.path
+    }
+
+    /// The copy's size in bytes, read when it was made (the original may have changed since).
+    pub(crate) fn size(&self) -> u64 {
+        self.size
     }
 }
 
