@@ -6,7 +6,10 @@
 
 use std::{
     panic::{AssertUnwindSafe, catch_unwind},
-    sync::Arc,
+    sync::{
+        Arc,
+        atomic::{AtomicBool, Ordering},
+    },
 };
 
 use abi_stable::{
@@ -91,7 +94,8 @@ pub fn instantiate<P: PluginDefinition>() -> RResult<PluginInstanceBox, FfiError
         runtime::name_plugin(P::NAME);
         let plugin = Arc::new(P::create());
         let contributions = P::contributions(&plugin);
-        let instance = Instance(plugin, contributions);
+        runtime::join();
+        let instance = Instance(plugin, contributions, AtomicBool::new(false));
         Ok(PluginInstanceBox::from_ptr(RArc::new(instance), TD_Opaque))
     })
 }
@@ -106,8 +110,8 @@ fn guard<T>(what: &str, f: impl FnOnce() -> Result<T, FfiError>) -> RResult<T, F
     }
 }
 
-/// A live plugin: its state, and its resources, prompts and completions.
-struct Instance<P>(Arc<P>, ContributionHandlers);
+/// A live plugin: its state, its resources, prompts and completions, and whether it retired.
+struct Instance<P>(Arc<P>, ContributionHandlers, AtomicBool);
 
 /// Starts `start` (a call, a read, a prompt or a completion) under `catch_unwind`; a panic
 /// comes back as an error naming `what`.
@@ -142,8 +146,11 @@ impl<P: PluginDefinition> PluginInstance for Instance<P> {
     }
 
     fn retire(&self) {
+        if self.2.swap(true, Ordering::AcqRel) {
+            return;
+        }
         let _ = guard("retire", || {
-            runtime::retire();
+            runtime::leave();
             Ok(())
         });
     }

@@ -27,7 +27,7 @@ use std::{
     panic::{AssertUnwindSafe, catch_unwind},
     pin::Pin,
     sync::{
-        Arc, Mutex, OnceLock, PoisonError,
+        Arc, Mutex, OnceLock, PoisonError, RwLock,
         atomic::{AtomicUsize, Ordering},
     },
     task::{Poll, ready},
@@ -75,36 +75,72 @@ pub fn sync_call_limit() -> usize {
 /// The name of the runtime's threads.
 pub const THREAD_NAME: &str = "reactor-plugin";
 
-/// The runtime itself, owned here until [`retire`] ends it.
-static OWNED: Mutex<Option<Runtime>> = Mutex::new(None);
+/// The runtime while it runs: built on first use, shut down when the last live instance of the
+/// plugin retires ([`leave`]).
+static RUNNING: RwLock<Option<Runtime>> = RwLock::new(None);
+
+/// How many instances of the plugin are live: instantiated ([`join`]) and not yet retired.
+static LIVE: Mutex<usize> = Mutex::new(0);
 
 /// A handle to this plugin's runtime: two worker threads (they drive the timers and IO of
 /// async tools, run tasks the tools spawn and finish cancelled calls), a bounded pool for sync
 /// tools. Its threads are named [`THREAD_NAME`].
 ///
 /// A tool may use it to spawn background work that outlives a call, until the host stops the
-/// plugin for good (hot reload replaced or removed its library): the runtime's threads end
-/// then, and what runs on them is dropped.
-pub fn runtime() -> &'static Handle {
-    static HANDLE: OnceLock<Handle> = OnceLock::new();
-    HANDLE.get_or_init(|| {
-        let runtime = tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(2)
-            .max_blocking_threads(sync_call_limit() + SPARE_BLOCKING_THREADS)
-            .thread_name(THREAD_NAME)
-            .enable_all()
-            .build()
-            .expect("the plugin's tokio runtime could not be built");
-        let handle = runtime.handle().clone();
-        *OWNED.lock().unwrap_or_else(PoisonError::into_inner) = Some(runtime);
-        handle
-    })
+/// plugin for good (hot reload replaced or removed its library): the runtime is shut down then,
+/// what runs on it is dropped, and its threads and descriptors are released once no handle to
+/// it is left, so keep none beyond the plugin's life.
+pub fn runtime() -> Handle {
+    if let Some(running) = read(&RUNNING).as_ref() {
+        return running.handle().clone();
+    }
+    RUNNING
+        .write()
+        .unwrap_or_else(PoisonError::into_inner)
+        .get_or_insert_with(build)
+        .handle()
+        .clone()
 }
 
-/// Ends the runtime's threads without waiting for what runs on them: the host will never call
-/// this library again. Work spawned from then on is dropped unrun.
-pub(crate) fn retire() {
-    let runtime = OWNED.lock().unwrap_or_else(PoisonError::into_inner).take();
+/// The runtime's handle if it runs; `None` once retired.
+fn running() -> Option<Handle> {
+    read(&RUNNING).as_ref().map(|r| r.handle().clone())
+}
+
+fn read<T>(lock: &RwLock<T>) -> std::sync::RwLockReadGuard<'_, T> {
+    lock.read().unwrap_or_else(PoisonError::into_inner)
+}
+
+fn build() -> Runtime {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .max_blocking_threads(sync_call_limit() + SPARE_BLOCKING_THREADS)
+        .thread_name(THREAD_NAME)
+        .enable_all()
+        .build()
+        .expect("the plugin's tokio runtime could not be built")
+}
+
+/// Counts one more live instance of the plugin.
+pub(crate) fn join() {
+    *LIVE.lock().unwrap_or_else(PoisonError::into_inner) += 1;
+}
+
+/// Counts one live instance fewer; the last one shuts the runtime down, without waiting for what
+/// runs on it (the host will never call this library again): its threads end, work spawned from
+/// then on is dropped unrun, and its IO driver is closed with the last handle. Instances of one
+/// library in one process (test plugins) so never retire the runtime under each other.
+pub(crate) fn leave() {
+    let mut live = LIVE.lock().unwrap_or_else(PoisonError::into_inner);
+    *live = live.saturating_sub(1);
+    if *live > 0 {
+        return;
+    }
+    let runtime = RUNNING
+        .write()
+        .unwrap_or_else(PoisonError::into_inner)
+        .take();
+    drop(live);
     if let Some(runtime) = runtime {
         runtime.shutdown_background();
     }
@@ -300,7 +336,8 @@ struct InPlace {
 impl InPlace {
     /// Runs `f` with the plugin's runtime entered and `context` current.
     fn entered<R>(context: &Context, f: impl FnOnce() -> R) -> R {
-        let _runtime = runtime().enter();
+        let handle = runtime();
+        let _runtime = handle.enter();
         let _context = context.clone().enter();
         f()
     }
@@ -356,13 +393,18 @@ impl Drop for InPlace {
             self.drop_work();
             return;
         }
+        let Some(runtime) = running() else {
+            // Retired: nothing would run it.
+            self.drop_work();
+            return;
+        };
         let rest = Self {
             tool: Arc::clone(&self.tool),
             context: self.context.clone(),
             work: self.work.take(),
             on_drop: OnDrop::Drop,
         };
-        runtime().spawn(async move {
+        runtime.spawn(async move {
             tokio::select! {
                 _ = rest => {}
                 () = tokio::time::sleep(CANCEL_GRACE) => {}

@@ -69,3 +69,8 @@ pub fn signal(pid: u32, signal: &str) {
         .expect("kill runs");
     assert!(status.success(), "kill -{signal} {pid} failed");
 }
+
+/// How many file descriptors process `pid` has open, from `/proc/PID/fd`.
+pub fn descriptors(pid: u32) -> usize {
+    std::fs::read_dir(format!("/proc/{pid}/fd")).map_or(0, |fds| fds.count())
+}

@@ -10,7 +10,7 @@ use e2e::{
     HostProcess, PluginDir, library_bytes, library_file_name,
     mcp::{Client, call_tool, connect, connect_2026, connect_as, get_json, text, tool_names},
     patched,
-    procs::{children, signal, threads_named},
+    procs::{children, descriptors, signal, threads_named},
     truncated,
 };
 use rmcp::{
@@ -319,6 +319,48 @@ async fn a_replaced_plugins_runtime_threads_end_when_it_is_stopped() {
         "only the live build's threads are left: {left} of {one_build}"
     );
     assert_eq!(build_of_peer(&client).await, builds[2]);
+}
+
+/// How many times [`replaced_builds_release_their_descriptors`] renames a new build over.
+const REPLACES: usize = 20;
+
+/// The descriptors a replaced build keeps: tokio's signal socketpair, a static of its library,
+/// which is never unloaded. Its runtime's own (epoll, eventfd, the signal receiver) are closed.
+const LEFT_PER_REPLACE: usize = 2;
+
+#[tokio::test(flavor = "multi_thread")]
+async fn replaced_builds_release_their_descriptors() {
+    let dir = PluginDir::with(&[RELOADABLE]);
+    let host = HostProcess::serve(&dir, &[]);
+    let (client, _heard) = session(&format!("{}/mcp", host.base_url())).await;
+    assert_eq!(build_of_peer(&client).await, BUILD_A);
+    let before = descriptors(host.pid());
+
+    let mut build = String::new();
+    for n in 0..REPLACES {
+        // As long as BUILD_A, so the patched library stays whole.
+        build = format!("fixture-reload bu{n:05}");
+        rename_in(
+            &dir,
+            &lib("fixture_reload"),
+            &patched(RELOADABLE, BUILD_A, &build),
+        );
+        answers_eventually(client.peer(), &build).await;
+    }
+    // The replaced builds' runtimes shut down in the background.
+    let start = std::time::Instant::now();
+    let grown = loop {
+        let grown = descriptors(host.pid()).saturating_sub(before);
+        if grown < LEFT_PER_REPLACE * REPLACES + 10 || start.elapsed() > PATIENCE {
+            break grown;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    };
+    assert!(
+        grown < LEFT_PER_REPLACE * REPLACES + 10,
+        "{grown} descriptors more after {REPLACES} replaces (from {before})"
+    );
+    assert_eq!(build_of_peer(&client).await, build);
 }
 
 #[tokio::test(flavor = "multi_thread")]

@@ -685,3 +685,23 @@ async fn an_argument_mirrored_into_a_header_must_agree_with_it_under_2026() {
     let (status, answer) = call_with_region_header(&url, "eu", Some("=?base64?ZXU=?=")).await;
     assert_eq!(status, 200, "base64 of `eu`: {answer}");
 }
+
+#[test]
+fn a_copy_folder_left_by_a_host_that_no_longer_runs_is_removed_at_start_up() {
+    let dir = PluginDir::with(&["benchmarks"]);
+    let temporary = tempfile::tempdir().unwrap();
+    let prefix = reactor_mcp_server::internals::build::private_copy::FOLDER_PREFIX;
+    // Above the largest pid Linux hands out (2^22); this test's own process runs.
+    let stale = temporary
+        .path()
+        .join(format!("{prefix}0123456789ab-4999999-x1"));
+    let live = (temporary.path()).join(format!("{prefix}0123456789ab-{}-x2", std::process::id()));
+    for folder in [&stale, &live] {
+        std::fs::create_dir(folder).unwrap();
+        std::fs::write(folder.join(library_file_name("benchmarks")), b"half a copy").unwrap();
+    }
+    let _host =
+        HostProcess::serve_with_env(&dir, &[], &[("TMPDIR", temporary.path().to_str().unwrap())]);
+    assert!(!stale.exists(), "the stale copy is removed before serving");
+    assert!(live.exists(), "a running process's copy is kept");
+}

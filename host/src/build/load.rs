@@ -38,7 +38,7 @@ pub(crate) fn open(path: &Path, manifest: &Manifest) -> Result<Opened, Activatio
         plugin: name.clone(),
         source: Arc::new(e),
     })?;
-    count_open(name, path);
+    count_open(name, copy.size());
     let module = header
         .init_root_module::<PluginModRef>()
         .map_err(|e| ActivationError::Abi {
@@ -56,23 +56,30 @@ pub(crate) fn open(path: &Path, manifest: &Manifest) -> Result<Opened, Activatio
     })
 }
 
-/// Counts one more open of plugin `name`, warning every [`OPENS_WARNED_EVERY`] opens.
-fn count_open(name: &str, path: &Path) {
+/// Counts one more open of plugin `name`, whose build maps `mapped` bytes, warning every
+/// [`OPENS_WARNED_EVERY`] opens.
+fn count_open(name: &str, mapped: u64) {
     let mut opens = lock(&OPENS);
     let count = opens
         .get_or_insert_with(HashMap::new)
         .entry(name.to_owned())
         .or_default();
     *count += 1;
-    if count.is_multiple_of(OPENS_WARNED_EVERY) {
-        let size = std::fs::metadata(path).map(|m| m.len()).unwrap_or_default();
-        tracing::warn!(
-            plugin = name,
-            "plugin `{name}` was loaded {count} times in this process: a replaced library is \
-             never unloaded, so about {count} x {size} bytes stay mapped; restart the server to \
-             release them"
-        );
+    if let Some(warning) = opens_warning(name, *count, mapped) {
+        tracing::warn!(plugin = name, "{warning}");
     }
+}
+
+/// The warning for the `count`th open of plugin `name`, if it warrants one, sizing each build
+/// as `mapped` bytes (the size of the copy opened, not of the file in the folder now).
+fn opens_warning(name: &str, count: u32, mapped: u64) -> Option<String> {
+    count.is_multiple_of(OPENS_WARNED_EVERY).then(|| {
+        format!(
+            "plugin `{name}` was loaded {count} times in this process: a replaced library is \
+             never unloaded, so about {count} x {mapped} bytes stay mapped; restart the server \
+             to release them"
+        )
+    })
 }
 
 #[cfg(test)]
@@ -103,5 +110,16 @@ mod tests {
                  read: {io}"
             )
         );
+    }
+
+    #[test]
+    fn every_tenth_open_warns_with_the_size_of_the_build_mapped() {
+        assert_eq!(opens_warning("x", 9, 4096), None);
+        let warning = opens_warning("x", 10, 4096).expect("the tenth open warns");
+        assert!(
+            warning.contains("about 10 x 4096 bytes stay mapped"),
+            "{warning}"
+        );
+        assert_eq!(opens_warning("x", 11, 4096), None);
     }
 }

@@ -8,8 +8,10 @@
 //! path of its own (the C library caches libraries by path). The copy is removed once opened:
 //! its mapping lives on, shown as deleted in `/proc/PID/maps`.
 //!
-//! The folder's name is `reactor-mcp-TAG-RANDOM`, where `TAG` ([`tag`]) is made from the
-//! original file's path, so a test can tell which plugin file a mapped copy came from.
+//! The folder's name is `reactor-mcp-TAG-PID-RANDOM`, where `TAG` ([`tag`]) is made from the
+//! original file's path, so a test can tell which plugin file a mapped copy came from, and `PID`
+//! is the host's: a host killed while it copied leaves its folder behind, and the next host to
+//! start removes the folders of processes that no longer run ([`sweep_stale`]).
 
 use std::{
     io::Write as _,
@@ -67,6 +69,8 @@ pub(crate) struct PrivateCopy {
     /// Deleted with the copy in it when dropped.
     _folder: tempfile::TempDir,
     path: PathBuf,
+    /// The copy's size in bytes: what opening it maps.
+    size: u64,
 }
 
 impl PrivateCopy {
@@ -99,7 +103,11 @@ impl PrivateCopy {
             ));
         }
         let folder = tempfile::Builder::new()
-            .prefix(&format!("{FOLDER_PREFIX}{}-", tag(original)))
+            .prefix(&format!(
+                "{FOLDER_PREFIX}{}-{}-",
+                tag(original),
+                std::process::id()
+            ))
             .tempdir()
             .map_err(|source| failed(CopyError::Folder { source }))?;
         let name = original.file_name().unwrap_or(original.as_os_str());
@@ -113,12 +121,18 @@ impl PrivateCopy {
         Ok(Self {
             _folder: folder,
             path,
+            size: bytes.len() as u64,
         })
     }
 
     /// Where the copy is.
     pub(crate) fn path(&self) -> &Path {
         &self.path
+    }
+
+    /// The copy's size in bytes, read when it was made (the original may have changed since).
+    pub(crate) fn size(&self) -> u64 {
+        self.size
     }
 }
 
@@ -130,6 +144,54 @@ fn write_new(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     #[cfg(unix)]
     std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o500);
     options.open(path)?.write_all(bytes)
+}
+
+/// Removes, from the temporary folder, the copy folders of hosts that no longer run (killed
+/// while they copied a library); how many it removed.
+pub(crate) fn sweep_stale() -> usize {
+    sweep_stale_in(&std::env::temp_dir())
+}
+
+/// [`sweep_stale`] in `dir`.
+fn sweep_stale_in(dir: &Path) -> usize {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return 0;
+    };
+    let mut swept = 0;
+    for entry in entries.flatten() {
+        let Some(pid) = entry.file_name().to_str().and_then(owner) else {
+            continue;
+        };
+        if pid == std::process::id() || runs(pid) || !entry.file_type().is_ok_and(|t| t.is_dir()) {
+            continue;
+        }
+        match std::fs::remove_dir_all(entry.path()) {
+            Ok(()) => swept += 1,
+            Err(error) => tracing::debug!(
+                "cannot remove {}, left by process {pid}: {error}",
+                entry.path().display()
+            ),
+        }
+    }
+    if swept > 0 {
+        tracing::info!(
+            "removed {swept} private copy folder(s) left in {} by hosts that no longer run",
+            dir.display()
+        );
+    }
+    swept
+}
+
+/// The process that made the copy folder named `folder` (`reactor-mcp-TAG-PID-RANDOM`).
+fn owner(folder: &str) -> Option<u32> {
+    let mut parts = folder.strip_prefix(FOLDER_PREFIX)?.split('-');
+    let _tag = parts.next()?;
+    parts.next()?.parse().ok()
+}
+
+/// Whether process `pid` runs; assumed so where `/proc` cannot tell.
+fn runs(pid: u32) -> bool {
+    !Path::new("/proc/self").exists() || Path::new(&format!("/proc/{pid}")).exists()
 }
 
 /// The tag of a plugin file in its copies' folder names: 12 hex digits of the SHA-256 of its
@@ -167,6 +229,32 @@ mod tests {
             line.contains("(it is read again when it changes): not a shared library"),
             "{line}"
         );
+    }
+
+    #[test]
+    fn the_folders_of_processes_that_no_longer_run_are_swept_and_no_other() {
+        let dir = tempfile::tempdir().unwrap();
+        // Above the largest pid Linux hands out (2^22).
+        let gone = dir
+            .path()
+            .join(format!("{FOLDER_PREFIX}0123456789ab-4999999-x1"));
+        let mine = dir.path().join(format!(
+            "{FOLDER_PREFIX}0123456789ab-{}-x2",
+            std::process::id()
+        ));
+        let other = dir.path().join("reactor-other-4999999-x3");
+        for folder in [&gone, &mine, &other] {
+            std::fs::create_dir(folder).unwrap();
+            std::fs::write(folder.join("libx.so"), b"copy").unwrap();
+        }
+        assert_eq!(sweep_stale_in(dir.path()), 1);
+        assert!(!gone.exists());
+        assert!(mine.exists() && other.exists());
+        assert_eq!(
+            owner(&format!("{FOLDER_PREFIX}0123456789ab-42-x")),
+            Some(42)
+        );
+        assert_eq!(owner(&format!("{FOLDER_PREFIX}0123456789ab-abc")), None);
     }
 
     #[test]
