@@ -28,7 +28,7 @@ use std::{
     pin::Pin,
     sync::{
         Arc, Mutex, OnceLock, PoisonError, RwLock,
-        atomic::{AtomicUsize, Ordering},
+        atomic::{AtomicBool, AtomicUsize, Ordering},
     },
     task::{Poll, ready},
     time::Duration,
@@ -82,6 +82,10 @@ static RUNNING: RwLock<Option<Runtime>> = RwLock::new(None);
 /// How many instances of the plugin are live: instantiated ([`join`]) and not yet retired.
 static LIVE: Mutex<usize> = Mutex::new(0);
 
+/// Whether the last live instance retired the runtime and none joined since: work handed over
+/// then is dropped, not run on a runtime built anew.
+static RETIRED: AtomicBool = AtomicBool::new(false);
+
 /// A handle to this plugin's runtime: two worker threads (they drive the timers and IO of
 /// async tools, run tasks the tools spawn and finish cancelled calls), a bounded pool for sync
 /// tools. Its threads are named [`THREAD_NAME`].
@@ -102,9 +106,9 @@ pub fn runtime() -> Handle {
         .clone()
 }
 
-/// The runtime's handle if it runs; `None` once retired.
+/// The runtime's handle (built on first use); `None` once the plugin retired it.
 fn running() -> Option<Handle> {
-    read(&RUNNING).as_ref().map(|r| r.handle().clone())
+    (!RETIRED.load(Ordering::Acquire)).then(runtime)
 }
 
 fn read<T>(lock: &RwLock<T>) -> std::sync::RwLockReadGuard<'_, T> {
@@ -124,6 +128,7 @@ fn build() -> Runtime {
 /// Counts one more live instance of the plugin.
 pub(crate) fn join() {
     *LIVE.lock().unwrap_or_else(PoisonError::into_inner) += 1;
+    RETIRED.store(false, Ordering::Release);
 }
 
 /// Counts one live instance fewer; the last one shuts the runtime down, without waiting for what
@@ -140,6 +145,7 @@ pub(crate) fn leave() {
         .write()
         .unwrap_or_else(PoisonError::into_inner)
         .take();
+    RETIRED.store(true, Ordering::Release);
     drop(live);
     if let Some(runtime) = runtime {
         runtime.shutdown_background();
