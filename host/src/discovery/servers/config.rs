@@ -3,8 +3,8 @@
 //! A file's root holds exactly one of `mcpServers` / `servers`, an object of entries by server
 //! name. An entry is a stdio command (`command`, `args`, `env`, `cwd`) or a streamable HTTP
 //! endpoint (`url`, `headers`), chosen by `type` (or `transport`), else by which of `command` /
-//! `url` it has. `${VAR}` and `${VAR:-default}` expand from the host's environment in `args`,
-//! `env`, `url` and `headers` ([`super::expand`]). Our own keys (`toolset`, `connect_timeout`,
+//! `url` it has. `${VAR}` and `${VAR:-default}` expand from the host's environment in
+//! `command`, `args`, `env`, `cwd`, `url` and `headers` ([`super::expand`]). Our own keys (`toolset`, `connect_timeout`,
 //! `call_timeout`, `cache_ttl`, `namespace`) are ignored by other clients; other clients' keys
 //! are ignored here.
 //!
@@ -220,7 +220,8 @@ fn parse_entry(
     let fields = Fields::new(entry, "");
     let transport = match transport_kind(&fields)? {
         Kind::Stdio => Transport::Stdio {
-            command: fields.required_str("command")?,
+            command: expand(&fields.required_str("command")?, env)
+                .map_err(|e| format!("`command`: {e}"))?,
             args: fields
                 .strings("args")?
                 .into_iter()
@@ -230,6 +231,8 @@ fn parse_entry(
             env: expand_map(fields.string_map("env")?, "env", env)?,
             cwd: fields
                 .str("cwd")?
+                .map(|cwd| expand(&cwd, env).map_err(|e| format!("`cwd`: {e}")))
+                .transpose()?
                 .map(|cwd| file.parent().unwrap_or(Path::new("")).join(cwd)),
         },
         Kind::Http => {

@@ -3,7 +3,11 @@
 use super::*;
 
 fn env(name: &str) -> Option<String> {
-    (name == "TOKEN").then(|| "s3cret".to_owned())
+    match name {
+        "TOKEN" => Some("s3cret".to_owned()),
+        "HOME" => Some("/home/u".to_owned()),
+        _ => None,
+    }
 }
 
 /// `json` read as the file `dir/mcp.json`.
@@ -243,6 +247,29 @@ fn variables_expand_in_args_env_url_and_headers() {
             url: "http://h/mcp".into(),
             headers: BTreeMap::from([("Authorization".into(), "Bearer s3cret".into())]),
         }
+    );
+}
+
+#[test]
+fn variables_expand_in_the_command_and_its_folder_too() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("mcp.json");
+    std::fs::write(
+        &file,
+        r#"{"servers": {"s": {"command": "${HOME}/bin/x", "cwd": "${HOME}/work"}}}"#,
+    )
+    .unwrap();
+    let config = load(&[file], &env);
+    let Transport::Stdio { command, cwd, .. } = &config.servers[0].transport else {
+        panic!("{config:?}")
+    };
+    assert_eq!(command, "/home/u/bin/x");
+    assert_eq!(cwd.as_deref(), Some(Path::new("/home/u/work")));
+    assert!(
+        entry(r#"{"command": "${NOPE}/x"}"#)
+            .unwrap_err()
+            .contains("`command`"),
+        "an unset variable in the command names the field"
     );
 }
 
