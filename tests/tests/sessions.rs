@@ -287,3 +287,27 @@ async fn a_sampling_request_the_client_never_answers_fails_after_the_timeout() {
     println!("an unanswered sampling request failed after {took:?}");
     client.cancel().await.ok();
 }
+
+/// Ends the session `id` at `url` with a `DELETE`; the HTTP status.
+async fn end_session(url: &str, id: &str) -> u16 {
+    reqwest::Client::new()
+        .delete(url)
+        .header("mcp-session-id", id)
+        .header("mcp-protocol-version", "2025-06-18")
+        .send()
+        .await
+        .unwrap()
+        .status()
+        .as_u16()
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn ending_a_session_answers_204_and_ending_one_not_open_answers_404() {
+    let (_dir, _host, url) = serve(&["benchmarks"], &[], "?only=benchmarks");
+    let session = RawSession::open(&url).await;
+    assert_eq!(end_session(&url, &session.id).await, 204);
+    assert_eq!(end_session(&url, &session.id).await, 404, "ended already");
+    assert_eq!(end_session(&url, "no-such-session").await, 404);
+    let (status, _) = session.request(2, "tools/list", json!({})).await;
+    assert_eq!(status, 404, "an ended session is not found");
+}

@@ -30,7 +30,7 @@ use crate::serve::{
     edge::body::{self, BodyLimits},
     edge::drain::{self, Drain},
     edge::guard::{self, AccessPolicy},
-    edge::sessions::{self, Sessions},
+    edge::sessions::{self, SESSION_ID, Sessions},
 };
 
 /// What the front door holds; cloned per request (a few reference counts).
@@ -91,6 +91,19 @@ impl Front {
             request
                 .extensions_mut()
                 .insert(RequestIdentity(caller.clone()));
+        }
+        if request.method() == Method::DELETE
+            && request.uri().path() == &*self.mcp_path
+            && let Some(sessions) = &self.sessions
+        {
+            let router = self.router;
+            return Ok(sessions::end(sessions, request, |request| async move {
+                router
+                    .oneshot(request)
+                    .await
+                    .unwrap_or_else(|never| match never {})
+            })
+            .await);
         }
         if request.method() != Method::POST {
             return self.router.oneshot(request).await;
@@ -179,9 +192,6 @@ async fn step_up(
     }
     Ok(Request::from_parts(parts, Body::from(bytes)))
 }
-
-/// The header naming a request's session.
-const SESSION_ID: &str = "mcp-session-id";
 
 /// Whether a request to `path` needs credentials: all but the probe and the OAuth metadata.
 fn needs_credentials(path: &str) -> bool {

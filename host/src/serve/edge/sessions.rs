@@ -426,6 +426,34 @@ tokio::task_local! {
 /// The JSON-RPC error code of a full server (implementation-defined server error).
 const SERVER_FULL: i64 = -32000;
 
+/// The header naming a request's session.
+pub(crate) const SESSION_ID: &str = "mcp-session-id";
+
+/// A `DELETE` of a session (the client ending it): 404 for a session id that is not open, as
+/// for any other request naming it; otherwise the session is closed by `next` and the answer is
+/// `204 No Content` (rmcp's `202` makes clients warn that ending the session failed).
+pub(crate) async fn end<F, Fut>(sessions: &Sessions, request: Request, next: F) -> Response
+where
+    F: FnOnce(Request) -> Fut,
+    Fut: Future<Output = Response>,
+{
+    if let Some(id) = request
+        .headers()
+        .get(SESSION_ID)
+        .and_then(|v| v.to_str().ok())
+    {
+        let id: SessionId = id.to_owned().into();
+        if !sessions.usages.touch(&id) {
+            return (StatusCode::NOT_FOUND, "Not Found: Session not found").into_response();
+        }
+    }
+    let mut response = next(request).await;
+    if response.status() == StatusCode::ACCEPTED {
+        *response.status_mut() = StatusCode::NO_CONTENT;
+    }
+    response
+}
+
 /// In front of the MCP endpoint (sessions on): an `initialize` while [`Sessions`] is full gets
 /// HTTP 503 with a JSON-RPC error saying so and naming the limit; anything else goes to `next`.
 /// Only a request without a session id can be an `initialize`, and only then, when the server
