@@ -18,7 +18,7 @@ use std::{
 use anyhow::{Context, Result, ensure};
 use serde_json::Value;
 
-use crate::{build_plugins, cargo, display, npm, project_root, run_command, target_dir};
+use crate::{build_plugins, display, npm, project_root, run_command};
 
 /// The pinned version of `@modelcontextprotocol/inspector`.
 const INSPECTOR_VERSION: &str = "2.12.0";
@@ -49,17 +49,7 @@ pub(crate) fn run(_args: &Args) -> Result<()> {
         release: false,
         plugins: vec!["benchmarks".to_owned()],
     })?;
-    run_command(cargo().args([
-        "build",
-        "-p",
-        "reactor-mcp-server",
-        "--bin",
-        "reactor-mcp-server",
-    ]))?;
-    let server = target_dir().join("debug").join(format!(
-        "reactor-mcp-server{}",
-        std::env::consts::EXE_SUFFIX
-    ));
+    let server = crate::build_debug_server()?;
     let plugins = root.join("plugins");
 
     eprintln!("\n==> the Python SDK's stdio client");

@@ -39,7 +39,7 @@
 
 use std::{
     collections::BTreeMap,
-    env, fs,
+    fs,
     io::{self, Read},
     path::{Path, PathBuf},
     process::{Child, Command, Stdio},
@@ -52,9 +52,9 @@ use harness::Launch;
 use serde_json::Value;
 
 use crate::{
-    build_plugins, cargo, display,
+    build_plugins, display,
     npm::{self, NODE_VERSION},
-    project_root, run_command, target_dir,
+    project_root, target_dir,
 };
 
 /// One named run of the suite: a pinned version, the protocol version it tests, the baseline
@@ -167,13 +167,7 @@ pub(crate) fn run(args: &Args) -> Result<()> {
         release: false,
         plugins: vec![TOOLSET.to_owned()],
     })?;
-    run_command(cargo().args([
-        "build",
-        "-p",
-        "reactor-mcp-server",
-        "--bin",
-        "reactor-mcp-server",
-    ]))?;
+    crate::build_debug_server()?;
 
     let how = if args.isolate { " isolated" } else { "" };
     eprintln!("\n==> serving the conformance plugin{how}");
@@ -400,9 +394,7 @@ fn serve_host(
     log: &Path,
     isolate: bool,
 ) -> Result<(harness::Process, harness::Ready)> {
-    let binary = target_dir()
-        .join("debug")
-        .join(format!("reactor-mcp-server{}", env::consts::EXE_SUFFIX));
+    let binary = crate::debug_server();
     let mut host = Launch::new(&binary);
     host.args(["serve", "--host", "127.0.0.1", "--port", "0"])
         .arg("--plugin-dir")

@@ -167,6 +167,25 @@ pub(crate) fn display(cmd: &Command) -> String {
     line
 }
 
+/// Builds the `reactor-mcp-server` binary in the debug profile; where it is.
+pub(crate) fn build_debug_server() -> Result<PathBuf> {
+    run_command(cargo().args([
+        "build",
+        "-p",
+        "reactor-mcp-server",
+        "--bin",
+        "reactor-mcp-server",
+    ]))?;
+    Ok(debug_server())
+}
+
+/// Where the debug build of the `reactor-mcp-server` binary is.
+pub(crate) fn debug_server() -> PathBuf {
+    target_dir()
+        .join("debug")
+        .join(format!("reactor-mcp-server{}", env::consts::EXE_SUFFIX))
+}
+
 /// The folder cargo builds into: `$CARGO_TARGET_DIR` (relative to the workspace root, where
 /// xtask runs cargo), else `target/`.
 pub(crate) fn target_dir() -> PathBuf {
