@@ -114,8 +114,7 @@ impl ServerBuilder {
         I: IntoIterator<Item = S>,
         S: AsRef<str>,
     {
-        let names: Vec<String> = names.into_iter().map(|n| n.as_ref().to_owned()).collect();
-        self.sources.only = Some(split_names(names.iter().map(String::as_str)));
+        self.sources.only = Some(names_of(names));
         self
     }
 
@@ -127,8 +126,7 @@ impl ServerBuilder {
         I: IntoIterator<Item = S>,
         S: AsRef<str>,
     {
-        let names: Vec<String> = plugins.into_iter().map(|n| n.as_ref().to_owned()).collect();
-        self.sources.isolation.plugins = split_names(names.iter().map(String::as_str));
+        self.sources.isolation.plugins = names_of(plugins);
         self
     }
 
@@ -142,12 +140,8 @@ impl ServerBuilder {
     /// The most tools any request may be shown: `--tools` patterns (`*` for any characters),
     /// `--exclude-tools` patterns, and `--read-only`. A URL narrows inside them, never beyond.
     pub fn tool_bounds(mut self, tools: &[&str], exclude: &[&str], read_only: bool) -> Self {
-        let tools = split_names(tools.iter().copied());
-        self.options.tool_bounds = ToolFilter::new(
-            Some(tools.as_slice()).filter(|t| !t.is_empty()),
-            &split_names(exclude.iter().copied()),
-            read_only,
-        );
+        self.options.tool_bounds =
+            ToolFilter::bounds(tools.iter().copied(), exclude.iter().copied(), read_only);
         self
     }
 
@@ -282,8 +276,10 @@ impl ServerBuilder {
     }
 
     /// The registry of the discovered plugins (logging what it holds), and where they come
-    /// from when watched.
+    /// from when watched. Private copies left by host processes that no longer run are removed first: here, in the
+    /// server, not in each isolated plugin's child.
     fn discover(&self) -> Result<(Arc<Registry>, Option<Source>), Error> {
+        crate::build::private_copy::sweep_stale();
         let discovery = self
             .sources
             .discover()
@@ -303,6 +299,16 @@ impl ServerBuilder {
         registry.warn_of_new_conflicts(None);
         Ok((registry, Some(self.sources.source(discovery, self.watch))))
     }
+}
+
+/// Names as a flag takes them: each entry may hold several, split on `,` and spaces.
+fn names_of<I, S>(entries: I) -> Vec<String>
+where
+    I: IntoIterator<Item = S>,
+    S: AsRef<str>,
+{
+    let entries: Vec<S> = entries.into_iter().collect();
+    split_names(entries.iter().map(AsRef::as_ref))
 }
 
 /// A running MCP server, ready to be mounted ([`Server::service`]) or served on a listener

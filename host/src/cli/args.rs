@@ -437,12 +437,9 @@ impl ServedArgs {
     /// The tool bounds `--tools`, `--exclude-tools` and `--read-only` give; no `--tools` bounds
     /// nothing.
     pub(crate) fn tool_bounds(&self) -> crate::selection::ToolFilter {
-        let split =
-            |values: &[String]| crate::selection::split_names(values.iter().map(String::as_str));
-        let tools = split(&self.tools);
-        crate::selection::ToolFilter::new(
-            Some(tools.as_slice()).filter(|t| !t.is_empty()),
-            &split(&self.exclude_tools),
+        crate::selection::ToolFilter::bounds(
+            self.tools.iter().map(String::as_str),
+            self.exclude_tools.iter().map(String::as_str),
             self.read_only,
         )
     }

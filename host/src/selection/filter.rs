@@ -26,6 +26,21 @@ pub(crate) struct ToolFilter {
 }
 
 impl ToolFilter {
+    /// The operator's bounds from pattern lists as flags give them (each entry may hold several
+    /// names split on `,` and spaces): `tools` bounds nothing when it names none.
+    pub(crate) fn bounds<'a>(
+        tools: impl IntoIterator<Item = &'a str>,
+        exclude: impl IntoIterator<Item = &'a str>,
+        readonly: bool,
+    ) -> Self {
+        let tools = super::split_names(tools);
+        Self::new(
+            Some(tools.as_slice()).filter(|t| !t.is_empty()),
+            &super::split_names(exclude),
+            readonly,
+        )
+    }
+
     /// The filter one source gives: `tools` (an allow-list, when given), `exclude` and
     /// `readonly`.
     pub(crate) fn new(tools: Option<&[String]>, exclude: &[String], readonly: bool) -> Self {

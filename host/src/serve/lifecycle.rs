@@ -203,12 +203,9 @@ pub(crate) async fn start(
     };
     let builder = Arc::new(Builder::with_opener(registry, Arc::new(opener)));
     let opening = Arc::clone(&builder);
-    tokio::task::spawn_blocking(move || {
-        crate::build::private_copy::sweep_stale();
-        opening.open_startup_plugins();
-    })
-    .await
-    .map_err(ServeError::Startup)?;
+    tokio::task::spawn_blocking(move || opening.open_startup_plugins())
+        .await
+        .map_err(ServeError::Startup)?;
     let sealer = rounds::Sealer::from_env()?;
     let (state, updates, availability) = ServeState::new(builder, args, sealer);
     let state = Arc::new(state);
