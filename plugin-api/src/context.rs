@@ -22,7 +22,7 @@ pub use plugin_abi::LogLevel;
 use plugin_abi::{HostContextBox, detached_host};
 
 use crate::{
-    error::ToolError,
+    error::{NotOffered, ToolError},
     inputs::{Answers, Inputs},
 };
 
@@ -34,6 +34,30 @@ pub struct Caller {
     pub name: String,
     /// The OAuth token's scopes; none for an API key.
     pub scopes: Vec<String>,
+}
+
+/// The W3C trace context of a request ([`Context::trace_context`]): the `traceparent` and
+/// `tracestate` values as the client sent them (the host checked `traceparent`'s form).
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct TraceContext {
+    /// `version-traceid-parentid-flags`, e.g.
+    /// `00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01`.
+    pub traceparent: String,
+    /// Vendor-specific trace state, when the request had some.
+    pub tracestate: Option<String>,
+}
+
+impl TraceContext {
+    /// The trace id: the 32 hex digits of `traceparent` after its version.
+    pub fn trace_id(&self) -> &str {
+        self.traceparent.split('-').nth(1).unwrap_or_default()
+    }
+
+    /// The caller's span id: the 16 hex digits after the trace id.
+    pub fn parent_id(&self) -> &str {
+        self.traceparent.split('-').nth(2).unwrap_or_default()
+    }
 }
 
 /// What a tool can do with the request it serves: log, report progress, notice cancellation,
@@ -443,6 +467,63 @@ impl Context {
     /// ```
     pub fn resource_updated(&self, uri: impl Into<String>) {
         self.host.resource_updated(RString::from(uri.into()));
+    }
+
+    /// The version of `plugin-abi` the host serving this call was built with; `0.2.0` for a
+    /// host too old to say (the first of its line). A newer host may offer more than this
+    /// plugin knows of; an older one lacks the services added after its version, which
+    /// answer [`NotOffered`].
+    pub fn host_abi(&self) -> String {
+        self.host.abi_version().into_string()
+    }
+
+    /// Whether the host offers a service that came with plugin-abi `since`, named `service`
+    /// in the error when it does not.
+    fn offers(&self, service: &'static str, since: &'static str) -> Result<(), NotOffered> {
+        let host = self.host_abi();
+        let known = |v: &str| plugin_abi::load::parse_version(v).unwrap_or_default();
+        if known(&host) >= known(since) {
+            Ok(())
+        } else {
+            Err(NotOffered {
+                service,
+                since,
+                host,
+            })
+        }
+    }
+
+    /// The W3C trace context the request came with (its `params._meta`, else its HTTP
+    /// headers), so the plugin can trace its own work under the caller's trace: `Ok(None)`
+    /// when the request carried none, [`NotOffered`] from a host older than plugin-abi 0.2.1.
+    ///
+    /// ```
+    /// use plugin_api::{Context, ToolError, plugin};
+    ///
+    /// #[derive(Debug, Default)]
+    /// pub struct Traced;
+    ///
+    /// #[plugin(name = "traced")]
+    /// impl Traced {
+    ///     /// The trace this call belongs to.
+    ///     #[tool]
+    ///     fn trace_id(&self, ctx: &Context) -> Result<Option<String>, ToolError> {
+    ///         Ok(ctx.trace_context()?.map(|t| t.trace_id().to_owned()))
+    ///     }
+    /// }
+    /// ```
+    pub fn trace_context(&self) -> Result<Option<TraceContext>, NotOffered> {
+        self.offers("trace_context", "0.2.1")?;
+        let Some(json) = self.host.trace_context().into_option() else {
+            return Ok(None);
+        };
+        let fields: serde_json::Map<String, Value> =
+            serde_json::from_str(&json).unwrap_or_default();
+        let text = |key: &str| fields.get(key).and_then(Value::as_str).map(str::to_owned);
+        Ok(text("traceparent").map(|traceparent| TraceContext {
+            traceparent,
+            tracestate: text("tracestate"),
+        }))
     }
 
     /// The host's side, to hand on to another tool (what [`crate::Original`] does).

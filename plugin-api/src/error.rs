@@ -80,3 +80,36 @@ impl From<ToolError> for FfiError {
         FfiError::new(error.kind, error.message)
     }
 }
+
+/// A host service the host serving the call does not offer: it was built with an older
+/// `plugin-abi` than the one that added the service. `?` turns it into a [`ToolError`] that
+/// says so.
+///
+/// ```
+/// use plugin_api::{Context, ToolError};
+///
+/// fn traced(ctx: &Context) -> Result<String, ToolError> {
+///     Ok(ctx.trace_context()?.map(|t| t.traceparent).unwrap_or_default())
+/// }
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NotOffered {
+    /// The service, as `Context` names it.
+    pub service: &'static str,
+    /// The `plugin-abi` version that added it.
+    pub since: &'static str,
+    /// The host's `plugin-abi` version.
+    pub host: String,
+}
+
+impl std::fmt::Display for NotOffered {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "this host (plugin-abi {}) does not offer `{}`, which came with plugin-abi {}",
+            self.host, self.service, self.since
+        )
+    }
+}
+
+impl std::error::Error for NotOffered {}

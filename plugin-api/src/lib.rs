@@ -16,9 +16,9 @@ mod tool;
 
 // Each re-export below is part of the semver promise of this crate.
 #[doc(inline)]
-pub use context::{Caller, Context, LogLevel};
+pub use context::{Caller, Context, LogLevel, TraceContext};
 #[doc(inline)]
-pub use error::ToolError;
+pub use error::{NotOffered, ToolError};
 #[doc(inline)]
 pub use extension::{Original, Wrapped};
 /// Inputs asked of the client at once, and its answers.

@@ -365,6 +365,53 @@ impl PluginTest {
         self
     }
 
+    /// Makes every call carry this W3C `traceparent` (and `tracestate`), as a request's
+    /// `params._meta` would (`ctx.trace_context()`); by default calls carry none.
+    pub fn with_trace_context(
+        mut self,
+        traceparent: impl Into<String>,
+        tracestate: Option<&str>,
+    ) -> Self {
+        let mut context = serde_json::Map::new();
+        context.insert("traceparent".into(), Value::from(traceparent.into()));
+        if let Some(state) = tracestate {
+            context.insert("tracestate".into(), Value::from(state));
+        }
+        self.client.trace_context = Some(Value::Object(context));
+        self
+    }
+
+    /// Makes the test's host say it was built with plugin-abi `version`
+    /// (`ctx.host_abi()`), to see what the plugin does on an older host: the services that came
+    /// after `version` answer [`crate::NotOffered`]. By default the host is of this crate's ABI.
+    ///
+    /// ```
+    /// use plugin_api::{Context, ToolError, json, plugin, testing::PluginTest};
+    ///
+    /// #[derive(Debug, Default)]
+    /// pub struct Traced;
+    ///
+    /// #[plugin(name = "traced")]
+    /// impl Traced {
+    ///     /// The caller's trace id.
+    ///     #[tool]
+    ///     fn trace_id(ctx: &Context) -> Result<Option<String>, ToolError> {
+    ///         Ok(ctx.trace_context()?.map(|t| t.trace_id().to_owned()))
+    ///     }
+    /// }
+    ///
+    /// let parent = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
+    /// let test = PluginTest::new::<Traced>().with_trace_context(parent, None);
+    /// assert_eq!(test.call("trace_id", json!({})).text(), "4bf92f3577b34da6a3ce929d0e0e4736");
+    /// let old = test.with_host_abi("0.2.0");
+    /// let refused = old.call("trace_id", json!({}));
+    /// assert!(refused.error().message().contains("does not offer `trace_context`"));
+    /// ```
+    pub fn with_host_abi(mut self, version: impl Into<String>) -> Self {
+        self.client.host_abi = Some(version.into());
+        self
+    }
+
     /// The tools served, as a client lists them (name, description, input schema, ...): the
     /// plugin's in order, dynamic ones included, then those added with
     /// [`PluginTest::with_tool`].
@@ -736,6 +783,10 @@ struct Client {
     session: Option<String>,
     /// The caller's name and scopes.
     caller: Option<(String, Vec<String>)>,
+    /// The request's trace context, a JSON object.
+    trace_context: Option<Value>,
+    /// The plugin-abi version the host says it has; this crate's when `None`.
+    host_abi: Option<String>,
 }
 
 impl Client {
@@ -892,6 +943,20 @@ impl HostContext for Recorder {
             .iter()
             .flat_map(|(_, scopes)| scopes.iter().map(|s| RString::from(s.as_str())))
             .collect()
+    }
+
+    fn abi_version(&self) -> RString {
+        RString::from(
+            self.client
+                .host_abi
+                .as_deref()
+                .unwrap_or(plugin_abi::VERSION),
+        )
+    }
+
+    fn trace_context(&self) -> ROption<RString> {
+        let context = self.client.trace_context.as_ref();
+        context.map(|c| RString::from(c.to_string())).into()
     }
 }
 

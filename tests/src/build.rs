@@ -41,6 +41,7 @@ pub const FIXTURES: &[&str] = &[
     "fixture-printer",
     "fixture-crashy",
     "fixture-reload",
+    "fixture-compat",
 ];
 
 /// The workspace's root folder.

@@ -54,7 +54,12 @@ impl Output {
 /// `reactor-mcp-server ARGS` with these environment variables set, and the host's others
 /// cleared (see [`harness`]).
 fn host_launch(args: &[&str], env: &[(&str, &str)]) -> Launch {
-    let mut launch = Launch::new(host_bin());
+    launch_of(host_bin(), args, env)
+}
+
+/// [`host_launch`] of another build of the host, `bin`.
+fn launch_of(bin: PathBuf, args: &[&str], env: &[(&str, &str)]) -> Launch {
+    let mut launch = Launch::new(bin);
     launch.args(args);
     for (name, value) in env {
         launch.env(name, value);
@@ -130,7 +135,18 @@ impl HostProcess {
 
     /// [`HostProcess::serve`] with these environment variables set (the host's others cleared).
     pub fn serve_with_env(dir: &PluginDir, extra_args: &[&str], env: &[(&str, &str)]) -> Self {
-        let (process, ready) = host_launch(&["serve", "--port", "0"], env)
+        Self::serve_build(host_bin(), dir, extra_args, env)
+    }
+
+    /// [`HostProcess::serve_with_env`] with another build of the host, `bin` (an earlier
+    /// release's, say).
+    pub fn serve_build(
+        bin: PathBuf,
+        dir: &PluginDir,
+        extra_args: &[&str],
+        env: &[(&str, &str)],
+    ) -> Self {
+        let (process, ready) = launch_of(bin, &["serve", "--port", "0"], env)
             .arg("--plugin-dir")
             .arg(dir.path())
             .args(extra_args)

@@ -8,6 +8,8 @@
 //! - `test`: the one test command (formatting, lints, plugins, every test).
 //! - `bench`: build what the benchmarks measure and run them (the `bench` crate).
 //! - `bridge_server`: install the third-party MCP server the bridge's end-to-end tests run.
+//! - `compat`: build the host and a plugin of ABI 0.2.0's commit, for the compatibility tests;
+//!   and check the plugin crates' public API against their last release (`semver`).
 //! - `conformance`: run the official MCP conformance suite against the `conformance` plugin, in
 //!   named runs (suite version and protocol version), each judged against its own baseline
 //!   (`conformance-baseline*.txt`).
@@ -23,6 +25,7 @@ mod bench;
 mod bridge_server;
 mod build_plugins;
 mod clients;
+mod compat;
 mod conformance;
 mod layers;
 mod new_plugin;
@@ -73,6 +76,11 @@ enum Task {
     /// Drive `reactor-mcp-server stdio` with the official Python SDK and the MCP Inspector's
     /// CLI (needs npm and python3 once).
     Clients(clients::Args),
+    /// Build the host and a plugin from the commit of ABI 0.2.0, for the compatibility tests.
+    Compat(compat::Args),
+    /// Check the public API of plugin-abi, plugin-manifest and plugin-api against their last
+    /// release with cargo-semver-checks (installed once with cargo install).
+    Semver(compat::SemverArgs),
     /// Check that every module of host/src imports only from the layers below it.
     Tidy,
 }
@@ -88,6 +96,8 @@ fn main() -> ExitCode {
         Task::Conformance(args) => conformance::run(args),
         Task::Clients(args) => clients::run(args),
         Task::BridgeServer(args) => bridge_server::run(args),
+        Task::Compat(args) => compat::run(args),
+        Task::Semver(args) => compat::semver(args),
         Task::Tidy => tidy_layers(),
     };
     match result {

@@ -3,7 +3,9 @@
 //! In order, stopping at the first failure: `cargo fmt --check`, `cargo clippy` over every
 //! target with warnings denied, `build-plugins` (debug, so the end-to-end tests find real
 //! plugins in `plugins/`), the MCP server the bridge's tests run (`bridge-server`, whose paths
-//! the tests get in their environment), then every test of the workspace. The tests run under
+//! the tests get in their environment), the public API of the plugin crates against their last
+//! release (`cargo semver-checks`), the host and a plugin of ABI 0.2.0's commit (for the
+//! compatibility tests, in their environment too), then every test of the workspace. The tests run under
 //! `cargo nextest` when it is installed (faster, one process per test), plus
 //! `cargo test --doc` since nextest skips doctests; with plain `cargo test` otherwise. Last,
 //! the MCP conformance suite (`cargo xtask conformance`, every run, with the plugin in process
@@ -14,7 +16,7 @@ use std::process::{Command, Stdio};
 
 use anyhow::{Context, Result};
 
-use crate::{bridge_server, build_plugins, cargo, clients, conformance, run_command};
+use crate::{bridge_server, build_plugins, cargo, clients, compat, conformance, run_command};
 
 /// What `cargo xtask test` runs.
 #[derive(Debug, Default, clap::Args)]
@@ -53,11 +55,28 @@ pub(crate) fn run(args: &Args) -> Result<()> {
             Ok(())
         },
     )?;
+    step(
+        "public API of the plugin crates",
+        "a change above breaks semver against the last release: bump the version it needs",
+        || compat::semver(&compat::SemverArgs::default()),
+    )?;
+    let mut old = None;
+    step(
+        "builds of ABI 0.2.0",
+        "its commit must be in this clone's history",
+        || {
+            old = Some(compat::build()?);
+            Ok(())
+        },
+    )?;
     let tests = |args: &[&str]| {
         let mut command = cargo();
         command.args(args);
         if let Some(bridged) = &bridged {
             bridged.pass_to(&mut command);
+        }
+        if let Some(old) = &old {
+            old.pass_to(&mut command);
         }
         command
     };

@@ -1,8 +1,9 @@
 //! Opening a plugin library: the one place the host `dlopen`s.
 //!
 //! The library is opened from a private copy ([`super::private_copy`]), never from the file in
-//! the plugin folder. abi_stable opens the copy, checks the root module's layout against ours,
-//! and runs the plugin's constructor. `lib_header_from_path` is used rather than
+//! the plugin folder. abi_stable opens the copy; `plugin_abi::root_module` checks the root
+//! module's layout against ours (older or newer, within one ABI line) and initialises it; then
+//! the plugin's constructor runs. `lib_header_from_path` is used rather than
 //! `RootModule::load_from_file`, which caches one library per root-module type and would hand
 //! every plugin the first one. Libraries are never unloaded: each in-process replace of a
 //! plugin keeps the old library mapped, so opening one plugin many times is warned about.
@@ -14,7 +15,7 @@ use std::{
 };
 
 use abi_stable::library::lib_header_from_path;
-use plugin_abi::PluginModRef;
+use plugin_abi::OpenError;
 use plugin_manifest::Manifest;
 
 use super::{ActivationError, Opened, private_copy::PrivateCopy};
@@ -39,12 +40,15 @@ pub(crate) fn open(path: &Path, manifest: &Manifest) -> Result<Opened, Activatio
         source: Arc::new(e),
     })?;
     count_open(name, copy.size());
-    let module = header
-        .init_root_module::<PluginModRef>()
-        .map_err(|e| ActivationError::Abi {
+    let module = plugin_abi::root_module(header).map_err(|e| {
+        if let OpenError::Layout { details, .. } = &e {
+            tracing::debug!(plugin = %name, "the layout check's account: {details}");
+        }
+        ActivationError::Abi {
             plugin: name.clone(),
             source: Arc::new(e),
-        })?;
+        }
+    })?;
     let manifest_json = module.manifest()().to_string();
     let instance = module.instantiate()()
         .into_result()

@@ -18,7 +18,7 @@ use std::{
     time::SystemTime,
 };
 
-use plugin_manifest::{Manifest, abi_compatible};
+use plugin_manifest::Manifest;
 use serde::{Serialize, Serializer};
 
 use crate::util::names::{Shown, check_name};
@@ -181,8 +181,12 @@ pub enum SkipReason {
     /// The manifest is there but unusable.
     #[error("bad manifest: {0}")]
     BadManifest(String),
-    /// Built against a version of the ABI crate (`plugin-abi`) this host cannot load.
-    #[error("built against plugin-abi {plugin}, which this host (plugin-abi {host}) cannot load")]
+    /// Built against a version of the ABI crate (`plugin-abi`) of another line than the host's.
+    #[error(
+        "built against plugin-abi {plugin}, which this host (plugin-abi {host}) cannot load: it \
+         loads plugins of its own ABI line only, older or newer ({})",
+        plugin_abi::line_name(host)
+    )]
     IncompatibleAbi {
         /// The plugin's plugin-abi version.
         plugin: String,
@@ -358,7 +362,7 @@ pub(crate) fn manifest_of(bytes: &[u8]) -> Result<Manifest, SkipReason> {
 /// The manifest `json` says, if this host can load it.
 fn checked(json: &str) -> Result<Manifest, SkipReason> {
     let manifest = Manifest::from_json(json).map_err(|e| SkipReason::BadManifest(e.to_string()))?;
-    if !abi_compatible(plugin_abi::VERSION, &manifest.abi) {
+    if !plugin_abi::same_line(plugin_abi::VERSION, &manifest.abi) {
         return Err(SkipReason::IncompatibleAbi {
             plugin: manifest.abi,
             host: plugin_abi::VERSION.to_owned(),

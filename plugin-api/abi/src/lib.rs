@@ -11,10 +11,36 @@
 //! its reactor (channels only). Errors cross as [`FfiError`], a kind and a message.
 //!
 //! This crate's version is the ABI's version ([`VERSION`]): a plugin's manifest records it, and
-//! the host refuses a library whose version is not compatible with its own
-//! (`plugin_manifest::abi_compatible`) before opening it. Authors never use this crate directly:
-//! `plugin-api`'s `#[plugin]` attribute produces these objects and `plugin_api::Context` wraps
-//! the host's.
+//! a host opens a library of the same ABI line ([`same_line`]: `0.2.x` for a host of `0.2.y`,
+//! older or newer), checking its layout in the direction its version calls for
+//! ([`root_module`]). Authors never use this crate directly: `plugin-api`'s `#[plugin]`
+//! attribute produces these objects and `plugin_api::Context` wraps the host's.
+//!
+//! # How the ABI grows
+//!
+//! Every object that crosses is a prefix type: the root module, and the vtables of
+//! [`PluginInstance`], [`ToolHandler`] and [`HostContext`]. A release of the line adds to
+//! them only at the end, each addition a method with a default body, and names the version
+//! that added it; nothing is removed, reordered or retyped. Then either side may be the newer:
+//!
+//! - a host newer than a plugin calls the plugin's new methods through abi_stable's accessors,
+//!   which find them absent in an older vtable and run the default body; the plugin never
+//!   looks at the host's methods it does not know;
+//! - a plugin newer than its host finds the host's table shorter, and each service the host
+//!   lacks answers its documented default. [`HostContext::abi_version`] says which services
+//!   are there, and `plugin_api::Context` answers "this host does not offer X" for those that
+//!   are not.
+//!
+//! abi_stable's own check at load takes the host for the older side, so [`root_module`]
+//! checks the older side against the newer instead (see [`load`]).
+//!
+//! Host services are typed methods appended to [`HostContext`], rather than one generic call
+//! keyed by name with JSON in and out: a typed method is checked by abi_stable at load (its
+//! argument types are part of the layout), costs one indirect call and a length check (no
+//! encoding), and its absence is known from the host's version rather than from a failed call.
+//! A name-keyed call would let a host add services without a new release of this crate, but
+//! every call would pay for a JSON round trip and a string lookup, and a typo in a name would
+//! surface only when called.
 
 // `#[sabi_trait]` expands to impls inside generated modules, and to undocumented items.
 #![allow(non_local_definitions, missing_docs)]
@@ -28,6 +54,10 @@ use abi_stable::{
     std_types::{RArc, ROption, RResult, RStr, RString, RVec},
 };
 use async_ffi::{FfiFuture, FutureExt};
+
+pub mod load;
+
+pub use load::{OpenError, line_name, root_module, same_line};
 
 /// The version of this crate, the ABI's: written into every manifest, compared by the host
 /// before it opens a library.
@@ -222,14 +252,10 @@ pub trait HostContext: Clone + Send + Sync {
     /// to every session subscribed to it (`resources/subscribe`), whichever request this
     /// context came with. Returns at once; the sending happens on the host's side. Added
     /// after the first release: on a host without it, the default does nothing.
-    // `last_prefix_field` stays here: methods appended below are optional in the vtable
-    // (abi_stable calls their default body when a host built before them hands a vtable without
-    // them), while moving the attribute changes the prefix's length, which abi_stable's layout
-    // check refuses (`MismatchedPrefixSize`) for every library built before the move. The other
-    // way does not hold: a host whose `HostContext` has more methods than a plugin's is refused
-    // by that check ("too many fields"), so appending one is a new minor version of this crate
-    // (0.1 had up to `session`; 0.2 adds `caller_name` to `set_available`), and discovery
-    // refuses a plugin of another minor version by its manifest, naming both versions.
+    // `last_prefix_field` stays here for good: methods appended below are optional in the
+    // vtable (abi_stable calls their default body when the other side's vtable lacks them),
+    // while moving the attribute changes the prefix's length, which abi_stable's layout check
+    // refuses (`MismatchedPrefixSize`) for every library built before the move.
     #[sabi(last_prefix_field)]
     fn resource_updated(&self, uri: RString) {
         drop(uri);
@@ -308,7 +334,25 @@ pub trait HostContext: Clone + Send + Sync {
     fn set_available(&self, kind: RStr<'_>, name: RStr<'_>, available: bool) {
         let _ = (kind, name, available);
     }
+
+    /// The version of `plugin-abi` the host was built with, which says what else this table
+    /// offers (each method below names the version that added it). Appended in 0.2.1: a host
+    /// without it is of 0.2.0, what the default answers.
+    fn abi_version(&self) -> RString {
+        RString::from(FIRST_VERSION)
+    }
+
+    /// The W3C trace context the request came with, as a JSON object of strings
+    /// (`traceparent`, and `tracestate` when there is one): from the request's
+    /// `params._meta`, else from its HTTP headers. None when it came without one. Appended in
+    /// 0.2.1: on a host without it, the default answers none.
+    fn trace_context(&self) -> ROption<RString> {
+        ROption::RNone
+    }
 }
+
+/// The first version of this ABI line: what a host that cannot say its version is.
+pub const FIRST_VERSION: &str = "0.2.0";
 
 /// The keyed requests of [`HostContext::ask`]'s JSON (`{key: {"method": ..., "params": ...}}`)
 /// as (key, method, params JSON), or why they do not read.

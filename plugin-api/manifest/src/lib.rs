@@ -482,6 +482,8 @@ impl std::fmt::Display for CompletionRef {
 /// built against version `host`: Cargo's rule for compatible versions, the same major version,
 /// and for `0.x` the same minor version. An unparsable version is never compatible.
 ///
+/// The host decides with `plugin_abi::same_line`, the rule the ABI crate owns, which answers
+/// the same for every released version.
 /// ```
 /// use plugin_manifest::abi_compatible;
 ///

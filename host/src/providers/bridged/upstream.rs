@@ -378,16 +378,25 @@ impl Upstream {
         .await
     }
 
-    /// For an isolated plugin's child, who calls ([`crate::call::wire::CALLER_META`]).
+    /// The `_meta` of a request made for `context`: the W3C trace context it came with
+    /// (SEP-414), and for an isolated plugin's child who calls
+    /// ([`crate::call::wire::CALLER_META`]); none when there is neither.
     fn caller_meta(&self, context: &HostContextBox) -> Option<RequestMetaObject> {
-        self.server.isolated.then(|| {
-            let mut meta = RequestMetaObject::new();
+        let mut meta = RequestMetaObject::new();
+        if let Some(trace) = context.trace_context().into_option() {
+            let trace: serde_json::Map<String, serde_json::Value> =
+                serde_json::from_str(&trace).unwrap_or_default();
+            for (key, value) in trace {
+                meta.insert(key, value);
+            }
+        }
+        if self.server.isolated {
             meta.insert(
                 crate::call::wire::CALLER_META.to_owned(),
                 crate::call::wire::caller_meta(context),
             );
-            meta
-        })
+        }
+        (!meta.is_empty()).then_some(meta)
     }
 
     /// Asks the server to complete an argument.

@@ -105,6 +105,8 @@ pub(crate) struct CallContext {
     pub(super) in_task: bool,
     /// Where the calling plugin turns its tools and prompts on and off, and its name.
     pub(super) availability: Option<(availability::Toggles, Arc<str>)>,
+    /// The request's W3C trace context, as the JSON object plugins get.
+    pub(super) trace: Option<Arc<str>>,
 }
 
 impl CallContext {
@@ -150,7 +152,10 @@ impl CallContext {
                 ..(*resolution).clone()
             });
         }
+        let trace = super::trace::of_request(request)
+            .map(|context| Arc::from(serde_json::Value::Object(context).to_string()));
         let context = Self {
+            trace,
             identity,
             events,
             level: level.for_request(request),
@@ -492,6 +497,14 @@ impl HostContext for CallContext {
             .iter()
             .flat_map(|c| c.scopes.iter().map(|s| RString::from(s.as_str())))
             .collect()
+    }
+
+    fn abi_version(&self) -> RString {
+        RString::from(plugin_abi::VERSION)
+    }
+
+    fn trace_context(&self) -> ROption<RString> {
+        self.trace.as_deref().map(RString::from).into()
     }
 }
 

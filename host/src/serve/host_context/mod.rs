@@ -38,6 +38,7 @@ pub(crate) mod rounds;
 pub(crate) mod run;
 #[cfg(test)]
 mod tests;
+pub(crate) mod trace;
 
 use std::sync::Arc;
 

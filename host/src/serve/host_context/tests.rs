@@ -69,6 +69,7 @@ fn call_context(
         becomes_task: false,
         in_task: false,
         availability: None,
+        trace: None,
     };
     (context, receiver)
 }
