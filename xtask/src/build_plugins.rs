@@ -244,10 +244,10 @@ fn objcopy() -> process::Command {
     process::Command::new(std::env::var_os("OBJCOPY").unwrap_or_else(|| "objcopy".into()))
 }
 
-/// macOS: the `.dSYM` bundle cargo writes beside a release library (`split-debuginfo`'s
-/// default there, "packed") is copied, or made with `dsymutil` when there is none; the copy is
-/// then stripped of local symbols with `strip -x` (its UUID, which ties it to its `.dSYM`,
-/// stays).
+/// macOS: the library's `.dSYM` bundle is made with `dsymutil` from the object files its debug
+/// map names (cargo's default there, `split-debuginfo = "unpacked"`, leaves the debug info in
+/// them), or copied when cargo made one (`"packed"`); the copy is then stripped of local
+/// symbols with `strip -x` (its UUID, which ties it to its `.dSYM`, stays).
 #[cfg(target_vendor = "apple")]
 fn split_debug_info(from: &Path, to: &Path, debug: &Path) -> Result<()> {
     let built = from.with_file_name(debug_file_name(&file_name_of(from)?));
