@@ -13,7 +13,8 @@
 //! library's `.gnu_debuglink` names (`objcopy`); on macOS `libx.dylib.dSYM` (`dsymutil`, then
 //! `strip -x`); on Windows the linker already keeps `x.pdb` apart, and it is copied beside. The
 //! host's discovery takes only files ending in the library suffix, so these are never scanned.
-//! The debug profile installs the library as built.
+//! The debug profile installs the library as built, and removes the split debug info a release
+//! build left beside it.
 //!
 //! Discovery and validation of the copied files are the host's job, not this module's.
 
@@ -74,7 +75,7 @@ pub(crate) fn run(args: &Args) -> Result<()> {
         let installed = if args.release {
             install_stripped(&from, &to)
         } else {
-            install(&from, &to)
+            install(&from, &to).and_then(|()| remove_split_debug_info(&to))
         };
         installed.with_context(|| format!("installing plugin `{}`", plugin.package))?;
         eprintln!("plugin {} ({profile}) -> {}", plugin.package, to.display());
@@ -202,6 +203,23 @@ fn install_stripped(from: &Path, to: &Path) -> Result<()> {
     split_debug_info(from, to, &debug)?;
     eprintln!("debug info -> {}", debug.display());
     Ok(())
+}
+
+/// Removes the debug info a release build split off beside `library`, if any: it does not
+/// belong to the library a debug build installs.
+fn remove_split_debug_info(library: &Path) -> Result<()> {
+    let debug = library.with_file_name(debug_file_name(&file_name_of(library)?));
+    let removed = if debug.is_dir() {
+        fs::remove_dir_all(&debug)
+    } else {
+        fs::remove_file(&debug)
+    };
+    match removed {
+        Err(error) if error.kind() != std::io::ErrorKind::NotFound => {
+            Err(error).with_context(|| format!("removing {}", debug.display()))
+        }
+        _ => Ok(()),
+    }
 }
 
 /// `path`'s file name as text.
@@ -512,8 +530,12 @@ name = "not this one"
             .unwrap()
             .map(|entry| entry.unwrap().file_name())
             .collect();
+        let removed = remove_split_debug_info(&to).and_then(|()| remove_split_debug_info(&to));
+        let debug_left = debug.exists();
         fs::remove_dir_all(&dir).unwrap();
         result.unwrap();
+        removed.unwrap();
+        assert!(!debug_left, "a debug build removes the split debug info");
         assert_eq!(left.len(), 2, "no temporary file is left: {left:?}");
         assert!(!stripped.contains(".debug_line"), "{stripped}");
         assert!(stripped.contains(".gnu_debuglink"), "{stripped}");
