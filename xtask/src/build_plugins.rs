@@ -308,7 +308,8 @@ fn copy_tree(from: &Path, to: &Path) -> Result<()> {
 }
 
 /// Windows: the DLL holds no debug info (the MSVC toolchain's linker writes it to `x.pdb`, and
-/// cargo puts that beside the DLL), so the DLL is installed as built and its `.pdb` copied beside it.
+/// cargo puts that beside the DLL), so the DLL is installed as built and its `.pdb` is copied
+/// beside it.
 #[cfg(windows)]
 fn split_debug_info(from: &Path, to: &Path, debug: &Path) -> Result<()> {
     let built = from.with_file_name(debug_file_name(&file_name_of(from)?));
