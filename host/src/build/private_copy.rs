@@ -11,7 +11,9 @@
 //! The folder's name is `reactor-mcp-TAG-PID-RANDOM`, where `TAG` ([`tag`]) is made from the
 //! original file's path, so a test can tell which plugin file a mapped copy came from, and `PID`
 //! is the host's: a host killed while it copied leaves its folder behind, and the next host to
-//! start removes the folders of processes that no longer run ([`sweep_stale`]).
+//! start removes the folders of processes that no longer run ([`sweep_stale`]). Elsewhere than
+//! Unix no folder is swept, since whether a process runs is not asked there; and Windows cannot
+//! delete a library while it is loaded, so there each copy stays until it is removed by hand.
 
 use std::{
     io::Write as _,
@@ -189,9 +191,20 @@ fn owner(folder: &str) -> Option<u32> {
     parts.next()?.parse().ok()
 }
 
-/// Whether process `pid` runs; assumed so where `/proc` cannot tell.
+/// Whether process `pid` runs (`kill(pid, 0)` finds it, ours or not).
+#[cfg(unix)]
 fn runs(pid: u32) -> bool {
-    !Path::new("/proc/self").exists() || Path::new(&format!("/proc/{pid}")).exists()
+    use rustix::{io::Errno, process};
+    i32::try_from(pid)
+        .ok()
+        .and_then(process::Pid::from_raw)
+        .is_some_and(|pid| process::test_kill_process(pid) != Err(Errno::SRCH))
+}
+
+/// Whether process `pid` runs: assumed so where it cannot be told, so nothing is swept.
+#[cfg(not(unix))]
+fn runs(_pid: u32) -> bool {
+    true
 }
 
 /// The tag of a plugin file in its copies' folder names: 12 hex digits of the SHA-256 of its
@@ -231,6 +244,7 @@ mod tests {
         );
     }
 
+    #[cfg(unix)]
     #[test]
     fn the_folders_of_processes_that_no_longer_run_are_swept_and_no_other() {
         let dir = tempfile::tempdir().unwrap();

@@ -2,8 +2,10 @@
 //! logged (the last lines kept for errors) and its exit status kept once it exits.
 //!
 //! [`ChildProcess::stop`] ends it gracefully: the caller has closed its stdin (by dropping the
-//! connection); the group is sent SIGTERM, given [`STOP_GRACE`] to exit, then SIGKILL. The
-//! process is also killed when its waiting task is dropped (the host's runtime ending).
+//! connection); the group is sent SIGTERM, given [`STOP_GRACE`] to exit, then SIGKILL. Where
+//! there are no signals (Windows) it is given the same grace to exit on its closed stdin, then
+//! killed through its waiting task. The process is also killed when its waiting task is dropped
+//! (the host's runtime ending).
 
 use std::{
     collections::VecDeque,
@@ -31,6 +33,8 @@ pub(super) struct ChildProcess {
     pid: u32,
     status: Arc<Mutex<Option<ExitStatus>>>,
     exited: Arc<Notify>,
+    /// Tells the waiting task, which owns the child, to kill it.
+    kill: Arc<Notify>,
 }
 
 /// The last stderr lines of a server's children.
@@ -63,10 +67,18 @@ impl ChildProcess {
             pid: child.id().unwrap_or_default(),
             status: Arc::default(),
             exited: Arc::default(),
+            kill: Arc::default(),
         };
         let (status, exited) = (Arc::clone(&process.status), Arc::clone(&process.exited));
+        let kill = Arc::clone(&process.kill);
         tokio::spawn(async move {
-            let waited = child.wait().await;
+            let waited = tokio::select! {
+                waited = child.wait() => waited,
+                () = kill.notified() => {
+                    let _ = child.start_kill();
+                    child.wait().await
+                }
+            };
             *lock(&status) = waited.ok();
             exited.notify_waiters();
         });
@@ -94,7 +106,7 @@ impl ChildProcess {
     }
 
     /// Sends SIGTERM to its process group, waits up to [`STOP_GRACE`] for it to exit (blocking
-    /// the thread), then sends SIGKILL to the group.
+    /// the thread), then sends SIGKILL to the group and kills the process itself.
     pub(super) fn stop(&self) {
         self.signal_group(Signal::Term);
         let deadline = Instant::now() + STOP_GRACE;
@@ -102,6 +114,7 @@ impl ChildProcess {
             std::thread::sleep(Duration::from_millis(10));
         }
         self.signal_group(Signal::Kill);
+        self.kill.notify_one();
     }
 
     /// Whether it has exited, reaped or not.
@@ -123,9 +136,12 @@ impl ChildProcess {
         false
     }
 
-    /// Sends SIGTERM to its process group (what it started in turn goes too).
+    /// Sends SIGTERM to its process group (what it started in turn goes too); where there are
+    /// no signals, kills the process.
     pub(super) fn terminate(&self) {
         self.signal_group(Signal::Term);
+        #[cfg(not(unix))]
+        self.kill.notify_one();
     }
 
     fn signal_group(&self, signal: Signal) {
