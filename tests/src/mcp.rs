@@ -368,3 +368,22 @@ pub fn assert_progress_in_order(messages: &[Value], token: &str, total: usize) {
         assert_eq!(report["params"]["total"].as_f64(), Some(total as f64));
     }
 }
+
+/// What the tests' clients answer a sampling request with: the model `e2e-model` saying
+/// "you said: " and the text of the request's first message.
+#[allow(deprecated)]
+pub fn sampled(
+    params: &rmcp::model::CreateMessageRequestParams,
+) -> rmcp::model::CreateMessageResult {
+    let asked = serde_json::to_value(params).unwrap_or_default();
+    let prompt = asked["messages"][0]["content"]["text"]
+        .as_str()
+        .unwrap_or_default();
+    serde_json::from_value(json!({
+        "model": "e2e-model",
+        "role": "assistant",
+        "content": {"type": "text", "text": format!("you said: {prompt}")},
+        "stopReason": "endTurn"
+    }))
+    .expect("a sampling result")
+}

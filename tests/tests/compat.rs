@@ -102,14 +102,7 @@ impl ClientHandler for Sampler {
         params: CreateMessageRequestParams,
         _context: RequestContext<RoleClient>,
     ) -> Result<CreateMessageResult, ErrorData> {
-        let asked = serde_json::to_value(&params).unwrap_or_default();
-        let prompt = asked["messages"][0]["content"]["text"].clone();
-        Ok(serde_json::from_value(json!({
-            "model": "e2e-model",
-            "role": "assistant",
-            "content": {"type": "text", "text": format!("you said: {}", prompt.as_str().unwrap_or_default())},
-        }))
-        .expect("a sampling result"))
+        Ok(e2e::mcp::sampled(&params))
     }
 
     async fn on_logging_message(
@@ -298,6 +291,35 @@ async fn host_services(host: &HostProcess) -> Value {
     answer["result"]["structuredContent"].clone()
 }
 
+/// What `host_services` answers in `host` for a call whose HTTP request carries
+/// [`TRACEPARENT`] and a `tracestate` header, and nothing in `_meta`.
+async fn host_services_traced_by_headers(host: &HostProcess) -> Value {
+    let session = RawSession::open(&format!("{}/mcp", host.base_url())).await;
+    let response = session
+        .http
+        .post(&session.url)
+        .header("content-type", "application/json")
+        .header("accept", "application/json, text/event-stream")
+        .header("mcp-session-id", &session.id)
+        .header("mcp-protocol-version", "2025-06-18")
+        .header("traceparent", TRACEPARENT)
+        .header("tracestate", "vendor=1")
+        .body(
+            json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+                   "params": {"name": "host_services", "arguments": {}}})
+            .to_string(),
+        )
+        .send()
+        .await
+        .expect("the call is sent");
+    let body = response.text().await.unwrap_or_default();
+    let answer = e2e::mcp::messages(&body)
+        .into_iter()
+        .find(|m| m["id"] == 2)
+        .unwrap_or_else(|| panic!("no answer: {body}"));
+    answer["result"]["structuredContent"]["trace_context"].clone()
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn a_plugin_built_against_abi_0_2_0_serves_everything_on_this_host() {
     let Some((_, old_plugin)) = old_builds() else {
@@ -359,6 +381,11 @@ async fn a_plugin_built_today_gets_the_trace_context_in_process_and_isolated() {
                 "trace_context": {"traceparent": TRACEPARENT},
             }),
             "{what}"
+        );
+        assert_eq!(
+            host_services_traced_by_headers(&host).await,
+            json!({"traceparent": TRACEPARENT, "tracestate": "vendor=1"}),
+            "{what}: from the HTTP headers"
         );
     }
 }

@@ -89,17 +89,7 @@ impl ClientHandler for Recorder {
         params: CreateMessageRequestParams,
         _context: RequestContext<RoleClient>,
     ) -> Result<CreateMessageResult, ErrorData> {
-        let asked = serde_json::to_value(&params).unwrap_or_default();
-        let prompt = asked["messages"][0]["content"]["text"]
-            .as_str()
-            .unwrap_or_default();
-        Ok(serde_json::from_value(json!({
-            "model": "e2e-model",
-            "role": "assistant",
-            "content": {"type": "text", "text": format!("you said: {prompt}")},
-            "stopReason": "endTurn"
-        }))
-        .expect("a sampling result"))
+        Ok(e2e::mcp::sampled(&params))
     }
 
     async fn create_elicitation(

@@ -8,7 +8,7 @@ use e2e::{
     PluginDir, library_file_name, mapped_plugin_libraries, run_host, truncated, with_abi_version,
 };
 use reactor_mcp_server::internals::discovery::{self, SkipReason};
-use serde_json::Value;
+use serde_json::{Value, json};
 
 /// A bad file: how to make it, and what discovery must say about it.
 struct BadFile {
@@ -50,8 +50,10 @@ impl BadFile {
             file_name: library_file_name("future_abi"),
             kind: "incompatible_abi",
             reason: format!(
-                "built against plugin-abi 9.9.9, which this host (plugin-abi {}) cannot load",
-                plugin_abi::VERSION
+                "built against plugin-abi 9.9.9, which this host (plugin-abi {}) cannot load: \
+                 it loads plugins of its own ABI line only, older or newer ({})",
+                plugin_abi::VERSION,
+                plugin_abi::line_name(plugin_abi::VERSION)
             ),
         }
     }
@@ -191,6 +193,20 @@ fn library_without_a_manifest_is_skipped_as_not_a_plugin() {
 #[test]
 fn plugin_built_against_an_incompatible_abi_is_skipped_before_opening() {
     assert_bad_file_is_skipped(|_| BadFile::incompatible_abi());
+}
+
+#[test]
+fn a_plugin_of_an_older_or_newer_version_of_the_hosts_abi_line_is_listed() {
+    for version in ["0.2.0", "0.2.9"] {
+        let dir = PluginDir::new();
+        dir.write(
+            &library_file_name("sandboxes"),
+            with_abi_version("sandboxes", version),
+        );
+        let listing: Value = run_host(&["list", "--json"], &dir).assert_success().json();
+        assert_eq!(listing["skipped"], json!([]), "{version}: {listing:#}");
+        assert_eq!(listing["plugins"][0]["name"], "sandboxes", "{version}");
+    }
 }
 
 #[test]

@@ -68,15 +68,12 @@ impl fmt::Display for OpenError {
                 "built against plugin-abi {library}, another ABI line than this host's \
                  plugin-abi {host}"
             ),
-            Self::Layout { library, details } => {
-                let first = details.lines().find(|l| !l.trim().is_empty());
-                write!(
-                    f,
-                    "built against plugin-abi {library}, whose types do not fit this host's \
-                     (plugin-abi {host}): {}",
-                    first.unwrap_or("abi_stable gave no details").trim()
-                )
-            }
+            Self::Layout { library, details } => write!(
+                f,
+                "built against plugin-abi {library}, whose types do not fit this host's \
+                 (plugin-abi {host}): {}",
+                layout_summary(details)
+            ),
             Self::Unchecked { library } => write!(
                 f,
                 "built against plugin-abi {library} without abi_stable's layout constants, so \
@@ -94,6 +91,42 @@ impl std::error::Error for OpenError {
             _ => None,
         }
     }
+}
+
+/// The gist of abi_stable's account of a layout mismatch, which runs to tens of kilobytes:
+/// each error it ends with, the type it is about, and what was expected and found
+/// ("too many fields in `plugin_abi::PluginInstance_trait::VTable`: expected 12, found 11").
+fn layout_summary(details: &str) -> String {
+    let lines: Vec<&str> = details.lines().map(str::trim).collect();
+    let mut errors = Vec::new();
+    for (at, line) in lines.iter().enumerate() {
+        let Some(error) = line.strip_prefix("Error:") else {
+            continue;
+        };
+        let after = |label: &str| {
+            let from = lines[at..].iter().position(|l| *l == label)? + at + 1;
+            lines.get(from).copied()
+        };
+        // The type is the one of the last layout shown before the error.
+        let layout = lines[..at]
+            .iter()
+            .rposition(|l| *l == "--- Type Layout ---");
+        let shown = layout.map_or(&[][..], |from| &lines[from..at]);
+        let module = shown.iter().find_map(|l| l.split_once(" mod:"));
+        let ty = shown.iter().find_map(|l| l.strip_prefix("type:"));
+        let mut summary = error.trim().to_owned();
+        if let (Some(ty), Some((_, module))) = (ty, module) {
+            summary.push_str(&format!(" in `{module}::{ty}`"));
+        }
+        if let (Some(expected), Some(found)) = (after("Expected:"), after("Found:")) {
+            summary.push_str(&format!(": expected {expected}, found {found}"));
+        }
+        errors.push(summary);
+    }
+    if errors.is_empty() {
+        return "abi_stable's layout check failed (its account is logged at debug level)".into();
+    }
+    errors.join("; ")
 }
 
 /// A version as (major, minor, patch), if it reads as one (pre-release and build tags are
@@ -216,19 +249,56 @@ mod tests {
         assert!(!same_line("0.2.0", "garbage"));
     }
 
+    /// The end of abi_stable's account of a plugin of 0.2.0's commit on a host whose
+    /// `PluginInstance` has `retire` (abi_stable's own check, before `root_module`).
+    const ACCOUNT: &str = "Layout of expected type:
+    --- Type Layout ---
+    type:VTable
+    size:64 align:8
+    package:'plugin-abi' version:'0.2.0'
+    line:57 mod:plugin_abi::PluginInstance_trait
+    data:
+        Prefix type:
+            field_name:retire
+            type:AFunctionPointer
+Layout of found type:
+    --- Type Layout ---
+    type:VTable
+    line:57 mod:plugin_abi::PluginInstance_trait
+    data:
+        Prefix type:
+            field_name:read_resource_in
+            type:AFunctionPointer
+            package:'abi_stable' version:'0.11.3'
+
+
+
+Error:too many fields
+Expected:
+    12
+Found:
+    11
+
+";
+
     #[test]
-    fn a_layout_errors_message_is_its_first_line_with_both_versions() {
+    fn a_layout_error_says_what_differs_where_with_both_versions() {
         let error = OpenError::Layout {
             library: "0.2.0".into(),
-            details: "\n  too many fields: expected 3 found 2\nmore\n".into(),
+            details: ACCOUNT.into(),
         };
         assert_eq!(
             error.to_string(),
             format!(
                 "built against plugin-abi 0.2.0, whose types do not fit this host's (plugin-abi \
-                 {}): too many fields: expected 3 found 2",
+                 {}): too many fields in `plugin_abi::PluginInstance_trait::VTable`: expected \
+                 12, found 11",
                 crate::VERSION
             )
+        );
+        assert_eq!(
+            layout_summary("no account"),
+            "abi_stable's layout check failed (its account is logged at debug level)"
         );
     }
 }
