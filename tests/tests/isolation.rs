@@ -3,7 +3,8 @@
 //! both. Each way a plugin can end its process (abort, segfault, `exit`, a stack overflow)
 //! answers the call with the plugin, tool and signal or exit code named, leaves every other
 //! session serving, and the next call starts a new child; a call that never returns times out
-//! and its child is replaced; the child's stdout goes to the log; stopping the host stops the
+//! and its child is replaced, a frozen one (SIGSTOP) even with calls queued behind it; the
+//! child's stdout goes to the log; stopping the host stops the
 //! child. `context.rs` and `extensions.rs` run their `Context` and extension tests isolated too.
 
 use std::time::{Duration, Instant};
@@ -191,6 +192,49 @@ async fn a_call_that_never_returns_times_out_and_its_child_is_replaced() {
     })
     .await;
     assert_ne!(crashy_pid(&client).await, first, "a new child serves");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_frozen_child_is_replaced_though_calls_keep_coming() {
+    let (_dir, host) = serve(&["--call-timeout", "crashy=1"]);
+    let url = format!("{}/mcp?only=crashy", host.base_url());
+    let client = connect(&url).await;
+    let frozen = crashy_pid(&client).await;
+    e2e::procs::signal(frozen, "STOP");
+    let stopped = Instant::now();
+    // Callers keep calls in flight on the frozen child, a new one as each times out, until
+    // it is gone: that must not postpone its end.
+    let done = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let callers: Vec<_> = (0..4)
+        .map(|_| {
+            let (url, done) = (url.clone(), std::sync::Arc::clone(&done));
+            tokio::spawn(async move {
+                let client = connect(&url).await;
+                while !done.load(std::sync::atomic::Ordering::Relaxed)
+                    && stopped.elapsed() < Duration::from_secs(30)
+                {
+                    call_tool(client.peer(), "shout", json!({"text": "hi"})).await;
+                }
+            })
+        })
+        .collect();
+    eventually("the frozen child to end", async || {
+        !processes().iter().any(|(pid, ..)| *pid == frozen)
+    })
+    .await;
+    eprintln!(
+        "the frozen child ended {:?} after SIGSTOP",
+        stopped.elapsed()
+    );
+    assert!(
+        callers.iter().all(|caller| !caller.is_finished()),
+        "it ended while calls kept coming"
+    );
+    done.store(true, std::sync::atomic::Ordering::Relaxed);
+    for caller in callers {
+        caller.await.unwrap();
+    }
+    assert_ne!(crashy_pid(&client).await, frozen, "a new child serves");
 }
 
 #[tokio::test(flavor = "multi_thread")]

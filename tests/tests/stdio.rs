@@ -61,6 +61,13 @@ impl StdioHost {
         }
     }
 
+    /// Writes `bytes` to the host's stdin as they are.
+    fn send_raw(&mut self, bytes: &[u8]) {
+        let stdin = self.stdin.as_mut().expect("stdin is open");
+        stdin.write_all(bytes).expect("write to the host");
+        stdin.flush().unwrap();
+    }
+
     fn send(&mut self, message: &Value) {
         let stdin = self.stdin.as_mut().expect("stdin is open");
         writeln!(stdin, "{message}").expect("write to the host");
@@ -239,6 +246,59 @@ fn stdio_serves_the_selection_and_what_plugins_print_goes_to_the_log() {
         !log.contains('\u{1b}'),
         "colour codes in a redirected log:\n{log}"
     );
+}
+
+#[test]
+fn every_request_line_is_answered_even_garbage_and_an_over_long_one() {
+    let dir = printer_dir();
+    let mut host = StdioHost::start(&dir, &["--toolsets", "only=printer"]);
+    host.initialize();
+    host.send_raw(b"garbage\n");
+    let parse_error = host.receive();
+    assert_eq!(
+        (&parse_error["id"], &parse_error["error"]["code"]),
+        (&json!(null), &json!(-32700)),
+        "{parse_error}"
+    );
+    host.send(&json!({"jsonrpc": "2.0", "id": 2, "method": {"not": "a string"}}));
+    let invalid = host.receive();
+    assert_eq!(
+        (&invalid["id"], &invalid["error"]["code"]),
+        (&json!(2), &json!(-32600))
+    );
+    host.send(&json!([{"jsonrpc": "2.0", "id": 3, "method": "ping"}]));
+    let batch = host.receive();
+    assert_eq!(batch["error"]["code"], -32600, "{batch}");
+
+    // 5 MiB of arguments, over the 4 MiB a message may have, with the id after them.
+    let huge = json!({"jsonrpc": "2.0", "method": "tools/call",
+        "params": {"name": "shout", "arguments": {"text": "x".repeat(5 << 20)}}, "id": 4});
+    let huge = format!("{huge}\n");
+    host.send_raw(huge.as_bytes());
+    let too_long = host.receive();
+    assert_eq!(too_long["id"], 4, "{too_long}");
+    assert_eq!(too_long["error"]["code"], -32600);
+    assert_eq!(
+        too_long["error"]["message"],
+        format!(
+            "the message is {} bytes, over the limit of {} bytes for one message",
+            huge.len() - 1,
+            4 << 20
+        )
+    );
+    let shout = host.request(
+        5,
+        "tools/call",
+        json!({"name": "shout", "arguments": {"text": "still here"}}),
+    );
+    assert_eq!(
+        shout["result"]["content"][0]["text"], "still here",
+        "{shout}"
+    );
+    host.stdin = None;
+    let (status, _, rest) = host.finish();
+    assert!(status.success(), "{status}");
+    assert_eq!(rest, Vec::<String>::new(), "nothing else was written");
 }
 
 #[test]

@@ -113,6 +113,12 @@ impl ChildProcess {
         while !self.has_exited() && Instant::now() < deadline {
             std::thread::sleep(Duration::from_millis(10));
         }
+        self.kill();
+    }
+
+    /// Sends SIGKILL to its process group and kills the process itself, at once: for a process
+    /// that cannot run its stop hook (frozen, stopped).
+    pub(super) fn kill(&self) {
         self.signal_group(Signal::Kill);
         self.kill.notify_one();
     }

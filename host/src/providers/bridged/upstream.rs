@@ -23,9 +23,9 @@ use rmcp::{
     model::{
         CallToolRequest, CallToolRequestParams, CallToolResult, CancelledNotificationParam,
         ClientRequest, CompleteRequestParams, CompleteResult, ErrorCode, GetPromptRequestParams,
-        GetPromptResult, JsonObject, PaginatedRequestParams, ReadResourceRequestParams,
-        ReadResourceResult, RequestId, RequestMetaObject, ServerCapabilities, ServerResult,
-        SubscribeRequestParams, UnsubscribeRequestParams,
+        GetPromptResult, JsonObject, PaginatedRequestParams, PingRequest,
+        ReadResourceRequestParams, ReadResourceResult, RequestId, RequestMetaObject,
+        ServerCapabilities, ServerResult, SubscribeRequestParams, UnsubscribeRequestParams,
     },
     service::{Peer, PeerRequestOptions, RunningService, ServiceError},
     transport::{
@@ -53,9 +53,27 @@ fn is_live(connection: &RunningService<RoleClient, Relay>) -> bool {
     !connection.is_closed() && !connection.peer().is_transport_closed()
 }
 
+/// Whether the server behind `peer` answers a ping within [`PING_PATIENCE`].
+async fn answers_ping(peer: Option<&Peer<RoleClient>>) -> bool {
+    let Some(peer) = peer else {
+        return false;
+    };
+    let ping = ClientRequest::PingRequest(PingRequest {
+        method: Default::default(),
+        extensions: Default::default(),
+    });
+    matches!(
+        tokio::time::timeout(PING_PATIENCE, peer.send_request(ping)).await,
+        Ok(Ok(_))
+    )
+}
+
 /// How long after a call timed out an isolated plugin's child is restarted (once no other
-/// call is in flight on it).
+/// call is in flight on it, or at once if it does not answer a ping).
 const RECYCLE_GRACE: Duration = Duration::from_secs(2);
+
+/// How long a child with calls in flight has to answer a ping before it is taken for frozen.
+const PING_PATIENCE: Duration = Duration::from_secs(1);
 
 /// Why a call has no result.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -498,7 +516,7 @@ impl Upstream {
                 () = listening.progressed() => {}
                 () = tokio::time::sleep(timeout) => {
                     if self.server.isolated {
-                        self.recycle_when_idle();
+                        self.recycle_when_idle(abandoned.peer());
                     }
                     return Err(CallError::Silent(timeout));
                 }
@@ -519,8 +537,10 @@ impl Upstream {
 
     /// After a call timed out, ends the current child once [`RECYCLE_GRACE`] has passed and no
     /// call is in flight on it, so a tool that ignores its cancellation (a thread that never
-    /// returns) is not left running; the next call starts a new child.
-    fn recycle_when_idle(&self) {
+    /// returns) is not left running; the next call starts a new child. A child with calls in
+    /// flight that does not answer a ping (`peer`'s) within [`PING_PATIENCE`] is frozen: it is
+    /// killed then, whatever is queued behind the call, and those calls fail at once.
+    fn recycle_when_idle(&self, peer: Option<Peer<RoleClient>>) {
         let Some(child) = lock(&self.child).clone() else {
             return;
         };
@@ -535,6 +555,15 @@ impl Upstream {
                 if relay.in_flight() == 0 {
                     tracing::warn!("{label}: restarting its process, in which a call timed out");
                     let _ = tokio::task::spawn_blocking(move || child.stop()).await;
+                    return;
+                }
+                if !answers_ping(peer.as_ref()).await {
+                    // A frozen process would not run its stop hook either: it is killed.
+                    tracing::warn!(
+                        "{label}: killing its process, which timed out a call and does not \
+                         answer a ping"
+                    );
+                    child.kill();
                     return;
                 }
             }
@@ -641,6 +670,13 @@ impl Upstream {
 
 /// A call in flight: when dropped before its answer, the server is told it is cancelled.
 struct Abandoned(Option<(Peer<RoleClient>, RequestId)>);
+
+impl Abandoned {
+    /// The connection the call went out on.
+    fn peer(&self) -> Option<Peer<RoleClient>> {
+        self.0.as_ref().map(|(peer, _)| peer.clone())
+    }
+}
 
 impl Drop for Abandoned {
     fn drop(&mut self) {

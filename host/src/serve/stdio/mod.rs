@@ -10,14 +10,20 @@
 //!
 //! When stdin and stdout are pipes, as a client (or the host, for an isolated plugin's child)
 //! makes them, they are read and written through the reactor ([`streams`]); a terminal or a
-//! file goes through tokio's blocking pool, a thread hop per read and per write.
+//! file goes through tokio's blocking pool, a thread hop per read and per write. Every line is
+//! answered, a malformed or over-long one with an error ([`transport`]).
 
 use std::{fs::File, sync::Arc};
 
 use rmcp::{ServiceExt as _, service::ServerInitializeError};
 use tokio::io::{AsyncRead, AsyncWrite};
 
-use crate::serve::{Options, ServeError, lifecycle::shutdown_signal, mcp::Handler};
+mod id_scan;
+mod transport;
+
+use crate::serve::{
+    MAX_REQUEST_BODY_BYTES, Options, ServeError, lifecycle::shutdown_signal, mcp::Handler,
+};
 use crate::{registry::Registry, reload::Source};
 
 /// Keeps a private duplicate of fd 1 for the protocol and points fd 1 at stderr; returns the
@@ -99,7 +105,8 @@ pub(crate) async fn run(
     source: Option<Source>,
 ) -> Result<(), ServeError> {
     let (state, _reloading) = crate::serve::lifecycle::start(registry, &options, source).await?;
-    let transport = streams(protocol_out);
+    let (input, output) = streams(protocol_out);
+    let transport = transport::LineTransport::new(input, output, MAX_REQUEST_BODY_BYTES);
     tracing::info!("serving MCP on stdin and stdout");
     let served = async {
         let service = match Handler::new(Arc::clone(&state)).serve(transport).await {
