@@ -3,7 +3,8 @@
 //! both. Each way a plugin can end its process (abort, segfault, `exit`, a stack overflow)
 //! answers the call with the plugin, tool and signal or exit code named, leaves every other
 //! session serving, and the next call starts a new child; a call that never returns times out
-//! and its child is replaced, a frozen one (SIGSTOP) even with calls queued behind it; the
+//! and its child is replaced, a frozen one (SIGSTOP) even with calls queued behind it; a large
+//! answer crosses once, and one over the message limit fails at once, keeping the child; the
 //! child's stdout goes to the log; stopping the host stops the
 //! child. `context.rs` and `extensions.rs` run their `Context` and extension tests isolated too.
 
@@ -235,6 +236,36 @@ async fn a_frozen_child_is_replaced_though_calls_keep_coming() {
         caller.await.unwrap();
     }
     assert_ne!(crashy_pid(&client).await, frozen, "a new child serves");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_large_answer_crosses_the_pipe_once_and_one_over_the_limit_fails_at_once() {
+    let dir = PluginDir::with(&["benchmarks"]);
+    let host = HostProcess::serve(&dir, &["--isolate", "benchmarks", "--call-timeout", "30"]);
+    let client = connect(&format!("{}/mcp?only=benchmarks", host.base_url())).await;
+    // 12 MiB of text: twice that, as the answer was carried before, is over the 16 MiB limit.
+    let large = call_tool(client.peer(), "blob", json!({"bytes": 12 << 20})).await;
+    assert_eq!(text(&large).len(), 12 << 20);
+    let child = children(host.pid());
+    assert_eq!(child.len(), 1, "one child: {child:?}");
+
+    let started = Instant::now();
+    let over = call_tool(client.peer(), "blob", json!({"bytes": 16 << 20})).await;
+    eprintln!(
+        "the answer over the limit failed after {:?}",
+        started.elapsed()
+    );
+    assert_eq!(over.is_error, Some(true));
+    let message = text(&over);
+    assert!(
+        message.starts_with("plugin `benchmarks` failed the call of `blob`")
+            && message.contains("plugin `benchmarks`'s answer is 16777")
+            && message.contains("bytes, over the limit of 16777216 bytes for one message"),
+        "{message}"
+    );
+    let small = call_tool(client.peer(), "blob", json!({"bytes": 3})).await;
+    assert_eq!(text(&small), "xxx");
+    assert_eq!(children(host.pid()), child, "the healthy child was kept");
 }
 
 #[tokio::test(flavor = "multi_thread")]

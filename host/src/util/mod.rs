@@ -7,10 +7,13 @@
 //! - [`backoff`]: the wait before trying again something that failed.
 //! - [`error`]: an error and its sources on one line ([`error::chain`], [`error::Report`]).
 //! - [`names`]: the rule for names from files, and escaping text from files in log lines.
+//! - [`json_lines`]: JSON messages one per line over a stream, bounded, with the `id` of a line
+//!   too long to keep.
 
 pub(crate) mod backoff;
 pub(crate) mod error;
 pub(crate) mod hash;
+pub(crate) mod json_lines;
 pub(crate) mod lock;
 pub(crate) mod loopback;
 pub(crate) mod names;

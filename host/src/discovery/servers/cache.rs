@@ -157,6 +157,7 @@ pub(crate) mod tests {
             connect_timeout: Duration::from_secs(1),
             call_timeout: Duration::from_secs(1),
             cache_ttl: Duration::ZERO,
+            max_message_bytes: 1024,
             namespace: true,
             isolated: false,
         }

@@ -31,6 +31,8 @@ pub(crate) const FOLDER_SUFFIX: &str = ".mcp.json";
 const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_secs(30);
 const DEFAULT_CALL_TIMEOUT: Duration = Duration::from_secs(60);
 const DEFAULT_CACHE_TTL: Duration = Duration::from_secs(300);
+/// The largest message read from a server by default: rmcp's and the MCP SDKs' line limit.
+pub(crate) const DEFAULT_MAX_MESSAGE_BYTES: usize = 16 * 1024 * 1024;
 
 /// One MCP server to bridge, as its entry declares it (variables expanded).
 #[derive(Debug, Clone, PartialEq)]
@@ -49,6 +51,8 @@ pub struct ServerEntry {
     pub(crate) call_timeout: Duration,
     /// How long a tool list read from it is reused; zero reads it every time.
     pub(crate) cache_ttl: Duration,
+    /// The largest message read from it, in bytes; an answer over it fails its call at once.
+    pub(crate) max_message_bytes: usize,
     /// Whether its tools are served as `<server>__<tool>` (else by their own names).
     pub(crate) namespace: bool,
     /// Whether it is an isolated plugin's child process rather than an `mcp.json` server.
@@ -255,6 +259,7 @@ fn parse_entry(
         connect_timeout: fields.seconds("connect_timeout", DEFAULT_CONNECT_TIMEOUT, false)?,
         call_timeout: fields.seconds("call_timeout", DEFAULT_CALL_TIMEOUT, false)?,
         cache_ttl: fields.seconds("cache_ttl", DEFAULT_CACHE_TTL, true)?,
+        max_message_bytes: fields.bytes("max_message_bytes", DEFAULT_MAX_MESSAGE_BYTES)?,
         namespace: fields.bool("namespace")?.unwrap_or(true),
         isolated: false,
     })
@@ -433,6 +438,18 @@ impl<'a> Fields<'a> {
     }
 
     /// A duration in seconds, `default` when absent; zero only if `zero_ok`.
+    /// A positive whole number of bytes under `key`, else `default`.
+    fn bytes(&self, key: &str, default: usize) -> Result<usize, String> {
+        let Some(value) = self.map.get(key) else {
+            return Ok(default);
+        };
+        value
+            .as_u64()
+            .filter(|b| *b > 0)
+            .and_then(|b| usize::try_from(b).ok())
+            .ok_or_else(|| format!("{} is not a positive whole number of bytes", self.name(key)))
+    }
+
     fn seconds(&self, key: &str, default: Duration, zero_ok: bool) -> Result<Duration, String> {
         let Some(value) = self.map.get(key) else {
             return Ok(default);

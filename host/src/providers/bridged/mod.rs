@@ -12,6 +12,7 @@
 //! - [`refresh`] asks every server for its tools at once (`list --refresh`).
 
 mod instance;
+pub(crate) mod lines;
 mod opener;
 mod process;
 mod refresh;

@@ -29,8 +29,7 @@ use rmcp::{
     },
     service::{Peer, PeerRequestOptions, RunningService, ServiceError},
     transport::{
-        StreamableHttpClientTransport, async_rw::AsyncRwTransport,
-        streamable_http_client::StreamableHttpClientTransportConfig,
+        StreamableHttpClientTransport, streamable_http_client::StreamableHttpClientTransportConfig,
     },
 };
 
@@ -630,7 +629,12 @@ impl Upstream {
                     ChildProcess::spawn(cmd, &self.server.name, &self.stderr)
                         .map_err(|e| format!("cannot run `{command}`: {e}"))?;
                 *lock(&self.child) = Some(Arc::new(child));
-                let transport = AsyncRwTransport::new_client(stdout, stdin);
+                let transport = super::lines::ServerLines::new(
+                    stdout,
+                    stdin,
+                    self.server.max_message_bytes,
+                    self.server.label(),
+                );
                 self.relay
                     .clone()
                     .serve(Tagged::new(transport, self.relay.clone()))

@@ -197,6 +197,7 @@ fn child_entry(
         connect_timeout: CONNECT_TIMEOUT,
         call_timeout,
         cache_ttl: Duration::ZERO,
+        max_message_bytes: crate::discovery::servers::config::DEFAULT_MAX_MESSAGE_BYTES,
         namespace: false,
         isolated: true,
     }

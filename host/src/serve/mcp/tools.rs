@@ -124,13 +124,19 @@ impl Handler {
             .for_parent
             .then(|| crate::call::wire::output_meta(&outcome))
             .flatten();
-        let mut result = call_result(name, outcome);
-        if let Some(output) = output {
-            result
-                .meta
-                .get_or_insert_default()
-                .insert(crate::call::wire::OUTPUT_META.to_owned(), output);
-        }
+        // An isolated plugin's parent reads what the tool answered from `_meta` and makes the
+        // result itself, so the answer crosses the pipe once, not also as content.
+        let result = match output {
+            Some(output) => {
+                let mut carried = rmcp::model::CallToolResult::success(Vec::new());
+                carried
+                    .meta
+                    .get_or_insert_default()
+                    .insert(crate::call::wire::OUTPUT_META.to_owned(), output);
+                carried
+            }
+            None => call_result(name, outcome),
+        };
         Ok(result.into())
     }
 }

@@ -18,7 +18,6 @@ use std::{fs::File, sync::Arc};
 use rmcp::{ServiceExt as _, service::ServerInitializeError};
 use tokio::io::{AsyncRead, AsyncWrite};
 
-mod id_scan;
 mod transport;
 
 use crate::serve::{

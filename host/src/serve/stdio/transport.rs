@@ -13,47 +13,25 @@ use std::{io, pin::Pin, sync::Arc};
 
 use rmcp::{
     ErrorData, RoleServer,
-    model::{ErrorCode, NumberOrString},
+    model::ErrorCode,
     service::{RxJsonRpcMessage, TxJsonRpcMessage},
     transport::Transport,
 };
 use serde_json::Value;
-use tokio::{
-    io::{AsyncBufReadExt as _, AsyncRead, AsyncWrite, AsyncWriteExt as _, BufReader},
-    sync::Mutex,
-};
+use tokio::io::{AsyncRead, AsyncWrite};
 
-use super::id_scan::IdScan;
 use crate::serve::edge::body::classify;
+use crate::util::json_lines::{LineRead, LineReader, SharedWriter, close, write_line};
 
 /// A write of one line, kept while it is under way.
 type Writing = Pin<Box<dyn Future<Output = io::Result<()>> + Send>>;
 
 /// MCP over a reader and a writer, a message per line.
 pub(crate) struct LineTransport<R, W> {
-    read: BufReader<R>,
-    write: Arc<Mutex<Option<W>>>,
-    max_line: usize,
-    /// The line being read, until its newline.
-    line: Vec<u8>,
-    /// The line being read through, when it has grown over `max_line`.
-    oversized: Option<Oversized>,
+    read: LineReader<R>,
+    write: SharedWriter<W>,
     /// An error answer being written, finished before the next line is read.
     answering: Option<Writing>,
-}
-
-/// What is known of a line too long to keep.
-struct Oversized {
-    bytes: usize,
-    id: IdScan,
-}
-
-/// How reading a line ended.
-enum LineRead {
-    Line,
-    Oversized(Oversized),
-    Eof,
-    Io(io::Error),
 }
 
 impl<R, W> LineTransport<R, W>
@@ -64,75 +42,28 @@ where
     /// A transport reading lines of at most `max_line` bytes from `read`, writing to `write`.
     pub(crate) fn new(read: R, write: W, max_line: usize) -> Self {
         Self {
-            read: BufReader::new(read),
-            write: Arc::new(Mutex::new(Some(write))),
-            max_line,
-            line: Vec::new(),
-            oversized: None,
+            read: LineReader::new(read, max_line),
+            write: Arc::new(tokio::sync::Mutex::new(Some(write))),
             answering: None,
-        }
-    }
-
-    /// Reads the next line into `self.line`, or through it when it is too long. Cancel-safe:
-    /// nothing is consumed across an `.await`, so a dropped read resumes where it was.
-    async fn read_line(&mut self) -> LineRead {
-        loop {
-            let available = match self.read.fill_buf().await {
-                Ok(available) => available,
-                Err(error) => return LineRead::Io(error),
-            };
-            if available.is_empty() {
-                return LineRead::Eof;
-            }
-            let end = available.iter().position(|&b| b == b'\n');
-            let chunk = &available[..end.map_or(available.len(), |at| at + 1)];
-            let taken = chunk.len();
-            if self.oversized.is_none() && self.line.len() + taken > self.max_line.saturating_add(1)
-            {
-                let mut id = IdScan::default();
-                id.feed(&self.line);
-                self.oversized = Some(Oversized {
-                    bytes: self.line.len(),
-                    id,
-                });
-                self.line.clear();
-            }
-            match &mut self.oversized {
-                Some(over) => {
-                    over.bytes += taken - usize::from(end.is_some());
-                    over.id.feed(chunk);
-                }
-                None => self.line.extend_from_slice(chunk),
-            }
-            self.read.consume(taken);
-            if end.is_some() {
-                return match self.oversized.take() {
-                    Some(over) => LineRead::Oversized(over),
-                    None => LineRead::Line,
-                };
-            }
         }
     }
 
     /// Starts writing the error answering `id` (`null` when it has none).
     fn answer(&mut self, id: Option<Value>, error: ErrorData) {
-        let id = match id {
-            Some(Value::String(id)) => Some(NumberOrString::String(id.into())),
-            Some(Value::Number(n)) => n.as_i64().map(NumberOrString::Number),
-            _ => None,
-        };
+        let id = crate::providers::bridged::lines::request_id(id.as_ref());
         let message = TxJsonRpcMessage::<RoleServer>::error(error, id);
-        self.answering = Some(Box::pin(write_message(Arc::clone(&self.write), message)));
+        self.answering = Some(Box::pin(write_line(Arc::clone(&self.write), message)));
     }
 
-    /// Answers the line in `self.line`, which did not parse as a message: nothing for a
-    /// notification, `-32700` or `-32600` otherwise.
+    /// Answers `line`, which did not parse as a message: nothing for a notification, `-32700`
+    /// or `-32600` otherwise.
     fn refuse(&mut self, line: &[u8]) {
         let value = serde_json::from_slice::<Value>(line).ok();
         let object = value.as_ref().and_then(Value::as_object);
-        if object
-            .is_some_and(|m| m.get("method").is_some_and(Value::is_string) && !m.contains_key("id"))
-        {
+        let notification = object.is_some_and(|m| {
+            m.get("method").is_some_and(Value::is_string) && !m.contains_key("id")
+        });
+        if notification {
             tracing::debug!("ignored a notification that does not parse");
             return;
         }
@@ -141,24 +72,6 @@ where
         let id = object.and_then(|m| m.get("id")).cloned();
         self.answer(id, error);
     }
-}
-
-/// Writes `message` as one line under the writer's lock.
-async fn write_message<W: AsyncWrite + Unpin>(
-    write: Arc<Mutex<Option<W>>>,
-    message: TxJsonRpcMessage<RoleServer>,
-) -> io::Result<()> {
-    let mut line = serde_json::to_vec(&message).map_err(io::Error::other)?;
-    line.push(b'\n');
-    let mut write = write.lock().await;
-    let Some(write) = write.as_mut() else {
-        return Err(io::Error::new(
-            io::ErrorKind::NotConnected,
-            "the transport is closed",
-        ));
-    };
-    write.write_all(&line).await?;
-    write.flush().await
 }
 
 impl<R, W> Transport<RoleServer> for LineTransport<R, W>
@@ -172,7 +85,7 @@ where
         &mut self,
         item: TxJsonRpcMessage<RoleServer>,
     ) -> impl Future<Output = Result<(), Self::Error>> + Send + 'static {
-        write_message(Arc::clone(&self.write), item)
+        write_line(Arc::clone(&self.write), item)
     }
 
     async fn receive(&mut self) -> Option<RxJsonRpcMessage<RoleServer>> {
@@ -185,24 +98,18 @@ where
                     return None;
                 }
             }
-            match self.read_line().await {
-                LineRead::Line => {}
-                LineRead::Oversized(over) => {
-                    let limit = self.max_line;
-                    tracing::warn!(
-                        bytes = over.bytes,
-                        limit,
-                        "refused a message over the size limit"
-                    );
-                    let id = over.id.id();
+            let line = match self.read.read_line().await {
+                LineRead::Line(line) => line,
+                LineRead::Oversized { bytes, id } => {
+                    let limit = self.read.max();
+                    tracing::warn!(bytes, limit, "refused a message over the size limit");
                     let code = if id.is_some() {
                         ErrorCode::INVALID_REQUEST
                     } else {
                         ErrorCode::PARSE_ERROR
                     };
                     let message = format!(
-                        "the message is {} bytes, over the limit of {limit} bytes for one message",
-                        over.bytes
+                        "the message is {bytes} bytes, over the limit of {limit} bytes for one message"
                     );
                     self.answer(id, ErrorData::new(code, message, None));
                     continue;
@@ -212,29 +119,10 @@ where
                     tracing::error!("reading stdin failed: {error}");
                     return None;
                 }
-            }
-            let line = std::mem::take(&mut self.line);
-            let text = line.strip_suffix(b"\n").unwrap_or(&line);
-            let text = text.strip_suffix(b"\r").unwrap_or(text);
-            let text = text.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(text);
-            if text.iter().all(u8::is_ascii_whitespace) {
-                self.line = line;
-                self.line.clear();
-                continue;
-            }
-            let parsed = serde_json::from_slice::<RxJsonRpcMessage<RoleServer>>(text);
-            match parsed {
-                Ok(message) => {
-                    self.line = line;
-                    self.line.clear();
-                    return Some(message);
-                }
-                Err(_) => {
-                    let text = text.to_vec();
-                    self.line = line;
-                    self.line.clear();
-                    self.refuse(&text);
-                }
+            };
+            match serde_json::from_slice::<RxJsonRpcMessage<RoleServer>>(&line) {
+                Ok(message) => return Some(message),
+                Err(_) => self.refuse(&line),
             }
         }
     }
@@ -243,11 +131,7 @@ where
         if let Some(answering) = self.answering.take() {
             let _ = answering.await;
         }
-        let mut write = self.write.lock().await;
-        if let Some(mut write) = write.take() {
-            write.shutdown().await?;
-        }
-        Ok(())
+        close(&self.write).await
     }
 }
 

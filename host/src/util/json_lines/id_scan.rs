@@ -1,6 +1,7 @@
-//! The `id` of a JSON-RPC message too long to parse, read as its bytes stream by: a small
-//! state machine that follows the nesting of the top-level object and keeps the value of its
-//! `id` key, wherever it comes (before or after a huge `params`), ignoring `id`s nested deeper.
+//! The `id` of a JSON object too long to parse (a JSON-RPC message), read as its bytes stream
+//! by: a small state machine that follows the nesting of the top-level object and keeps the
+//! value of its `id` key, wherever it comes (before or after a huge `params`), ignoring `id`s
+//! nested deeper.
 
 use serde_json::Value;
 
@@ -9,7 +10,7 @@ const MAX_ID_BYTES: usize = 256;
 
 /// Reads a message's top-level `id` from its bytes, fed in pieces.
 #[derive(Debug, Default)]
-pub(super) struct IdScan {
+pub(crate) struct IdScan {
     depth: u32,
     in_string: bool,
     escaped: bool,
@@ -25,14 +26,14 @@ pub(super) struct IdScan {
 
 impl IdScan {
     /// Follows `bytes`, the next part of the message.
-    pub(super) fn feed(&mut self, bytes: &[u8]) {
+    pub(crate) fn feed(&mut self, bytes: &[u8]) {
         for &byte in bytes {
             self.step(byte);
         }
     }
 
     /// The `id` read, if the message had a string or integer one.
-    pub(super) fn id(&self) -> Option<Value> {
+    pub(crate) fn id(&self) -> Option<Value> {
         self.found.clone()
     }
 
