@@ -135,6 +135,34 @@ pub fn library_file_name(stem: &str) -> String {
     )
 }
 
+/// The library of the cdylib crate `crate_name` built on its own, as an author builds a
+/// plugin (in `target/standalone`): not in one build with the host, whose features cargo
+/// would otherwise unify into the plugin's dependencies (tokio's `signal`, say).
+///
+/// # Panics
+///
+/// If the build fails, with cargo's output.
+pub fn standalone_library(crate_name: &str) -> PathBuf {
+    let cargo = env::var_os("CARGO").unwrap_or_else(|| OsString::from("cargo"));
+    let target = target_dir().join("standalone");
+    let mut command = Command::new(&cargo);
+    command
+        .current_dir(workspace_root())
+        .args(["build", "-p", crate_name, "--target-dir"])
+        .arg(&target);
+    let output = command
+        .output()
+        .unwrap_or_else(|e| panic!("cannot run {}: {e}", cargo.to_string_lossy()));
+    assert!(
+        output.status.success(),
+        "building {crate_name} on its own failed ({command:?}):\n{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    target
+        .join("debug")
+        .join(library_file_name(&crate_name.replace('-', "_")))
+}
+
 /// The built library of the cdylib crate `crate_name` (`-` in the name becomes `_`).
 pub fn library(crate_name: &str) -> PathBuf {
     ensure_built();

@@ -17,8 +17,8 @@ pub mod procs;
 
 pub use build::{
     FIXTURES, PLUGINS, SERVER_BIN_ENV, embed_example_bin, ensure_built, host_bin, library,
-    library_file_name, target_dir, workspace_root,
+    library_file_name, standalone_library, target_dir, workspace_root,
 };
 pub use host::{HostProcess, Output, host_command, run_host, run_host_bare, run_host_with_env};
 pub use maps::{mapped_files, mapped_plugin_libraries};
-pub use plugin_dir::{PluginDir, library_bytes, patched, truncated, with_abi_version};
+pub use plugin_dir::{PluginDir, library_bytes, patch, patched, truncated, with_abi_version};

@@ -114,8 +114,16 @@ pub fn with_abi_version(crate_name: &str, version: &str) -> Vec<u8> {
 ///
 /// If the lengths differ or the library holds no `from`.
 pub fn patched(crate_name: &str, from: &str, to: &str) -> Vec<u8> {
+    patch(library_bytes(crate_name), from, to)
+}
+
+/// `bytes` with every `from` replaced by `to`, which must be as long ([`patched`]).
+///
+/// # Panics
+///
+/// If the lengths differ or `bytes` hold no `from`.
+pub fn patch(mut bytes: Vec<u8>, from: &str, to: &str) -> Vec<u8> {
     assert_eq!(from.len(), to.len(), "a patch must keep the file's length");
-    let mut bytes = library_bytes(crate_name);
     let mut count = 0;
     let mut at = 0;
     while let Some(found) = find(&bytes[at..], from.as_bytes()) {
@@ -124,7 +132,7 @@ pub fn patched(crate_name: &str, from: &str, to: &str) -> Vec<u8> {
         at = start + to.len();
         count += 1;
     }
-    assert!(count > 0, "{crate_name}'s library holds no {from}");
+    assert!(count > 0, "the library holds no {from}");
     bytes
 }
 
