@@ -64,7 +64,7 @@ impl BadFile {
             file_name: library_file_name("zz_sandboxes_again"),
             kind: "duplicate_name",
             reason: format!(
-                "plugin name `sandboxes` is already taken by {}",
+                "is also in {}, at version 0.1.0, which is served",
                 dir.file(&library_file_name("sandboxes")).display()
             ),
         }
@@ -207,6 +207,30 @@ fn a_plugin_of_an_older_or_newer_version_of_the_hosts_abi_line_is_listed() {
         assert_eq!(listing["skipped"], json!([]), "{version}: {listing:#}");
         assert_eq!(listing["plugins"][0]["name"], "sandboxes", "{version}");
     }
+}
+
+#[test]
+fn of_two_files_of_one_plugin_the_higher_version_is_served_whatever_their_names() {
+    let dir = PluginDir::with(&["sandboxes"]);
+    let newer = dir.write(
+        &library_file_name("zsandboxes"),
+        e2e::patched("sandboxes", r#""version":"0.1.0""#, r#""version":"0.3.0""#),
+    );
+    let listing: Value = run_host(&["list", "--json"], &dir).assert_success().json();
+    assert_eq!(
+        listing["plugins"][0]["file"],
+        newer.to_str().unwrap(),
+        "{listing:#}"
+    );
+    assert_eq!(listing["plugins"][0]["version"], "0.3.0", "{listing:#}");
+    assert_eq!(
+        listing["skipped"][0]["reason"],
+        format!(
+            "plugin `sandboxes` 0.1.0 is also in {}, at version 0.3.0, which is served (the \
+             highest version; the first file of equal versions)",
+            newer.display()
+        )
+    );
 }
 
 #[test]

@@ -193,11 +193,20 @@ pub enum SkipReason {
         /// The host's.
         host: String,
     },
-    /// Another file, earlier in name order, has the same plugin name.
-    #[error("plugin name `{name}` is already taken by {}", first.display())]
+    /// Another file has the same plugin name, at a higher version (or the same version, and
+    /// earlier in name order): that one is served.
+    #[error(
+        "plugin `{name}` {version} is also in {}, at version {served_version}, which is served \
+         (the highest version; the first file of equal versions)",
+        first.display()
+    )]
     DuplicateName {
         /// The plugin name.
         name: String,
+        /// This file's version of it.
+        version: String,
+        /// The served file's version.
+        served_version: String,
         /// The file that has it.
         first: PathBuf,
     },
@@ -289,7 +298,7 @@ pub fn discover(dir: &Path, only: Option<&[String]>) -> Result<Discovery, Discov
             Err(reason) => discovery.skipped.push(Skipped { path, reason }),
         }
     }
-    take_first_of_each_name(&mut discovery);
+    take_highest_of_each_name(&mut discovery);
     if let Some(only) = only {
         narrow(&mut discovery, only);
     }
@@ -390,24 +399,47 @@ fn check_names(manifest: &Manifest) -> Result<(), SkipReason> {
     Ok(())
 }
 
-fn take_first_of_each_name(discovery: &mut Discovery) {
+/// Keeps one file of each plugin name: the highest version (`major.minor.patch`; one that
+/// does not read ranks below any that does), the first in name order among equal ones. Each other file
+/// is skipped with a reason naming the one served.
+fn take_highest_of_each_name(discovery: &mut Discovery) {
     let mut kept: Vec<DiscoveredPlugin> = Vec::new();
+    let mut shadowed = Vec::new();
     for plugin in std::mem::take(&mut discovery.plugins) {
         match kept
-            .iter()
+            .iter_mut()
             .find(|k| k.manifest.name == plugin.manifest.name)
         {
-            Some(first) => discovery.skipped.push(Skipped {
-                reason: SkipReason::DuplicateName {
-                    name: plugin.manifest.name.clone(),
-                    first: first.path.clone(),
-                },
-                path: plugin.path,
-            }),
+            Some(served) if rank(&plugin) > rank(served) => {
+                shadowed.push(std::mem::replace(served, plugin));
+            }
+            Some(_) => shadowed.push(plugin),
             None => kept.push(plugin),
         }
     }
+    for plugin in shadowed {
+        let Some(served) = kept
+            .iter()
+            .find(|k| k.manifest.name == plugin.manifest.name)
+        else {
+            continue;
+        };
+        discovery.skipped.push(Skipped {
+            reason: SkipReason::DuplicateName {
+                name: plugin.manifest.name.clone(),
+                version: plugin.manifest.version.clone(),
+                served_version: served.manifest.version.clone(),
+                first: served.path.clone(),
+            },
+            path: plugin.path,
+        });
+    }
     discovery.plugins = kept;
+}
+
+/// How a plugin's version ranks among files of the same plugin.
+fn rank(plugin: &DiscoveredPlugin) -> Option<(u64, u64, u64)> {
+    plugin_abi::load::parse_version(plugin.manifest.version.trim_start_matches('v'))
 }
 
 fn narrow(discovery: &mut Discovery, only: &[String]) {
@@ -434,10 +466,14 @@ mod tests {
     use super::*;
 
     fn plugin(file: &str, name: &str) -> DiscoveredPlugin {
+        plugin_at(file, name, "1")
+    }
+
+    fn plugin_at(file: &str, name: &str, version: &str) -> DiscoveredPlugin {
         DiscoveredPlugin::library(
             file,
             Manifest::from_json(&format!(
-                r#"{{"abi":"0.1.0","name":"{name}","version":"1"}}"#
+                r#"{{"abi":"0.1.0","name":"{name}","version":"{version}"}}"#
             ))
             .unwrap(),
         )
@@ -477,25 +513,42 @@ mod tests {
     }
 
     #[test]
-    fn first_plugin_of_a_name_wins() {
+    fn the_highest_version_of_a_plugin_wins_and_the_first_file_of_equal_ones() {
         let mut d = Discovery {
             plugins: vec![
+                plugin_at("libweather.so", "weather", "0.1.0"),
                 plugin("a.so", "x"),
                 plugin("b.so", "x"),
-                plugin("c.so", "y"),
+                plugin_at("libzweather.so", "weather", "0.3.0"),
+                plugin_at("libzzweather.so", "weather", "not a version"),
             ],
             ..Default::default()
         };
-        take_first_of_each_name(&mut d);
+        take_highest_of_each_name(&mut d);
+        let files = |list: Vec<&PathBuf>| {
+            list.into_iter()
+                .map(|p| p.to_str().unwrap().to_owned())
+                .collect::<Vec<_>>()
+        };
         assert_eq!(
-            d.plugins
-                .iter()
-                .map(|p| p.path.to_str().unwrap())
-                .collect::<Vec<_>>(),
-            ["a.so", "c.so"]
+            files(d.plugins.iter().map(|p| &p.path).collect()),
+            ["libzweather.so", "a.so"]
         );
-        assert_eq!(d.skipped[0].path, PathBuf::from("b.so"));
-        assert!(d.skipped[0].to_string().contains("already taken by a.so"));
+        assert_eq!(
+            files(d.skipped.iter().map(|s| &s.path).collect()),
+            ["b.so", "libweather.so", "libzzweather.so"]
+        );
+        assert_eq!(
+            d.skipped[1].reason.to_string(),
+            "plugin `weather` 0.1.0 is also in libzweather.so, at version 0.3.0, which is served \
+             (the highest version; the first file of equal versions)"
+        );
+        assert!(
+            d.skipped[0]
+                .reason
+                .to_string()
+                .contains("also in a.so, at version 1")
+        );
     }
 
     #[test]
