@@ -381,7 +381,7 @@ async fn call_error(client: &Client, tool: &str) -> (ErrorCode, String, Value) {
 }
 
 #[tokio::test(flavor = "multi_thread")]
-async fn a_hidden_tool_is_unknown_exactly_as_a_tool_of_an_unselected_toolset() {
+async fn a_hidden_tool_is_unknown_like_a_tool_of_an_unselected_toolset_each_with_its_hint() {
     let dir = PluginDir::with(&["sandboxes", "benchmarks"]);
     let host = HostProcess::serve(&dir, &[]);
     let base = host.base_url();
@@ -389,7 +389,12 @@ async fn a_hidden_tool_is_unknown_exactly_as_a_tool_of_an_unselected_toolset() {
     let (code, message, data) = call_error(&unselected, "stop_sandbox").await;
     assert_eq!(
         (code, message.as_str()),
-        (ErrorCode::INVALID_PARAMS, "Unknown tool: stop_sandbox")
+        (
+            ErrorCode::INVALID_PARAMS,
+            "Unknown tool: stop_sandbox (it is in toolset `sandboxes`, which this URL does not \
+             serve; add ?toolsets=sandboxes to the server URL)"
+        ),
+        "the hint is in the message, which clients show"
     );
     assert_eq!(data["toolset"], "sandboxes");
 
@@ -402,10 +407,11 @@ async fn a_hidden_tool_is_unknown_exactly_as_a_tool_of_an_unselected_toolset() {
     ] {
         let client = connect_with(&format!("{base}/mcp?{query}"), headers).await;
         let (hidden_code, hidden_message, hidden_data) = call_error(&client, "stop_sandbox").await;
-        assert_eq!(
-            (hidden_code, &hidden_message),
-            (code, &message),
-            "{query} {headers:?}"
+        assert_eq!(hidden_code, code, "{query} {headers:?}");
+        assert!(
+            hidden_message.starts_with("Unknown tool: stop_sandbox (")
+                && hidden_message.contains("filters hide it"),
+            "{query} {headers:?}: {hidden_message}"
         );
         assert_eq!(hidden_data["toolset"], "sandboxes");
         let hint = hidden_data["hint"].as_str().unwrap();
@@ -495,7 +501,14 @@ async fn over_stdio_the_toolsets_filter_keys_and_the_bounds_filter() {
     let how = report["how_to_filter_tools"].as_str().unwrap();
     assert!(how.contains("--exclude-tools"), "{how}");
     match client.call_tool(call("add", json!({"a": 1, "b": 2}))).await {
-        Err(ServiceError::McpError(error)) => assert_eq!(error.message, "Unknown tool: add"),
+        Err(ServiceError::McpError(error)) => assert!(
+            error.message.starts_with(
+                "Unknown tool: add (it is in toolset `benchmarks`, which this URL serves, but this \
+                 request's tool filters hide it"
+            ),
+            "{}",
+            error.message
+        ),
         other => panic!("expected Unknown tool, got {other:?}"),
     }
     client.cancel().await.unwrap();

@@ -115,7 +115,8 @@ const HOW_TO_RESTART_WITH_OTHER_FILTERS: &str = "The tools are filtered by the s
      others to change them.";
 
 /// The JSON-RPC error for a tool the request is not served: invalid params, `Unknown tool: X`,
-/// with the toolset that has it when another URL (over stdio, other flags) would serve it. A
+/// with the toolset that has it when another URL (over stdio, other flags) would serve it, in
+/// the message (which clients show) and in its data. A
 /// tool of an active toolset that is not served was hidden by the request's filter, or left
 /// out when its table was built (an extension of it failed).
 pub(super) fn unknown_tool(
@@ -133,29 +134,41 @@ pub(super) fn unknown_tool(
                 .as_ref()
                 .is_none_or(|b| b.allows_toolset(&t.decl.toolset))
     });
-    let data = declared.map(|entry| {
-        let toolset = &entry.decl.toolset;
-        let served = registry.extensions().apply_to(&entry.decl);
-        let failure = generation.builder().failure(&entry.plugin);
-        let hint = if !resolution.active.contains(toolset) {
-            if parts(context).is_some() {
-                format!("tool `{name}` is in toolset `{toolset}`, which this URL does not serve; add ?toolsets={toolset} to the server URL")
-            } else {
-                format!("tool `{name}` is in toolset `{toolset}`, which this server does not serve; start it with --toolsets toolsets={toolset}")
-            }
-        } else if !resolution
-            .filter
-            .allows(name, served.annotations.read_only == Some(true))
-        {
-            format!("tool `{name}` is in toolset `{toolset}`, which this URL serves, but this request's tool filters hide it (tools, exclude_tools, readonly, their X-MCP-* headers, or the server's bounds)")
-        } else if let Some(failure) = failure {
-            format!("tool `{name}` is in toolset `{toolset}`, which this URL serves, but its provider did not open: {failure}")
+    let Some(entry) = declared else {
+        return ErrorData::invalid_params(format!("Unknown tool: {name}"), None);
+    };
+    let toolset = &entry.decl.toolset;
+    let served = registry.extensions().apply_to(&entry.decl);
+    let failure = generation.builder().failure(&entry.plugin);
+    let why = if !resolution.active.contains(toolset) {
+        if parts(context).is_some() {
+            format!(
+                "in toolset `{toolset}`, which this URL does not serve; add ?toolsets={toolset} to the server URL"
+            )
         } else {
-            format!("tool `{name}` is in toolset `{toolset}`, which this URL serves, but it could not be built: an extension of it failed (see the server's log)")
-        };
-        json!({"toolset": toolset, "hint": hint})
-    });
-    ErrorData::invalid_params(format!("Unknown tool: {name}"), data)
+            format!(
+                "in toolset `{toolset}`, which this server does not serve; start it with --toolsets toolsets={toolset}"
+            )
+        }
+    } else if !resolution
+        .filter
+        .allows(name, served.annotations.read_only == Some(true))
+    {
+        format!(
+            "in toolset `{toolset}`, which this URL serves, but this request's tool filters hide it (tools, exclude_tools, readonly, their X-MCP-* headers, or the server's bounds)"
+        )
+    } else if let Some(failure) = failure {
+        format!(
+            "in toolset `{toolset}`, which this URL serves, but its provider did not open: {failure}"
+        )
+    } else {
+        format!(
+            "in toolset `{toolset}`, which this URL serves, but it could not be built: an extension of it failed (see the server's log)"
+        )
+    };
+    // Clients show an error's message, not its data: the hint is in both.
+    let data = json!({"toolset": toolset, "hint": format!("tool `{name}` is {why}")});
+    ErrorData::invalid_params(format!("Unknown tool: {name} (it is {why})"), Some(data))
 }
 
 #[cfg(test)]
