@@ -296,6 +296,26 @@ fn list_of_an_empty_folder_says_no_plugins() {
 }
 
 #[test]
+fn a_missing_relative_folder_is_named_absolute_with_a_hint() {
+    let dir = PluginDir::new();
+    let out = std::process::Command::new(e2e::host_bin())
+        .current_dir(dir.path())
+        .env_remove("REACTOR_MCP_PLUGIN_DIR")
+        .arg("list")
+        .output()
+        .expect("the host runs");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{stderr}");
+    let expected = format!(
+        "cannot read the plugin folder {} (`plugins`, relative to the working directory; a \
+         client that starts the server over stdio starts it in a directory of its own: give \
+         --plugin-dir an absolute path)",
+        dir.path().canonicalize().unwrap().join("plugins").display()
+    );
+    assert!(stderr.contains(&expected), "{stderr}");
+}
+
+#[test]
 fn list_of_a_missing_folder_fails_naming_it() {
     let dir = PluginDir::new();
     let missing = dir.file("not-there");

@@ -248,15 +248,30 @@ pub struct Discovery {
     pub unmatched: Vec<String>,
 }
 
+/// For a relative plugin folder, what it was relative to and what to do.
+fn relative_hint(path: &Path) -> String {
+    if path.is_absolute() {
+        return String::new();
+    }
+    format!(
+        " (`{}`, relative to the working directory; a client that starts the server over stdio \
+         starts it in a directory of its own: give --plugin-dir an absolute path)",
+        path.display()
+    )
+}
+
 /// Why a folder could not be scanned at all.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum DiscoveryError {
-    /// The folder cannot be listed.
-    #[error("cannot read the plugin folder {}", path.display())]
+    /// The folder cannot be listed. A relative path is named as the working directory makes
+    /// it, with a hint: a desktop client starts the server in a directory of its own.
+    #[error("cannot read the plugin folder {}{}", absolute.display(), relative_hint(path))]
     Folder {
-        /// The folder.
+        /// The folder, as given.
         path: PathBuf,
+        /// The folder, absolute.
+        absolute: PathBuf,
         /// The cause.
         source: std::io::Error,
     },
@@ -278,6 +293,7 @@ pub enum DiscoveryError {
 pub fn discover(dir: &Path, only: Option<&[String]>) -> Result<Discovery, DiscoveryError> {
     let folder_error = |source| DiscoveryError::Folder {
         path: dir.to_owned(),
+        absolute: std::path::absolute(dir).unwrap_or_else(|_| dir.to_owned()),
         source,
     };
     let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
