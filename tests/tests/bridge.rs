@@ -15,7 +15,10 @@ use std::{
 
 use e2e::{
     HostProcess, PluginDir,
-    mcp::{RawSession, Recorded, call_tool, connect, connect_as, get_json, text, tool_names},
+    mcp::{
+        RawSession, Recorded, call_tool, connect, connect_as, get_json, get_ok_json, text,
+        tool_names,
+    },
     procs::{children, group_members, processes},
     run_host, workspace_root,
 };
@@ -180,6 +183,35 @@ async fn toolsets_and_other_urls_list_bridged_servers_without_starting_them() {
             .any(|n| n.starts_with("tiny__"))
     );
     assert_eq!(children(host.pid()), Vec::<u32>::new());
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn once_started_a_bridged_servers_tools_are_in_toolsets_as_in_tools_list() {
+    let (dir, cache) = with_servers(json!({"tiny": tiny("ok", json!({}))}));
+    let host = serve(&dir, &cache);
+    let url = format!("{}/toolsets?toolsets=tiny", host.base_url());
+    let before = get_ok_json(&url).await;
+    let row = before["toolsets"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["name"] == "tiny")
+        .unwrap_or_else(|| panic!("no tiny toolset in {before}"))
+        .clone();
+    assert_eq!(
+        row["title"], "tiny",
+        "the server's name, when the entry gives no title"
+    );
+    assert_eq!(
+        row["description"],
+        "The tools of the MCP server `tiny` (mcp.json)"
+    );
+    let client = tiny_client(&host).await;
+    let mut listed = tool_names(client.peer()).await;
+    listed.sort();
+    let after = get_ok_json(&url).await;
+    assert_eq!(after["tools"], json!(listed), "{after:#}");
+    assert!(listed.contains(&"tiny__echo".to_owned()), "{listed:?}");
 }
 
 #[tokio::test(flavor = "multi_thread")]

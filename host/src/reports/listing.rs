@@ -273,7 +273,13 @@ impl Listing {
                     describe(&e.extension.tool, &e.extension.extension)
                 );
             }
-            if p.dynamic_tools {
+            if p.dynamic_tools && p.version == crate::discovery::servers::manifest::VERSION {
+                let _ = writeln!(
+                    out,
+                    "  + the tools the server lists when it starts (any above are from its last \
+                     listing)"
+                );
+            } else if p.dynamic_tools {
                 let _ = writeln!(
                     out,
                     "  + tools built at run time (listed once the plugin is opened)"

@@ -26,8 +26,10 @@ pub(crate) struct ToolsetsReport {
     pub(crate) toolsets: Vec<ToolsetRow>,
     /// The active toolsets, sorted.
     pub(crate) active: Vec<String>,
-    /// The tools this URL is served, sorted: the statically declared ones the filter shows, and
-    /// the host's own.
+    /// The tools this URL is served, sorted: once its toolsets are open, what `tools/list`
+    /// answers (tools bridged servers and plugins list at run time included); before, the
+    /// declared ones (a bridged server's from its cached listing) the filter shows, and the
+    /// host's own.
     pub(crate) tools: Vec<String>,
     /// The filter in force: the server's bounds narrowed by the URL's and the headers'.
     pub(crate) filter: ToolFilter,

@@ -71,6 +71,9 @@ impl ServeState {
             self.toolsets_tool,
         )
         .with_generation(generation.info());
+        if let Some(served) = generation.sets.served_names(resolution) {
+            report.tools = served;
+        }
         report.processes = generation.builder().processes();
         report.failed = crate::serve::generation::failed_plugins(generation);
         let registry = generation.registry();

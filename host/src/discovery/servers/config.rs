@@ -329,8 +329,21 @@ pub(crate) fn plain_toolset(name: &str) -> ToolsetDecl {
     }
 }
 
-/// The `toolset` object: our keys for the server's toolset, all optional.
+/// The `toolset` object: our keys for the server's toolset, all optional; the title is the
+/// server's name and the description says it is an MCP server's when the entry gives none.
 fn toolset(name: &str, value: Option<&Value>) -> Result<ToolsetDecl, String> {
+    let mut decl = declared_toolset(name, value)?;
+    if decl.title.is_empty() {
+        decl.title = name.to_owned();
+    }
+    if decl.description.is_empty() {
+        decl.description = format!("The tools of the MCP server `{name}` (mcp.json)");
+    }
+    Ok(decl)
+}
+
+/// The `toolset` object as the entry writes it.
+fn declared_toolset(name: &str, value: Option<&Value>) -> Result<ToolsetDecl, String> {
     let mut decl = plain_toolset(name);
     let Some(value) = value else {
         return Ok(decl);

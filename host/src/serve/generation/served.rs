@@ -198,6 +198,20 @@ impl Sets {
         Ok(Arc::clone(set))
     }
 
+    /// The names of the tools `resolution` is served, sorted, when its active set's table is
+    /// built and current (its plugins and servers opened): what `tools/list` answers, the
+    /// tools bridged servers and plugins listed at run time included. `None` before.
+    pub(crate) fn served_names(&self, resolution: &Resolution) -> Option<Vec<String>> {
+        let set = read(&self.sets)
+            .get(&resolution.active)
+            .and_then(|cell| cell.get().cloned())
+            .filter(|set| !set.table().is_stale())?;
+        let view = ServedView::new(set, &resolution.filter);
+        let mut names: Vec<String> = view.tools().into_iter().map(|t| t.name.into()).collect();
+        names.sort();
+        Some(names)
+    }
+
     /// The view of `resolved`: its active set's served set ([`Sets::get`]) through its filter,
     /// built on the first request that needs it, and again when its set is stale.
     pub(crate) async fn view(&self, resolved: &Resolved) -> Result<Arc<ServedView>, String> {
