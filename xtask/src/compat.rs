@@ -57,7 +57,11 @@ impl Built {
 }
 
 pub(crate) fn run(_args: &Args) -> Result<()> {
-    let built = build()?;
+    let Some(built) = build()? else {
+        bail!(
+            "{BASELINE} is not in this clone's history (a shallow clone?): run `git fetch --unshallow`"
+        );
+    };
     eprintln!(
         "{HOST_ENV}={}\n{PLUGIN_ENV}={}",
         built.host.display(),
@@ -67,9 +71,18 @@ pub(crate) fn run(_args: &Args) -> Result<()> {
 }
 
 /// Builds [`BASELINE`]'s host and `fixture-compat` against its plugin-api, unless they are
-/// built already (cargo decides).
-pub(crate) fn build() -> Result<Built> {
+/// built already (cargo decides). `None`, saying so loudly, when the commit is not in this
+/// clone's history and cannot be fetched (a shallow clone without a remote): the compatibility
+/// tests then say they are skipped.
+pub(crate) fn build() -> Result<Option<Built>> {
     let root = project_root();
+    if !in_history(&root, BASELINE) {
+        eprintln!(
+            "warning: {BASELINE} (ABI 0.2.0) is not in this clone's history and could not be \
+             fetched: the compatibility tests are skipped (clone with the whole history)"
+        );
+        return Ok(None);
+    }
     let compat = root.join("target").join("compat");
     let source = compat.join("src");
     eprintln!(
@@ -113,7 +126,28 @@ pub(crate) fn build() -> Result<Built> {
         fs::copy(&from, to)
             .with_context(|| format!("copying {} to {}", from.display(), to.display()))?;
     }
-    Ok(built)
+    Ok(Some(built))
+}
+
+/// Whether `commit` is in this clone, after asking the remote for the whole history if it is
+/// shallow.
+fn in_history(root: &Path, commit: &str) -> bool {
+    let has = || {
+        Command::new("git")
+            .current_dir(root)
+            .args(["cat-file", "-e", &format!("{commit}^{{commit}}")])
+            .stderr(Stdio::null())
+            .status()
+            .is_ok_and(|s| s.success())
+    };
+    if has() {
+        return true;
+    }
+    let _ = Command::new("git")
+        .current_dir(root)
+        .args(["fetch", "--quiet", "--unshallow", "--tags"])
+        .status();
+    has()
 }
 
 /// Puts the files of [`BASELINE`] in `source` with `git archive`, unless they are there.
@@ -181,11 +215,17 @@ pub(crate) fn semver(_args: &SemverArgs) -> Result<()> {
     let tool = install_semver_checks(&root)?;
     let baseline = if tag_exists(&root, RELEASE_TAG) {
         RELEASE_TAG
-    } else {
+    } else if in_history(&root, RELEASE_COMMIT) {
         eprintln!(
             "no tag {RELEASE_TAG} in this clone: comparing with its commit, {RELEASE_COMMIT}"
         );
         RELEASE_COMMIT
+    } else {
+        eprintln!(
+            "warning: neither the tag {RELEASE_TAG} nor its commit is in this clone's history: \
+             the semver check is skipped (clone with the whole history)"
+        );
+        return Ok(());
     };
     let mut check = cargo();
     check

@@ -65,7 +65,7 @@ pub(crate) fn run(args: &Args) -> Result<()> {
         "builds of ABI 0.2.0",
         "its commit must be in this clone's history",
         || {
-            old = Some(compat::build()?);
+            old = compat::build()?;
             Ok(())
         },
     )?;
