@@ -298,16 +298,39 @@ async fn a_killed_host_leaves_no_child() {
     .await;
 }
 
-#[test]
-fn a_plugin_whose_wrap_needs_another_plugins_tool_cannot_be_isolated() {
+#[tokio::test(flavor = "multi_thread")]
+async fn an_isolated_plugin_keeps_all_but_its_wraps_of_other_plugins_tools() {
     let dir = PluginDir::with(&["sandboxes", "sandboxes-datalayer"]);
     let listed = run_host(&["list", "--isolate", "sandboxes-datalayer"], &dir);
     listed.assert_success();
-    let all = format!("{}{}", listed.stdout, listed.stderr);
+    let warning = "is isolated without its extension of `launch_sandbox`: its extension of \
+                   `launch_sandbox` wraps another plugin's tool, which its code could not call \
+                   from a child process";
+    assert!(listed.stderr.contains(warning), "{}", listed.stderr);
     assert!(
-        all.contains(
-            "cannot be isolated: its extension of `launch_sandbox` wraps another plugin's tool"
-        ),
-        "{all}"
+        listed.stdout.contains("sandboxes-datalayer"),
+        "listed, not skipped: {}",
+        listed.stdout
     );
+
+    let host = HostProcess::serve(&dir, &["--isolate", "sandboxes-datalayer"]);
+    let client = connect(&format!("{}/mcp?toolsets=sandboxes", host.base_url())).await;
+    let tools = client.list_all_tools().await.expect("tools/list");
+    let description = |name: &str| {
+        let tool = tools.iter().find(|t| t.name == name);
+        tool.and_then(|t| t.description.clone())
+            .unwrap_or_default()
+            .to_string()
+    };
+    assert!(
+        !description("launch_sandbox").contains("Datalayer"),
+        "the refused wrap leaves launch_sandbox as sandboxes serves it"
+    );
+    let launched = call_tool(
+        client.peer(),
+        "launch_sandbox",
+        json!({"sandbox_name": "x"}),
+    )
+    .await;
+    assert_ne!(launched.is_error, Some(true), "{launched:?}");
 }

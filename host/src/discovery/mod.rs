@@ -224,9 +224,6 @@ pub enum SkipReason {
     /// Not among the plugins named by `REACTOR_MCP_EXTENSIONS` / `--extension`.
     #[error("not among the extensions asked for")]
     NotSelected,
-    /// Named by `--isolate`, but it cannot run out of process.
-    #[error("cannot be isolated: {0}")]
-    CannotIsolate(String),
     /// An `mcp.json` file, or one server entry in it, cannot be used.
     #[error("{}{reason}", server.as_ref().map(|s| format!("server `{s}`: ")).unwrap_or_default())]
     BadServer {

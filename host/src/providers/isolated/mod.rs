@@ -29,7 +29,7 @@ use plugin_manifest::Manifest;
 
 use crate::{
     discovery::servers::config::{ServerEntry, Transport},
-    discovery::{Discovery, Provider, SkipReason, Skipped},
+    discovery::{Discovery, Provider, SkipReason},
 };
 
 /// The hidden command a child runs.
@@ -113,42 +113,37 @@ impl Isolation {
 }
 
 /// Serves the libraries `isolation` names among `discovery`'s from child processes running
-/// `program` (the host's own binary); a name that matches no library is logged, and a library
-/// that cannot be isolated is skipped with the reason.
+/// `program` (the host's own binary); a name that matches no library is logged, and the
+/// extensions of an isolated library that wrap another plugin's tool are refused, each with a
+/// warning naming the tool.
 pub(crate) fn isolate(discovery: &mut Discovery, isolation: &Isolation, program: &Path) {
     for name in isolation.plugins.iter().filter(|n| *n != "*") {
         if !discovery.plugins.iter().any(|p| p.manifest.name == *name) {
             tracing::warn!("--isolate names `{name}`, and no plugin has that name");
         }
     }
-    let mut skipped = Vec::new();
-    discovery.plugins.retain_mut(|plugin| {
-        let name = &plugin.manifest.name;
-        if !matches!(plugin.provider, Provider::Library) || !isolation.isolates(name) {
-            return true;
+    for plugin in &mut discovery.plugins {
+        let name = plugin.manifest.name.clone();
+        if !matches!(plugin.provider, Provider::Library) || !isolation.isolates(&name) {
+            continue;
         }
-        if let Err(reason) = can_isolate(&plugin.manifest) {
-            tracing::error!(
-                "plugin `{name}` ({}) cannot be isolated: {reason}",
-                plugin.path.display()
+        for refused in refuse_foreign_wraps(&mut plugin.manifest) {
+            tracing::warn!(
+                "plugin `{name}` ({}) is isolated without its extension of `{}`: {refused}; its \
+                 own tools, and its extensions that only describe, are served",
+                plugin.path.display(),
+                refused.tool
             );
-            skipped.push(Skipped {
-                path: plugin.path.clone(),
-                reason: SkipReason::CannotIsolate(reason.to_string()),
-            });
-            return false;
         }
         plugin.provider = Provider::Isolated {
             server: Arc::new(child_entry(
                 &plugin.manifest,
                 &plugin.path,
                 program,
-                isolation.call_timeout(name),
+                isolation.call_timeout(&name),
             )),
         };
-        true
-    });
-    discovery.skipped.extend(skipped);
+    }
 }
 
 /// Why a plugin's code cannot run out of process.
@@ -161,15 +156,23 @@ pub(crate) struct CannotIsolate {
     tool: String,
 }
 
-/// Whether a plugin's code can run out of process: its wraps may only extend its own tools.
-fn can_isolate(manifest: &Manifest) -> Result<(), CannotIsolate> {
-    let own = |tool: &str| manifest.tools.iter().any(|t| t.name == tool);
-    match manifest.extends.iter().find(|e| e.wrap && !own(&e.tool)) {
-        Some(e) => Err(CannotIsolate {
+/// Takes out of an isolated plugin's manifest (the host's copy; its child reads its own) the
+/// extensions whose wrap needs another plugin's tool, which its code could not call from a
+/// child process; the tools they target are served without them. The host never calls an
+/// isolated plugin's wrap, so the indices of the extensions left do not matter here.
+fn refuse_foreign_wraps(manifest: &mut Manifest) -> Vec<CannotIsolate> {
+    let own: Vec<String> = manifest.tools.iter().map(|t| t.name.clone()).collect();
+    let foreign = |e: &plugin_manifest::ExtensionDecl| e.wrap && !own.contains(&e.tool);
+    let refused = manifest
+        .extends
+        .iter()
+        .filter(|e| foreign(e))
+        .map(|e| CannotIsolate {
             tool: e.tool.clone(),
-        }),
-        None => Ok(()),
-    }
+        })
+        .collect();
+    manifest.extends.retain(|e| !foreign(e));
+    refused
 }
 
 /// How the child serving `library` is started: `program isolated LIBRARY`, with its tools
@@ -288,12 +291,16 @@ mod tests {
     }
 
     #[test]
-    fn named_libraries_are_isolated_and_one_wrapping_another_plugins_tool_is_skipped() {
+    fn named_libraries_are_isolated_without_their_wraps_of_other_plugins_tools() {
         let mut discovery = Discovery {
             plugins: vec![
                 plugin("a", "[]"),
                 plugin("b", r#"[{"tool":"own","wrap":true}]"#),
-                plugin("c", r#"[{"tool":"other","wrap":true}]"#),
+                plugin(
+                    "c",
+                    r#"[{"tool":"other","wrap":true},{"tool":"other","description":"d"},
+                        {"tool":"own","wrap":true}]"#,
+                ),
                 plugin("d", "[]"),
             ],
             ..Discovery::default()
@@ -308,11 +315,20 @@ mod tests {
             .iter()
             .map(|p| (p.manifest.name.as_str(), p.provider.is_out_of_process()))
             .collect();
-        assert_eq!(kinds, [("a", true), ("b", true), ("d", false)]);
+        assert_eq!(kinds, [("a", true), ("b", true), ("c", true), ("d", false)]);
+        assert!(discovery.skipped.is_empty());
+        let kept: Vec<(&str, bool)> = discovery.plugins[2]
+            .manifest
+            .extends
+            .iter()
+            .map(|e| (e.tool.as_str(), e.wrap))
+            .collect();
         assert_eq!(
-            discovery.skipped[0].to_string(),
-            "libc.so: cannot be isolated: its extension of `other` wraps another plugin's tool, which its code could not call from a child process"
+            kept,
+            [("other", false), ("own", true)],
+            "only the foreign wrap goes"
         );
+        assert_eq!(discovery.plugins[1].manifest.extends.len(), 1);
         let Provider::Isolated { server } = &discovery.plugins[0].provider else {
             unreachable!()
         };
