@@ -384,7 +384,7 @@ pub(crate) fn manifest_of(bytes: &[u8]) -> Result<Manifest, SkipReason> {
 /// The manifest `json` says, if this host can load it.
 fn checked(json: &str) -> Result<Manifest, SkipReason> {
     let manifest = Manifest::from_json(json).map_err(|e| SkipReason::BadManifest(e.to_string()))?;
-    if !plugin_abi::same_line(plugin_abi::VERSION, &manifest.abi) {
+    if !plugin_manifest::abi_compatible(plugin_abi::VERSION, &manifest.abi) {
         return Err(SkipReason::IncompatibleAbi {
             plugin: manifest.abi,
             host: plugin_abi::VERSION.to_owned(),

@@ -11,8 +11,8 @@
 //! its reactor (channels only). Errors cross as [`FfiError`], a kind and a message.
 //!
 //! This crate's version is the ABI's version ([`VERSION`]): a plugin's manifest records it, and
-//! a host opens a library of the same ABI line ([`same_line`]: `0.2.x` for a host of `0.2.y`,
-//! older or newer), checking its layout in the direction its version calls for
+//! a host opens a library of the same ABI line (`plugin_manifest::abi_compatible`: `0.2.x` for
+//! a host of `0.2.y`, older or newer), checking its layout in the direction its version calls for
 //! ([`root_module`]). Authors never use this crate directly: `plugin-api`'s `#[plugin]`
 //! attribute produces these objects and `plugin_api::Context` wraps the host's.
 //!
@@ -57,7 +57,7 @@ use async_ffi::{FfiFuture, FutureExt};
 
 pub mod load;
 
-pub use load::{OpenError, line_name, root_module, same_line};
+pub use load::{OpenError, line_name, root_module};
 
 /// The version of this crate, the ABI's: written into every manifest, compared by the host
 /// before it opens a library.

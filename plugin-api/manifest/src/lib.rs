@@ -481,13 +481,12 @@ impl std::fmt::Display for CompletionRef {
 /// Whether a library built against version `plugin` of the ABI crate can be opened by a host
 /// built against version `host`: Cargo's rule for compatible versions, the same major version,
 /// and for `0.x` the same minor version. An unparsable version is never compatible.
-///
-/// The host decides with `plugin_abi::same_line`, the rule the ABI crate owns, which answers
-/// the same for every released version.
+/// Either may be the newer: a host opens plugins of its line built before or after it.
 /// ```
 /// use plugin_manifest::abi_compatible;
 ///
 /// assert!(abi_compatible("0.1.0", "0.1.7"));
+/// assert!(abi_compatible("0.2.1", "0.2.0"));
 /// assert!(!abi_compatible("0.1.0", "0.2.0"));
 /// ```
 pub fn abi_compatible(host: &str, plugin: &str) -> bool {
