@@ -124,18 +124,10 @@ pub fn patched(crate_name: &str, from: &str, to: &str) -> Vec<u8> {
 /// If the lengths differ or `bytes` hold no `from`.
 pub fn patch(mut bytes: Vec<u8>, from: &str, to: &str) -> Vec<u8> {
     assert_eq!(from.len(), to.len(), "a patch must keep the file's length");
-    let mut count = 0;
-    let mut at = 0;
-    while let Some(found) = find(&bytes[at..], from.as_bytes()) {
-        let start = at + found;
+    let starts: Vec<usize> = memchr::memmem::find_iter(&bytes, from.as_bytes()).collect();
+    assert!(!starts.is_empty(), "the library holds no {from}");
+    for start in starts {
         bytes[start..start + to.len()].copy_from_slice(to.as_bytes());
-        at = start + to.len();
-        count += 1;
     }
-    assert!(count > 0, "the library holds no {from}");
     bytes
-}
-
-fn find(haystack: &[u8], needle: &[u8]) -> Option<usize> {
-    haystack.windows(needle.len()).position(|w| w == needle)
 }

@@ -10,6 +10,10 @@
 
 use std::{
     path::PathBuf,
+    sync::{
+        Arc,
+        atomic::{AtomicBool, Ordering},
+    },
     time::{Duration, Instant},
 };
 
@@ -1177,4 +1181,116 @@ async fn a_server_writing_lines_that_are_not_json_is_still_served_and_so_are_the
     assert_eq!(text(&result), "a");
     let fine = call_tool(client.peer(), "fine__echo", json!({"text": "still"})).await;
     assert_eq!(text(&fine), "still");
+}
+
+/// How many times the churn test renames a new build over a library.
+const CHURN_REPLACES: usize = 20;
+
+/// Calls `tool` through `peer` until `stop`, and counts the answers: results, and errors with
+/// their messages.
+async fn keep_calling(
+    peer: rmcp::service::Peer<RoleClient>,
+    tool: &'static str,
+    arguments: Value,
+    stop: Arc<AtomicBool>,
+) -> (usize, Vec<String>) {
+    let (mut answered, mut errors) = (0, Vec::new());
+    while !stop.load(Ordering::Relaxed) {
+        match peer
+            .call_tool(e2e::mcp::call(tool, arguments.clone()))
+            .await
+        {
+            Ok(result) if result.is_error != Some(true) => answered += 1,
+            Ok(result) => errors.push(format!("{tool}: {}", text(&result))),
+            Err(error) => errors.push(format!("{tool}: {error}")),
+        }
+    }
+    (answered, errors)
+}
+
+/// Reload churn takes no tool from a plugin it does not touch, with sessions of a bridged
+/// server among the callers: while a library is renamed over again and again, 14 sessions call
+/// `list_sandboxes` and 2 sessions of `?toolsets=everything&only=reloadable,everything` call
+/// the replaced library's tool and the bridged server's; every call of a tool its session
+/// serves answers, and a bridged session asking for `list_sandboxes` (which its URL does not
+/// serve) is told which toolset to add.
+#[tokio::test(flavor = "multi_thread")]
+async fn reload_churn_takes_no_tool_from_an_untouched_plugin_with_bridged_sessions_calling() {
+    let Some((dir, cache)) = with_everything() else {
+        return;
+    };
+    dir.add("sandboxes");
+    let reloadable = e2e::library_bytes("fixture-reload");
+    let library = e2e::library_file_name("fixture_reload");
+    dir.write(&library, &reloadable);
+    let host = serve(&dir, &cache);
+    let base = host.base_url();
+    let stop = Arc::new(AtomicBool::new(false));
+    let mut callers = Vec::new();
+    let mut clients = Vec::new();
+    for _ in 0..14 {
+        let client = connect(&format!("{base}/mcp?toolsets=sandboxes")).await;
+        let peer = client.peer().clone();
+        callers.push(tokio::spawn(keep_calling(
+            peer,
+            "list_sandboxes",
+            json!({}),
+            Arc::clone(&stop),
+        )));
+        clients.push(client);
+    }
+    for _ in 0..2 {
+        let client = connect(&format!(
+            "{base}/mcp?toolsets=everything&only=reloadable,everything"
+        ))
+        .await;
+        let peer = client.peer().clone();
+        let refused = peer
+            .call_tool(e2e::mcp::call("list_sandboxes", json!({})))
+            .await
+            .expect_err("list_sandboxes is not served to this URL");
+        assert!(
+            refused.to_string().contains("add ?toolsets=sandboxes"),
+            "{refused}"
+        );
+        for (tool, arguments) in [
+            ("build", json!({})),
+            ("everything__echo", json!({"message": "hi"})),
+        ] {
+            callers.push(tokio::spawn(keep_calling(
+                peer.clone(),
+                tool,
+                arguments,
+                Arc::clone(&stop),
+            )));
+        }
+        clients.push(client);
+    }
+    for n in 0..CHURN_REPLACES {
+        let build = format!("fixture-reload bu{n:05}");
+        let temporary = dir.file(&format!(".{library}.tmp"));
+        std::fs::write(
+            &temporary,
+            e2e::patch(reloadable.clone(), "fixture-reload build A", &build),
+        )
+        .unwrap();
+        std::fs::rename(&temporary, dir.file(&library)).unwrap();
+        tokio::time::sleep(Duration::from_millis(250)).await;
+    }
+    stop.store(true, Ordering::Relaxed);
+    let mut answered = 0;
+    let mut errors = Vec::new();
+    for caller in callers {
+        let (n, failed) = caller.await.unwrap();
+        answered += n;
+        errors.extend(failed);
+    }
+    let generation = get_ok_json(&format!("{base}/healthz")).await["generation"]["number"].clone();
+    assert!(
+        generation.as_u64().is_some_and(|g| g > 10),
+        "the library was replaced: generation {generation}"
+    );
+    eprintln!("{answered} calls answered through generation {generation}");
+    assert!(answered > 100, "{answered} calls answered");
+    assert_eq!(errors, Vec::<String>::new(), "of {answered} answered");
 }
