@@ -57,3 +57,8 @@ pub mod __private {
     pub use serde;
     pub use serde_json;
 }
+
+/// The Rust examples of the book's chapter on writing plugins, checked as doctests.
+#[cfg(doctest)]
+#[doc = include_str!("../../docs/plugins.md")]
+mod book_plugins {}
