@@ -36,6 +36,33 @@ pub struct Caller {
     pub scopes: Vec<String>,
 }
 
+/// Whom the state a plugin keeps per client belongs to ([`Context::client_key`]).
+///
+/// | the client | its key |
+/// | --- | --- |
+/// | 2025-11-25 over a session | [`ClientKey::Session`], the MCP session |
+/// | authenticated (API key, OAuth token), any protocol era, with or without a session | [`ClientKey::Session`] over a session, else [`ClientKey::Caller`] |
+/// | 2026-07-28 (no sessions), or a `--stateless` server, without authentication | none: the server cannot tell such clients apart; have the client choose an id and pass it as an argument |
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[non_exhaustive]
+pub enum ClientKey {
+    /// The MCP session's id (2025-11-25 clients over a session). A session ends when its
+    /// client goes; the plugin is not told, so keep such state bounded.
+    Session(String),
+    /// The authenticated caller's name (an API key's name, an OAuth token's subject): the same
+    /// on every request of that caller, in both protocol eras and across its sessions.
+    Caller(String),
+}
+
+impl std::fmt::Display for ClientKey {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::Session(id) => write!(f, "session {id}"),
+            Self::Caller(name) => write!(f, "caller {name}"),
+        }
+    }
+}
+
 /// The W3C trace context of a request ([`Context::trace_context`]): the `traceparent` and
 /// `tracestate` values as the client sent them (the host checked `traceparent`'s form).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -427,6 +454,46 @@ impl Context {
             .map(String::from)
             .collect();
         Some(Caller { name, scopes })
+    }
+
+    /// The key to keep per-client state under: the MCP session when the request has one, else
+    /// the authenticated caller, else `None` ([`ClientKey`] says which clients have which).
+    ///
+    /// A 2026-07-28 client has no session: without authentication, two such clients look the
+    /// same to the server, so state keyed by [`Context::session_id`] alone would be shared
+    /// between them. Where `None` is possible, take a client-chosen id as a tool argument too.
+    ///
+    /// ```
+    /// use std::{collections::HashMap, sync::Mutex};
+    ///
+    /// use plugin_api::{ClientKey, Context, plugin};
+    ///
+    /// #[derive(Debug, Default)]
+    /// pub struct Notes(Mutex<HashMap<(Option<ClientKey>, Option<String>), Vec<String>>>);
+    ///
+    /// #[plugin(name = "notes")]
+    /// impl Notes {
+    ///     /// Keep a note for this client; answer how many it has.
+    ///     #[tool]
+    ///     fn note(
+    ///         &self,
+    ///         text: String,
+    ///         /// Any name of your choice, the same on every call, to keep your notes apart
+    ///         /// where the server cannot tell clients apart.
+    ///         space: Option<String>,
+    ///         ctx: &Context,
+    ///     ) -> usize {
+    ///         let mut notes = self.0.lock().unwrap();
+    ///         let mine = notes.entry((ctx.client_key(), space)).or_default();
+    ///         mine.push(text);
+    ///         mine.len()
+    ///     }
+    /// }
+    /// ```
+    pub fn client_key(&self) -> Option<ClientKey> {
+        self.session_id()
+            .map(ClientKey::Session)
+            .or_else(|| self.caller().map(|caller| ClientKey::Caller(caller.name)))
     }
 
     /// The capabilities the client declared (`sampling`, `elicitation`, `roots`, ...), as a

@@ -16,7 +16,7 @@ mod tool;
 
 // Each re-export below is part of the semver promise of this crate.
 #[doc(inline)]
-pub use context::{Caller, Context, LogLevel, TraceContext};
+pub use context::{Caller, ClientKey, Context, LogLevel, TraceContext};
 #[doc(inline)]
 pub use error::{NotOffered, ToolError};
 #[doc(inline)]
@@ -37,7 +37,7 @@ pub use resource::{IntoResourceContents, ResourceBody, ResourceContents};
 #[doc(inline)]
 pub use result::{Content, IntoToolOutput, ToolOutput, ToolResult};
 /// The JSON value type tools may take and return.
-pub use serde_json::{Value, json};
+pub use serde_json::{Number, Value, json};
 /// Re-exported so a plugin uses the same tokio its runtime runs (for `tokio::time::sleep`, ...).
 pub use tokio;
 #[doc(inline)]

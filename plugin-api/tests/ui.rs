@@ -2,7 +2,7 @@
 //! its `.stderr` file; and the cases in `tests/ui/pass/`, which must compile and run.
 //!
 //! After changing a message on purpose, regenerate the files with `TRYBUILD=overwrite cargo test
-//! -p plugin-api --test ui` and read the diff.
+//! -p reactor-plugin-api --test ui` and read the diff.
 
 #[test]
 fn ui() {

@@ -15,7 +15,8 @@ use std::{
 /// The environment variable naming a host binary to test instead of building one.
 pub const SERVER_BIN_ENV: &str = "REACTOR_MCP_SERVER_BIN";
 
-/// The first-party plugin crates the tests use.
+/// The plugin crates the tests use: the first-party ones, and the conformance test plugin
+/// (`tests/conformance`).
 pub const PLUGINS: &[&str] = &[
     "sandboxes",
     "benchmarks",

@@ -21,4 +21,20 @@ pub use build::{
 };
 pub use host::{HostProcess, Output, host_command, run_host, run_host_bare, run_host_with_env};
 pub use maps::{mapped_files, mapped_plugin_libraries};
+
+/// An HTTP client for the tests, TLS ready ([`install_tls`]).
+pub fn http() -> reqwest::Client {
+    install_tls();
+    reqwest::Client::new()
+}
+
+/// Makes ring the process's rustls crypto provider, once: reqwest is built without a provider
+/// of its own in this workspace (the host installs ring the same way), so a client needs one
+/// installed before it is made, rmcp's included.
+pub fn install_tls() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        let _ = rustls::crypto::ring::default_provider().install_default();
+    });
+}
 pub use plugin_dir::{PluginDir, library_bytes, patch, patched, truncated, with_abi_version};

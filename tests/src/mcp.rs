@@ -33,7 +33,10 @@ pub async fn connect(url: &str) -> Client {
 /// If the client cannot connect or initialise.
 pub async fn connect_as<H: ClientHandler>(url: &str, handler: H) -> RunningService<RoleClient, H> {
     handler
-        .serve(StreamableHttpClientTransport::from_uri(url))
+        .serve({
+            crate::install_tls();
+            StreamableHttpClientTransport::from_uri(url)
+        })
         .await
         .unwrap_or_else(|e| panic!("cannot connect to {url}: {e}"))
 }
@@ -47,7 +50,10 @@ pub async fn connect_as<H: ClientHandler>(url: &str, handler: H) -> RunningServi
 pub async fn connect_with_token(url: &str, token: &str) -> Client {
     let config = StreamableHttpClientTransportConfig::with_uri(url).auth_header(token);
     ClientConfig::default()
-        .serve(StreamableHttpClientTransport::from_config(config))
+        .serve({
+            crate::install_tls();
+            StreamableHttpClientTransport::from_config(config)
+        })
         .await
         .unwrap_or_else(|e| panic!("cannot connect to {url} with a token: {e}"))
 }
@@ -77,7 +83,10 @@ pub async fn connect_2026_with<H: ClientHandler>(
     let url = config.uri.to_string();
     handler
         .serve_with_lifecycle(
-            StreamableHttpClientTransport::from_config(config),
+            {
+                crate::install_tls();
+                StreamableHttpClientTransport::from_config(config)
+            },
             ClientLifecycleMode::Discover {
                 preferred_versions: vec![ProtocolVersion::V_2026_07_28],
             },
@@ -174,7 +183,9 @@ pub fn strings(value: &Value) -> Vec<String> {
 ///
 /// If the request cannot be sent.
 pub async fn get_json(url: &str) -> (u16, Value) {
-    let response = reqwest::get(url)
+    let response = crate::http()
+        .get(url)
+        .send()
         .await
         .unwrap_or_else(|e| panic!("GET {url}: {e}"));
     let status = response.status().as_u16();
@@ -210,7 +221,7 @@ impl RawSession {
     ///
     /// If the server does not answer with a session.
     pub async fn open(url: &str) -> Self {
-        let http = reqwest::Client::new();
+        let http = crate::http();
         let response = initialize(&http, url, 1).await;
         assert_eq!(response.status(), 200);
         let id = response

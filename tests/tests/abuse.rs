@@ -21,7 +21,7 @@ const PATIENCE: Duration = Duration::from_secs(10);
 
 /// Posts `body` as JSON to `url`; the HTTP status and the body as JSON (`null` if it is not).
 async fn post_text(url: &str, body: &str) -> (u16, Value) {
-    let response = reqwest::Client::new()
+    let response = e2e::http()
         .post(url)
         .header("content-type", "application/json")
         .header("accept", "application/json, text/event-stream")
@@ -275,7 +275,7 @@ async fn sigterm_drains(extra_args: &[&str]) {
     terminate(host.pid());
     tokio::time::sleep(Duration::from_millis(300)).await;
 
-    let refused = reqwest::Client::new()
+    let refused = e2e::http()
         .post(&url)
         .header("content-type", "application/json")
         .header("accept", "application/json, text/event-stream")

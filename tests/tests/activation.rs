@@ -96,7 +96,7 @@ async fn sandboxes_launch_list_and_stop_through_the_host() {
     assert_eq!(
         missing,
         Err(CallError::Tool(
-            "this session has no sandbox with id sbx-9".to_owned()
+            "you have no sandbox with id sbx-9".to_owned()
         ))
     );
 }

@@ -98,7 +98,7 @@ async fn send(
     session: Option<&str>,
     body: Option<Value>,
 ) -> Answer {
-    let http = reqwest::Client::new();
+    let http = e2e::http();
     let mut request = match &body {
         Some(body) => http
             .post(url)
@@ -802,4 +802,98 @@ async fn scopes_bound_toolsets_and_a_missing_one_gets_the_step_up_challenge() {
             .await
             .contains(&"list_sandboxes".to_owned())
     );
+}
+
+/// Two 2026-07-28 clients (no sessions) keep their sandboxes apart: by their API keys when the
+/// server authenticates them, and by the `space` each names when it does not.
+#[tokio::test(flavor = "multi_thread")]
+async fn clients_without_sessions_keep_their_sandboxes_apart_by_key_or_by_space() {
+    let (dir, _host, url, _file, keys) = serve_with_keys(
+        &["sandboxes"],
+        &[
+            ("alice", &["--toolsets", "*"]),
+            ("bob", &["--toolsets", "*"]),
+        ],
+    );
+    let client_of = |key: &str| {
+        let config =
+            rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig::with_uri(
+                format!("{url}?toolsets=sandboxes"),
+            )
+            .auth_header(key.to_owned());
+        connect_2026_with(config, rmcp::model::ClientConfig::default())
+    };
+    let (alice, bob) = (client_of(&keys[0]).await, client_of(&keys[1]).await);
+    let launched = call_tool(
+        alice.peer(),
+        "launch_sandbox",
+        json!({"sandbox_name": "alice's"}),
+    )
+    .await;
+    assert_eq!(launched.is_error, Some(false), "{launched:?}");
+    let listed = |peer: rmcp::service::Peer<rmcp::RoleClient>, arguments: Value| async move {
+        let result = call_tool(&peer, "list_sandboxes", arguments).await;
+        serde_json::from_str::<Value>(&text(&result)).unwrap()
+    };
+    assert_eq!(listed(bob.peer().clone(), json!({})).await, json!([]));
+    assert_eq!(
+        listed(alice.peer().clone(), json!({})).await[0]["name"],
+        "alice's"
+    );
+
+    let open = HostProcess::serve(&dir, &[]);
+    let url = format!("{}/mcp?toolsets=sandboxes", open.base_url());
+    let anonymous = || e2e::mcp::connect_2026(&url, rmcp::model::ClientConfig::default());
+    let (one, other) = (anonymous().await, anonymous().await);
+    call_tool(
+        one.peer(),
+        "launch_sandbox",
+        json!({"sandbox_name": "one's", "space": "one-4b1"}),
+    )
+    .await;
+    assert_eq!(
+        listed(other.peer().clone(), json!({"space": "other-9c2"})).await,
+        json!([])
+    );
+    assert_eq!(
+        listed(one.peer().clone(), json!({"space": "one-4b1"})).await[0]["name"],
+        "one's"
+    );
+}
+
+/// `GET /`, and a browser opening the MCP endpoint, get a page saying what the server is and
+/// how to connect, without credentials; an MCP client's `GET` of the endpoint still needs them.
+#[tokio::test(flavor = "multi_thread")]
+async fn the_index_page_needs_no_credentials_and_names_the_endpoint() {
+    let (_dir, host, url, _file, _keys) =
+        serve_with_keys(&["benchmarks"], &[("alice", &["--toolsets", "*"])]);
+    let http = e2e::http();
+    let browser = "text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8";
+    for page in [host.base_url() + "/", url.clone()] {
+        let answer = http
+            .get(&page)
+            .header("accept", browser)
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(answer.status(), 200, "{page}");
+        assert_eq!(
+            answer.headers()["content-type"],
+            "text/html; charset=utf-8",
+            "{page}"
+        );
+        let body = answer.text().await.unwrap();
+        assert!(
+            body.contains(&format!("<code>{url}</code>")),
+            "{page}: {body}"
+        );
+        assert!(body.contains(r#"<a href="/toolsets">"#), "{page}: {body}");
+    }
+    let stream = http
+        .get(&url)
+        .header("accept", "text/event-stream")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(stream.status(), 401);
 }

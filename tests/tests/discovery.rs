@@ -233,6 +233,42 @@ fn of_two_files_of_one_plugin_the_higher_version_is_served_whatever_their_names(
     );
 }
 
+/// `/healthz` names the file left out for a newer one of the same plugin, and forgets it once
+/// the file is gone.
+#[tokio::test(flavor = "multi_thread")]
+async fn healthz_names_the_older_file_of_a_plugin_until_it_is_removed() {
+    let dir = PluginDir::with(&["sandboxes"]);
+    let older = dir.file(&library_file_name("sandboxes"));
+    dir.write(
+        &library_file_name("zsandboxes"),
+        e2e::patched("sandboxes", r#""version":"0.1.0""#, r#""version":"0.3.0""#),
+    );
+    let host = e2e::HostProcess::serve(&dir, &[]);
+    let healthz = format!("{}/healthz", host.base_url());
+    let health = e2e::mcp::get_ok_json(&healthz).await;
+    let skipped = &health["skipped"];
+    assert_eq!(skipped[0]["file"], older.to_str().unwrap(), "{health:#}");
+    assert!(
+        skipped[0]["reason"]
+            .as_str()
+            .is_some_and(|r| r.contains("at version 0.3.0, which is served")),
+        "{health:#}"
+    );
+    std::fs::remove_file(&older).unwrap();
+    let start = std::time::Instant::now();
+    loop {
+        let health = e2e::mcp::get_ok_json(&healthz).await;
+        if health["skipped"] == json!([]) {
+            break;
+        }
+        assert!(
+            start.elapsed() < std::time::Duration::from_secs(10),
+            "{health:#}"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+}
+
 #[test]
 fn second_plugin_with_a_taken_name_is_skipped_and_the_first_in_file_order_wins() {
     assert_bad_file_is_skipped(BadFile::taken_name);

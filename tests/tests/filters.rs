@@ -43,14 +43,17 @@ async fn connect_with(url: &str, headers: Headers<'_>) -> Client {
     let config =
         StreamableHttpClientTransportConfig::with_uri(url).custom_headers(header_map(headers));
     ClientConfig::default()
-        .serve(StreamableHttpClientTransport::from_config(config))
+        .serve({
+            e2e::install_tls();
+            StreamableHttpClientTransport::from_config(config)
+        })
         .await
         .unwrap_or_else(|e| panic!("cannot connect to {url}: {e}"))
 }
 
 /// `GET url` with `headers`, which must answer 200 with JSON.
 async fn get_with(url: &str, headers: Headers<'_>) -> Value {
-    let mut request = reqwest::Client::new().get(url);
+    let mut request = e2e::http().get(url);
     for (name, value) in headers {
         request = request.header(*name, *value);
     }

@@ -334,3 +334,39 @@ async fn an_isolated_plugin_keeps_all_but_its_wraps_of_other_plugins_tools() {
     .await;
     assert_ne!(launched.is_error, Some(true), "{launched:?}");
 }
+
+/// Without `--isolate`, a plugin that aborts or faults ends the host, and the host's log says
+/// which plugins ran in process and how to keep the server up.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_plugin_that_ends_the_host_in_process_leaves_a_line_naming_it() {
+    use std::os::unix::process::ExitStatusExt as _;
+
+    for (tool, signal) in [("abort", 6), ("segfault", 11)] {
+        let dir = PluginDir::with(&["fixture-crashy", "benchmarks"]);
+        let mut host = HostProcess::serve(&dir, &[]);
+        let client = connect(&format!("{}/mcp?toolsets=crashy", host.base_url())).await;
+        // The host dies with the call: rmcp's client may wait on for an answer that never
+        // comes, so the test waits for the process instead.
+        let peer = client.peer().clone();
+        let calling = tokio::spawn(async move {
+            let _ = peer.call_tool(e2e::mcp::call(tool, json!({}))).await;
+        });
+        let status = host
+            .wait_for_exit(Duration::from_secs(10))
+            .unwrap_or_else(|| panic!("{tool}: the host did not end"));
+        assert_eq!(status.signal(), Some(signal), "{tool}: {status:?}");
+        let log = host.stderr_so_far();
+        let line = log
+            .lines()
+            .find(|l| l.starts_with("FATAL reactor-mcp-server"))
+            .unwrap_or_else(|| panic!("{tool}: no line in the log:\n{log}"));
+        assert!(line.contains("(crashy)"), "{tool}: {line}");
+        assert!(line.contains("--isolate NAME"), "{tool}: {line}");
+        assert_eq!(
+            log.matches("FATAL reactor-mcp-server").count(),
+            1,
+            "{tool}: once"
+        );
+        calling.abort();
+    }
+}

@@ -323,7 +323,7 @@ async fn bad_calls_get_their_errors_and_the_next_call_works() {
         .await
         .unwrap();
     assert_eq!(result.is_error, Some(true));
-    assert_eq!(text(&result), "this session has no sandbox with id sbx-9");
+    assert_eq!(text(&result), "you have no sandbox with id sbx-9");
     fine().await;
 }
 
@@ -332,7 +332,7 @@ async fn a_foreign_origin_or_host_is_refused_and_the_next_request_is_served() {
     let dir = both_plugins();
     let host = HostProcess::serve(&dir, &[]);
     let base = host.base_url();
-    let http = reqwest::Client::new();
+    let http = e2e::http();
     let initialize = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
         "protocolVersion": "2025-06-18", "capabilities": {},
         "clientInfo": {"name": "raw", "version": "1"}}});
@@ -386,7 +386,7 @@ async fn allowed_hosts_and_origins_extend_the_defaults() {
             "https://app.example",
         ],
     );
-    let http = reqwest::Client::new();
+    let http = e2e::http();
     let get = |host_header: &'static str, origin: &'static str| {
         http.get(format!("{}/healthz", host.base_url()))
             .header("host", host_header)
@@ -426,7 +426,7 @@ async fn an_oversized_request_body_is_refused() {
         "params": {"name": "echo", "arguments": {"text": big}}});
     // On its own connection: the server may answer 413 and close it while the body is still
     // being sent, which the client can see as a reset instead.
-    let refused = reqwest::Client::new()
+    let refused = e2e::http()
         .post(&session.url)
         .header("content-type", "application/json")
         .header("accept", "application/json, text/event-stream")
@@ -496,7 +496,7 @@ async fn stateless_mode_serves_tools_list_and_calls() {
     assert_eq!(result.is_error, Some(true));
 
     // No session id, and a plain JSON answer.
-    let http = reqwest::Client::new();
+    let http = e2e::http();
     let response = post(
         &http,
         &url,
@@ -557,7 +557,7 @@ async fn methods_2026_removed_are_not_found_in_2026() {
         "io.modelcontextprotocol/clientCapabilities": {}
     });
     for method in ["initialize", "logging/setLevel", "resources/subscribe"] {
-        let response = reqwest::Client::new()
+        let response = e2e::http()
             .post(&url)
             .header("content-type", "application/json")
             .header("accept", "application/json, text/event-stream")
@@ -640,7 +640,7 @@ async fn call_with_region_header(url: &str, region: &str, header: Option<&str>) 
         "_meta": {"io.modelcontextprotocol/protocolVersion": "2026-07-28",
                   "io.modelcontextprotocol/clientInfo": {"name": "raw", "version": "1"},
                   "io.modelcontextprotocol/clientCapabilities": {}}}});
-    let mut request = reqwest::Client::new()
+    let mut request = e2e::http()
         .post(url)
         .header("content-type", "application/json")
         .header("accept", "application/json, text/event-stream")

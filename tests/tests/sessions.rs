@@ -39,7 +39,7 @@ fn serve(crates: &[&str], args: &[&str], query: &str) -> (PluginDir, HostProcess
 
 /// Posts an `initialize` (id 7) without a session; the HTTP status and the body as JSON.
 async fn initialize(url: &str) -> (u16, Value) {
-    let response = mcp::initialize(&reqwest::Client::new(), url, 7).await;
+    let response = mcp::initialize(&e2e::http(), url, 7).await;
     let status = response.status().as_u16();
     let body = response.text().await.unwrap_or_default();
     (status, serde_json::from_str(&body).unwrap_or(Value::Null))
@@ -290,7 +290,7 @@ async fn a_sampling_request_the_client_never_answers_fails_after_the_timeout() {
 
 /// Ends the session `id` at `url` with a `DELETE`; the HTTP status.
 async fn end_session(url: &str, id: &str) -> u16 {
-    reqwest::Client::new()
+    e2e::http()
         .delete(url)
         .header("mcp-session-id", id)
         .header("mcp-protocol-version", "2025-06-18")

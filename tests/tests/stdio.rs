@@ -340,7 +340,7 @@ async fn the_rust_sdk_child_process_client_lists_and_calls() {
         .call_tool(call("add", json!({"a": 2, "b": 3})))
         .await
         .unwrap();
-    assert_eq!(text(&result), "5.0");
+    assert_eq!(text(&result), "5");
     client.cancel().await.unwrap();
 }
 

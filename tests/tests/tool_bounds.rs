@@ -100,10 +100,7 @@ async fn each_session_sees_and_stops_only_its_own_sandboxes() {
         json!([])
     );
     let stop = call_tool(&b, "stop_sandbox", json!({"id": "sbx-1"})).await;
-    assert_eq!(
-        error_text(&stop),
-        "this session has no sandbox with id sbx-1"
-    );
+    assert_eq!(error_text(&stop), "you have no sandbox with id sbx-1");
     let own = value(&call_tool(&b, "launch_sandbox", json!({"sandbox_name": "b's"})).await);
     assert_eq!(own["id"], "sbx-1", "ids count per session");
 
@@ -147,7 +144,7 @@ async fn a_session_keeps_at_most_32_sandboxes_with_names_of_at_most_128_characte
     let one_more = call_tool(&client, "launch_sandbox", json!({"sandbox_name": "33"})).await;
     assert_eq!(
         error_text(&one_more),
-        "this session has 32 sandboxes running, the most it may have: stop one first"
+        "this space has 32 sandboxes running, the most it may have: stop one first"
     );
     value(&call_tool(&client, "stop_sandbox", json!({"id": "sbx-7"})).await);
     let launched =

@@ -55,30 +55,37 @@ pub(crate) fn run(args: &Args) -> Result<()> {
         eprintln!("no plugin crates under {}", plugins_dir.display());
         return Ok(());
     }
+    let packages: Vec<&str> = chosen.iter().map(|p| p.package.as_str()).collect();
+    build_into(&packages, args.release, &plugins_dir)
+}
 
+/// Builds the plugin crates `packages` of the workspace (release or debug) and installs each
+/// library into `dir` atomically: stripped, its debug info beside it, in release.
+pub(crate) fn build_into(packages: &[&str], release: bool, dir: &Path) -> Result<()> {
     let mut build = cargo();
     build.arg("build");
-    if args.release {
+    if release {
         build.arg("--release");
     }
-    for plugin in &chosen {
-        build.args(["-p", &plugin.package]);
+    for package in packages {
+        build.args(["-p", package]);
     }
     run_command(&mut build)?;
 
-    let profile = if args.release { "release" } else { "debug" };
+    fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+    let profile = if release { "release" } else { "debug" };
     let built_dir = target_dir().join(profile);
-    for plugin in &chosen {
-        let file = library_file_name(&plugin.package);
+    for package in packages {
+        let file = library_file_name(package);
         let from = built_dir.join(&file);
-        let to = plugins_dir.join(&file);
-        let installed = if args.release {
+        let to = dir.join(&file);
+        let installed = if release {
             install_stripped(&from, &to)
         } else {
             install(&from, &to).and_then(|()| remove_split_debug_info(&to))
         };
-        installed.with_context(|| format!("installing plugin `{}`", plugin.package))?;
-        eprintln!("plugin {} ({profile}) -> {}", plugin.package, to.display());
+        installed.with_context(|| format!("installing plugin `{package}`"))?;
+        eprintln!("plugin {package} ({profile}) -> {}", to.display());
     }
     Ok(())
 }

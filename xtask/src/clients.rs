@@ -107,7 +107,7 @@ pub(crate) fn run(_args: &Args) -> Result<()> {
         "b=3",
     ])?;
     ensure!(
-        called["content"][0]["text"] == "5.0" && called["isError"] != true,
+        called["content"][0]["text"] == "5" && called["isError"] != true,
         "the Inspector's call of add answered {called}"
     );
     eprintln!("inspector cli: {} tools listed, add called", names.len());
@@ -116,8 +116,15 @@ pub(crate) fn run(_args: &Args) -> Result<()> {
 
 /// The Python of a virtual environment at `venv` holding the pinned SDK, made if needed.
 fn python_sdk(venv: &Path) -> Result<PathBuf> {
+    python_with(venv, "mcp", PYTHON_SDK_VERSION)
+        .context("installing the Python SDK needs access to PyPI")
+}
+
+/// The Python of a virtual environment at `venv` holding `package` at `version` from PyPI,
+/// made if needed (the machine's `python3` with its venv module).
+pub(crate) fn python_with(venv: &Path, package: &str, version: &str) -> Result<PathBuf> {
     let python = venv.join("bin").join("python");
-    let marker = venv.join(format!("mcp-{PYTHON_SDK_VERSION}.installed"));
+    let marker = venv.join(format!("{package}-{version}.installed"));
     if python.is_file() && marker.is_file() {
         eprintln!("already installed in {}", venv.display());
         return Ok(python);
@@ -133,9 +140,9 @@ fn python_sdk(venv: &Path) -> Result<PathBuf> {
                 "--quiet",
                 "--disable-pip-version-check",
             ])
-            .arg(format!("mcp=={PYTHON_SDK_VERSION}")),
+            .arg(format!("{package}=={version}")),
     )
-    .context("installing the Python SDK needs access to PyPI")?;
+    .with_context(|| format!("installing {package} {version} from PyPI"))?;
     std::fs::write(&marker, "").with_context(|| format!("writing {}", marker.display()))?;
     Ok(python)
 }

@@ -7,9 +7,10 @@
 //! before the tests and hands them the two files in [`HOST_ENV`] and [`PLUGIN_ENV`]
 //! (`tests/tests/compat.rs`).
 //!
-//! `cargo xtask semver` checks the public API of `plugin-abi`, `plugin-manifest` and
-//! `plugin-api` against [`RELEASE_TAG`] with `cargo semver-checks`, installed with
-//! `cargo install` into `.tools/semver` on first use.
+//! `cargo xtask semver` checks the public API of `plugin-abi`, `reactor-plugin-manifest` and
+//! `reactor-plugin-api` against [`RELEASE_TAG`] with `cargo semver-checks`, installed with
+//! `cargo install` into `.tools/semver` on first use. The release's files are taken with
+//! `git archive` into `target/semver-baseline`, the crates renamed since given their new names.
 
 use std::{
     fs,
@@ -32,7 +33,33 @@ pub(crate) const HOST_ENV: &str = "REACTOR_COMPAT_OLD_HOST";
 /// The variable naming `fixture-compat` built against [`BASELINE`]'s plugin-api.
 pub(crate) const PLUGIN_ENV: &str = "REACTOR_COMPAT_OLD_PLUGIN";
 /// The crates whose public API is checked, by package name.
-const CHECKED: [&str; 3] = ["plugin-abi", "plugin-manifest", "plugin-api"];
+const CHECKED: [&str; 3] = [
+    "plugin-abi",
+    "reactor-plugin-manifest",
+    "reactor-plugin-api",
+];
+/// The plugin crates renamed since [`RELEASE_TAG`]: workspace dependency key (the old package
+/// name), new package name, the crate's manifest and its name in code, which stayed.
+const RENAMED: [(&str, &str, &str, &str); 3] = [
+    (
+        "plugin-api",
+        "reactor-plugin-api",
+        "plugin-api/Cargo.toml",
+        "plugin_api",
+    ),
+    (
+        "plugin-api-macros",
+        "reactor-plugin-api-macros",
+        "plugin-api/macros/Cargo.toml",
+        "plugin_api_macros",
+    ),
+    (
+        "plugin-manifest",
+        "reactor-plugin-manifest",
+        "plugin-api/manifest/Cargo.toml",
+        "plugin_manifest",
+    ),
+];
 /// The pinned cargo-semver-checks.
 const SEMVER_CHECKS: &str = "0.51.0";
 
@@ -88,7 +115,7 @@ pub(crate) fn build() -> Result<Option<Built>> {
     eprintln!(
         "\n==> the host and plugin-api of {BASELINE} (ABI 0.2.0), for the compatibility tests"
     );
-    extract(&root, &source)?;
+    extract(&root, BASELINE, &source)?;
     let fixture = source.join("tests/fixtures/compat");
     copy_dir(&root.join("tests/fixtures/compat"), &fixture)?;
 
@@ -150,10 +177,10 @@ fn in_history(root: &Path, commit: &str) -> bool {
     has()
 }
 
-/// Puts the files of [`BASELINE`] in `source` with `git archive`, unless they are there.
-fn extract(root: &Path, source: &Path) -> Result<()> {
+/// Puts the files of `commit` in `source` with `git archive`, unless they are there.
+fn extract(root: &Path, commit: &str, source: &Path) -> Result<()> {
     let marker = source.join(".compat-commit");
-    if fs::read_to_string(&marker).is_ok_and(|commit| commit.trim() == BASELINE) {
+    if fs::read_to_string(&marker).is_ok_and(|kept| kept.trim() == commit) {
         return Ok(());
     }
     if source.exists() {
@@ -162,7 +189,7 @@ fn extract(root: &Path, source: &Path) -> Result<()> {
     fs::create_dir_all(source).with_context(|| format!("creating {}", source.display()))?;
     let archive = Command::new("git")
         .current_dir(root)
-        .args(["archive", "--format=tar", BASELINE])
+        .args(["archive", "--format=tar", commit])
         .stdout(Stdio::piped())
         .spawn()
         .context("could not start `git archive` (is git installed?)")?;
@@ -174,10 +201,10 @@ fn extract(root: &Path, source: &Path) -> Result<()> {
         .context("could not start `tar`")?;
     ensure!(
         unpacked.success(),
-        "`git archive {BASELINE} | tar -x` failed ({unpacked}): is the commit in this clone's \
+        "`git archive {commit} | tar -x` failed ({unpacked}): is the commit in this clone's \
          history? (a shallow clone lacks it: `git fetch --unshallow`)"
     );
-    fs::write(&marker, BASELINE).with_context(|| format!("writing {}", marker.display()))?;
+    fs::write(&marker, commit).with_context(|| format!("writing {}", marker.display()))?;
     Ok(())
 }
 
@@ -227,17 +254,53 @@ pub(crate) fn semver(_args: &SemverArgs) -> Result<()> {
         );
         return Ok(());
     };
+    // The release's files, with the packages renamed since as they are named now, so
+    // semver-checks finds each crate on both sides.
+    let source = root.join("target").join("semver-baseline");
+    extract(&root, baseline, &source)?;
+    rename_packages(&source)?;
     let mut check = cargo();
     check
         .env(
             "PATH",
             path_with(tool.parent().expect("a binary sits in a folder")),
         )
-        .args(["semver-checks", "check-release", "--baseline-rev", baseline]);
+        .args(["semver-checks", "check-release", "--baseline-root"])
+        .arg(&source);
     for package in CHECKED {
         check.args(["-p", package]);
     }
     run_command(&mut check)
+}
+
+/// Gives the crates of [`RENAMED`] in the release's files at `source` their new package names,
+/// keeping their names in code; done once (a crate already renamed is left alone).
+fn rename_packages(source: &Path) -> Result<()> {
+    let workspace = source.join("Cargo.toml");
+    let mut root = fs::read_to_string(&workspace)
+        .with_context(|| format!("reading {}", workspace.display()))?;
+    for (key, package, manifest, lib) in RENAMED {
+        let manifest = source.join(manifest);
+        let text = fs::read_to_string(&manifest)
+            .with_context(|| format!("reading {}", manifest.display()))?;
+        let old = format!("name = \"{key}\"\n");
+        if !text.contains(&old) {
+            continue;
+        }
+        let mut text = text.replacen(&old, &format!("name = \"{package}\"\n"), 1);
+        text = if text.contains("\n[lib]\n") {
+            text.replacen("\n[lib]\n", &format!("\n[lib]\nname = \"{lib}\"\n"), 1)
+        } else {
+            format!("{text}\n[lib]\nname = \"{lib}\"\n")
+        };
+        fs::write(&manifest, text).with_context(|| format!("writing {}", manifest.display()))?;
+        root = root.replacen(
+            &format!("\n{key} = {{ path"),
+            &format!("\n{key} = {{ package = \"{package}\", path"),
+            1,
+        );
+    }
+    fs::write(&workspace, root).with_context(|| format!("writing {}", workspace.display()))
 }
 
 /// Whether `tag` names a commit in this clone.

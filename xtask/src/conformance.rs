@@ -14,9 +14,10 @@
 //!    than the suite needs) are installed with `npm install --prefix
 //!    .tools/conformance-VERSION`, a git-ignored folder, unless the exact versions are already
 //!    there. Only that step needs `npm` (any version) and the network.
-//! 2. **Build.** The `conformance` plugin (debug, through `build-plugins`) and the host binary.
+//! 2. **Build.** The `conformance` plugin (debug) into `target/conformance/plugins`, and the
+//!    host binary.
 //! 3. **Serve.** The host on a free loopback port, discovering only that plugin
-//!    (`--plugin-dir plugins --extension conformance`), started through the `harness` crate,
+//!    (`--plugin-dir target/conformance/plugins`), started through the `harness` crate,
 //!    which waits for its ready file; its log in `target/conformance/host.log`. The harness
 //!    kills it on every way out of this command. With `--isolate`, the plugin runs in a child
 //!    process (`--isolate conformance`), judged against the same baselines: isolation must not
@@ -35,7 +36,8 @@
 //!    any run does, after all of them ran.
 //!
 //! What each scenario checks lives in the suite's `dist/index.js`; what the server answers
-//! lives in `plugins/conformance` and the host.
+//! lives in `tests/conformance` (installed into `target/conformance/plugins`, never into
+//! `plugins/`) and the host.
 
 use std::{
     collections::BTreeMap,
@@ -163,16 +165,15 @@ pub(crate) fn run(args: &Args) -> Result<()> {
     }
 
     eprintln!("\n==> building the conformance plugin and the host");
-    build_plugins::run(&build_plugins::Args {
-        release: false,
-        plugins: vec![TOOLSET.to_owned()],
-    })?;
+    // A folder of its own: the test plugin is never installed where users' plugins are.
+    let plugins = work.join("plugins");
+    build_plugins::build_into(&[TOOLSET], false, &plugins)?;
     crate::build_debug_server()?;
 
     let how = if args.isolate { " isolated" } else { "" };
     eprintln!("\n==> serving the conformance plugin{how}");
     fs::create_dir_all(&work).with_context(|| format!("creating {}", work.display()))?;
-    let (host, ready) = serve_host(&root, &work.join("host.log"), args.isolate)?;
+    let (host, ready) = serve_host(&root, &plugins, &work.join("host.log"), args.isolate)?;
     let url = format!(
         "http://localhost:{}/mcp?only={TOOLSET}",
         ready.address.port()
@@ -391,6 +392,7 @@ impl Drop for KillOnDrop {
 /// when dropped.
 fn serve_host(
     root: &Path,
+    plugins: &Path,
     log: &Path,
     isolate: bool,
 ) -> Result<(harness::Process, harness::Ready)> {
@@ -398,8 +400,7 @@ fn serve_host(
     let mut host = Launch::new(&binary);
     host.args(["serve", "--host", "127.0.0.1", "--port", "0"])
         .arg("--plugin-dir")
-        .arg(root.join("plugins"))
-        .args(["--extension", TOOLSET])
+        .arg(plugins)
         .args(if isolate {
             &["--isolate", TOOLSET][..]
         } else {

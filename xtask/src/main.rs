@@ -4,10 +4,12 @@
 //! - `build_plugins`: build the plugin crates under `plugins/` and copy their libraries into
 //!   `plugins/`, the folder the host scans by default.
 //! - `new_plugin`: create a plugin crate from a template that compiles.
+//! - `remove_plugin`: remove a plugin from `plugins/`, its library and its crate.
 //! - `serve`: release-build the plugins, then run the host.
 //! - `test`: the one test command (formatting, lints, plugins, every test).
 //! - `bench`: build what the benchmarks measure and run them (the `bench` crate).
 //! - `bridge_server`: install the third-party MCP server the bridge's end-to-end tests run.
+//! - `prometheus`: install the Prometheus parser the metrics tests read `/metrics` with.
 //! - `compat`: build the host and a plugin of ABI 0.2.0's commit, for the compatibility tests;
 //!   and check the plugin crates' public API against their last release (`semver`).
 //! - `conformance`: run the official MCP conformance suite against the `conformance` plugin, in
@@ -30,6 +32,8 @@ mod conformance;
 mod layers;
 mod new_plugin;
 mod npm;
+mod prometheus;
+mod remove_plugin;
 mod serve;
 mod test;
 #[cfg(test)]
@@ -63,6 +67,8 @@ enum Task {
     BuildPlugins(build_plugins::Args),
     /// Create a plugin crate (plugins/NAME by default) with one example tool.
     NewPlugin(new_plugin::Args),
+    /// Remove a plugin from plugins/: its library and its crate folder, so it is not built again.
+    RemovePlugin(remove_plugin::Args),
     /// Release-build the plugins, then run `reactor-mcp-server serve` with them.
     Serve(serve::Args),
     /// Run every check CI runs: formatting, clippy, plugins, all tests, the conformance suite.
@@ -78,7 +84,7 @@ enum Task {
     Clients(clients::Args),
     /// Build the host and a plugin from the commit of ABI 0.2.0, for the compatibility tests.
     Compat(compat::Args),
-    /// Check the public API of plugin-abi, plugin-manifest and plugin-api against their last
+    /// Check the public API of plugin-abi, reactor-plugin-manifest and reactor-plugin-api against their last
     /// release with cargo-semver-checks (installed once with cargo install).
     Semver(compat::SemverArgs),
     /// Check that every module of host/src imports only from the layers below it.
@@ -90,6 +96,7 @@ fn main() -> ExitCode {
     let result = match &cli.task {
         Task::BuildPlugins(args) => build_plugins::run(args),
         Task::NewPlugin(args) => new_plugin::run(args),
+        Task::RemovePlugin(args) => remove_plugin::run(args),
         Task::Serve(args) => serve::run(args),
         Task::Test(args) => test::run(args),
         Task::Bench(args) => bench::run(args),

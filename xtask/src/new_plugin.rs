@@ -2,7 +2,7 @@
 //!
 //! The crate goes in `plugins/NAME/` by default, where the workspace's `plugins/*` member glob
 //! picks it up and `build-plugins` builds it. With `--dir` outside this workspace, it gets
-//! its own `[workspace]` table and a path dependency on this checkout's `plugin-api`, so it
+//! its own `[workspace]` table and a path dependency on this checkout's `reactor-plugin-api`, so it
 //! builds on its own. The template mirrors `plugins/sandboxes`: a `Default` type, a
 //! `#[plugin(...)]` impl declaring one toolset, and one example tool whose doc comments are
 //! its description and its parameters' descriptions, with tests that call it through
@@ -185,6 +185,9 @@ const RESERVED: &[&str] = &[
     "plugin_api_macros",
     "plugin_abi",
     "plugin_manifest",
+    "reactor_plugin_api",
+    "reactor_plugin_api_macros",
+    "reactor_plugin_manifest",
     "xtask",
 ];
 
@@ -227,7 +230,7 @@ fn cargo_toml(name: &str, plugin_api: PluginApi<'_>) -> String {
         ),
         PluginApi::Path(path) => (
             format!(
-                "plugin-api = {{ path = {} }}",
+                "reactor-plugin-api = {{ path = {} }}",
                 toml_string(&path.to_string_lossy())
             ),
             "\n# A workspace of its own, so the crate builds wherever it sits.\n[workspace]\n",
@@ -271,14 +274,16 @@ use plugin_api::{{ToolError, plugin}};
 #[derive(Debug, Default)]
 pub struct {type_name};
 
-/// {title}: replace this example with your plugin's tools.
+// Replace this example with your plugin's tools. Doc comments (`///`) are what clients are
+// served: a tool's is its description, a parameter's its description in the input schema.
+/// {title}.
 #[plugin(toolset(
     name = "{name}",
     title = "{title}",
     description = "The {name} plugin's tools",
 ))]
 impl {type_name} {{
-    /// Greet someone by name. A tool's doc comment is the description clients see.
+    /// Greet someone by name.
     #[tool(title = "Hello", read_only, idempotent, open_world = false)]
     fn hello(
         &self,

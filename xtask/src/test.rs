@@ -5,7 +5,8 @@
 //! plugins in `plugins/`), the MCP server the bridge's tests run (`bridge-server`, whose paths
 //! the tests get in their environment), the public API of the plugin crates against their last
 //! release (`cargo semver-checks`), the host and a plugin of ABI 0.2.0's commit (for the
-//! compatibility tests, in their environment too), then every test of the workspace. The tests run under
+//! compatibility tests, in their environment too), the Prometheus client library's parser
+//! (`prometheus`, for the metrics tests), then every test of the workspace. The tests run under
 //! `cargo nextest` when it is installed (faster, one process per test), plus
 //! `cargo test --doc` since nextest skips doctests; with plain `cargo test` otherwise. Last,
 //! the MCP conformance suite (`cargo xtask conformance`, every run, with the plugin in process
@@ -60,6 +61,15 @@ pub(crate) fn run(args: &Args) -> Result<()> {
         "a change above breaks semver against the last release: bump the version it needs",
         || compat::semver(&compat::SemverArgs::default()),
     )?;
+    let mut prometheus = None;
+    step(
+        "Prometheus parser",
+        "it needs python3 and PyPI once",
+        || {
+            prometheus = Some(crate::prometheus::install()?);
+            Ok(())
+        },
+    )?;
     let mut old = None;
     step(
         "builds of ABI 0.2.0",
@@ -77,6 +87,9 @@ pub(crate) fn run(args: &Args) -> Result<()> {
         }
         if let Some(old) = &old {
             old.pass_to(&mut command);
+        }
+        if let Some(prometheus) = &prometheus {
+            prometheus.pass_to(&mut command);
         }
         command
     };

@@ -122,6 +122,7 @@ struct Fetched {
 impl Jwks {
     /// The keys of `issuer`, none fetched yet.
     pub(crate) fn new(issuer: &str) -> Self {
+        crate::util::tls::install_crypto_provider();
         let http = reqwest::Client::builder()
             .timeout(FETCH_TIMEOUT)
             .build()

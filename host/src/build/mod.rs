@@ -15,6 +15,7 @@
 //! and the rest, in `contributions`); a plugin needed only for those is opened on first use.
 
 mod contributions;
+pub(crate) mod crash_note;
 mod extend;
 pub(crate) mod load;
 pub mod private_copy;
@@ -410,7 +411,12 @@ impl Builder {
             let started = std::time::Instant::now();
             let result = activate_with(self.opener.as_ref(), discovered).map(Arc::new);
             match &result {
-                Ok(p) => tracing::info!(plugin = name, tools = p.tools.len(), elapsed = ?started.elapsed(), "opened plugin"),
+                Ok(p) => {
+                    if p.process.is_none() {
+                        crash_note::opened(name);
+                    }
+                    tracing::info!(plugin = name, tools = p.tools.len(), elapsed = ?started.elapsed(), "opened plugin");
+                }
                 Err(e) => tracing::error!("{}", chain(e)),
             }
             let retry = (discovered.provider.is_out_of_process() && result.is_err())

@@ -88,12 +88,14 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
             Ok(())
         }
         Command::Serve(args) => {
+            crate::build::crash_note::install();
             let server =
                 ServerBuilder::from_parts(common.sources(), args.options(), !args.served.no_watch);
             tokio::runtime::Runtime::new()?.block_on(server.run())?;
             Ok(())
         }
         Command::Stdio(args) => {
+            crate::build::crash_note::install();
             let server =
                 ServerBuilder::from_parts(common.sources(), args.options(), !args.served.no_watch);
             run_stdio(server.serve_stdio())

@@ -103,6 +103,21 @@ pub(crate) struct SkippedRow {
     pub(crate) detail: SkipReason,
 }
 
+impl SkippedRow {
+    /// The files `discovery` skipped, each with why.
+    pub(crate) fn all(discovery: &Discovery) -> Vec<Self> {
+        discovery
+            .skipped
+            .iter()
+            .map(|s| Self {
+                file: s.path.clone(),
+                reason: s.reason.to_string(),
+                detail: s.reason.clone(),
+            })
+            .collect()
+    }
+}
+
 impl Listing {
     /// The listing of what discovery found in `plugin_dir`.
     pub fn new(plugin_dir: PathBuf, discovery: &Discovery) -> Self {
@@ -158,15 +173,7 @@ impl Listing {
                 }
             })
             .collect();
-        let skipped = discovery
-            .skipped
-            .iter()
-            .map(|s| SkippedRow {
-                file: s.path.clone(),
-                reason: s.reason.to_string(),
-                detail: s.reason.clone(),
-            })
-            .collect();
+        let skipped = SkippedRow::all(discovery);
         Self {
             plugin_dir,
             plugins,

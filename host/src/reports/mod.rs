@@ -12,4 +12,5 @@ pub(crate) mod listing;
 pub(crate) mod toolsets;
 
 pub(crate) use contributions::ContributionsReport;
+pub(crate) use listing::SkippedRow;
 pub(crate) use toolsets::{FailedPlugin, GenerationInfo, TOOLSETS_TOOL, ToolsetsReport, TurnedOff};

@@ -208,6 +208,11 @@ pub(crate) async fn start(
         .map_err(ServeError::Startup)?;
     let sealer = rounds::Sealer::from_env()?;
     let (state, updates, availability) = ServeState::new(builder, args, sealer);
+    if let Some(source) = &source {
+        state
+            .skipped
+            .store(Arc::new(crate::reports::SkippedRow::all(&source.first)));
+    }
     let state = Arc::new(state);
     tokio::spawn(availability::apply_changes(
         Arc::clone(&state),

@@ -50,6 +50,9 @@ pub(crate) struct ServeState {
     pub(super) changing: tokio::sync::Mutex<()>,
     /// Seals the state of 2026-07-28 input-required results.
     pub(super) sealer: rounds::Sealer,
+    /// The files the last scan of the plugin folder skipped, each with why (a second file of
+    /// one plugin, a library that is not a plugin, a name no URL can select): `/healthz` says.
+    pub(crate) skipped: ArcSwap<Vec<crate::reports::SkippedRow>>,
     /// The calls run as tasks (the tasks extension), server-wide: a task outlives the request,
     /// and the session (none under 2026-07-28), that created it.
     pub(super) tasks: tasks::Tasks,
@@ -144,6 +147,7 @@ impl ServeState {
             listeners: Arc::default(),
             sessions: !args.stateless,
             sealer,
+            skipped: ArcSwap::default(),
             tasks: tasks::Tasks::new(tasks::TaskLimits {
                 max_running: args.sessions.max_tasks,
                 per_owner: args.sessions.max_tasks_per_session,

@@ -9,6 +9,7 @@
 //! - [`names`]: the rule for names from files, and escaping text from files in log lines.
 //! - [`json_lines`]: JSON messages one per line over a stream, bounded, with the `id` of a line
 //!   too long to keep.
+//! - [`tls`]: the crypto provider of the host's TLS clients.
 
 pub(crate) mod backoff;
 pub(crate) mod error;
@@ -17,3 +18,4 @@ pub(crate) mod json_lines;
 pub(crate) mod lock;
 pub(crate) mod loopback;
 pub(crate) mod names;
+pub(crate) mod tls;

@@ -47,15 +47,15 @@ impl Benchmarks {
         text
     }
 
-    /// Add two numbers.
+    /// Add two numbers. A whole sum is answered as an integer (2 + 3 is 5, not 5.0).
     #[tool(inline, read_only, idempotent, open_world = false)]
     fn add(
         /// The first number.
         a: f64,
         /// The second number.
         b: f64,
-    ) -> f64 {
-        a + b
+    ) -> Result<plugin_api::Number, ToolError> {
+        sum(a, b)
     }
 
     /// Wait this many milliseconds (at most one hour) without holding a thread, then say so.
@@ -90,6 +90,18 @@ impl Benchmarks {
     }
 }
 
+/// `a + b`, as an integer when it is a whole number an `f64` holds exactly (at most 2^53), so
+/// that 2 + 3 answers `5` and 0.5 + 1 answers `1.5`.
+fn sum(a: f64, b: f64) -> Result<plugin_api::Number, ToolError> {
+    const EXACT: f64 = 9_007_199_254_740_992.0;
+    let sum = a + b;
+    if sum.fract() == 0.0 && sum.abs() <= EXACT {
+        return Ok(plugin_api::Number::from(sum as i64));
+    }
+    plugin_api::Number::from_f64(sum)
+        .ok_or_else(|| ToolError::new(format!("{a} + {b} is too large for a number")))
+}
+
 /// An invalid-arguments error naming `argument` when `value` is above `max`.
 fn within<T: PartialOrd + std::fmt::Display>(
     argument: &str,
@@ -121,6 +133,20 @@ mod tests {
         assert_eq!(
             schema("sleep")["properties"]["ms"]["maximum"],
             json!(MAX_SLEEP_MS)
+        );
+    }
+
+    #[test]
+    fn a_whole_sum_is_an_integer() {
+        let benchmarks = PluginTest::new::<Benchmarks>();
+        assert_eq!(benchmarks.call("add", json!({"a": 2, "b": 3})).text(), "5");
+        assert_eq!(
+            benchmarks.call("add", json!({"a": 0.5, "b": 1})).text(),
+            "1.5"
+        );
+        assert_eq!(
+            benchmarks.call("add", json!({"a": -2.5, "b": 0.5})).text(),
+            "-2"
         );
     }
 

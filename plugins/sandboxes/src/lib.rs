@@ -4,39 +4,40 @@
 //! tools take `&self` and the call's [`Context`], and each returns a typed record. Nothing is
 //! launched for real.
 //!
-//! Each MCP session has its own sandboxes, keyed by [`Context::session_id`]: a client lists and
-//! stops only the sandboxes its session launched. Requests outside a session (a `--stateless`
-//! server) share one space, since the server cannot tell their clients apart. Everything is
-//! bounded, since the plugin is not told when a session ends: [`MAX_SANDBOXES`] per session,
-//! names and variants of at most [`MAX_NAME_CHARS`] characters (the input schema says both
-//! with `maxLength`), and the sandboxes of at most [`MAX_SESSIONS`] sessions, the least recently
-//! used session's being forgotten to make room for a new one.
+//! Each client has its own sandboxes, keyed by [`Context::client_key`] and the optional `space`
+//! argument: a 2025-11-25 client by its MCP session, an authenticated client by its name (in
+//! both protocol eras), and a client the server cannot tell apart from others (a 2026-07-28
+//! client or a `--stateless` server, without authentication) by the `space` it chooses; such
+//! clients that choose none share one set. Everything is bounded, since the plugin is not told
+//! when a client goes: [`MAX_SANDBOXES`] per space, names, variants and spaces of at most
+//! [`MAX_NAME_CHARS`] characters (the input schema says so with `maxLength`), and at most
+//! [`MAX_SPACES`] spaces, the least recently used one forgotten to make room for a new one.
 
 use std::{
     collections::HashMap,
     sync::{Mutex, MutexGuard},
 };
 
-use plugin_api::{Context, ToolError, plugin};
+use plugin_api::{ClientKey, Context, ToolError, plugin};
 use serde::Serialize;
 
-/// The most sandboxes one session keeps. A launch beyond it forgets the session's oldest
-/// stopped sandbox, or is refused while all of them run.
+/// The most sandboxes one space keeps. A launch beyond it forgets the space's oldest stopped
+/// sandbox, or is refused while all of them run.
 pub const MAX_SANDBOXES: usize = 32;
 
-/// The longest sandbox name or variant, in characters (JSON Schema's `maxLength` counts
+/// The longest sandbox name, variant or space, in characters (JSON Schema's `maxLength` counts
 /// characters): a name is a label, and 128 leaves room for any a person would type.
 pub const MAX_NAME_CHARS: usize = 128;
 
-/// The most sessions whose sandboxes are kept; a new session's first launch beyond it forgets
-/// the sandboxes of the session least recently used. With the bounds above, the registry stays
+/// The most spaces whose sandboxes are kept; a new space's first launch beyond it forgets the
+/// sandboxes of the space least recently used. With the bounds above, the registry stays
 /// within a few tens of MiB whatever clients do.
-pub const MAX_SESSIONS: usize = 1024;
+pub const MAX_SPACES: usize = 1024;
 
 /// A sandbox as this plugin records it.
 #[derive(Debug, Clone, Serialize)]
 pub struct Sandbox {
-    /// Its identifier, `sbx-N`, unique within its session.
+    /// Its identifier, `sbx-N`, unique within its space.
     pub id: String,
     /// The name it was launched with.
     pub name: String,
@@ -46,45 +47,48 @@ pub struct Sandbox {
     pub status: String,
 }
 
-/// The plugin's state: each session's sandboxes.
+/// The plugin's state: each space's sandboxes.
 #[derive(Debug, Default)]
 pub struct Sandboxes {
     registry: Mutex<Registry>,
 }
 
-/// Every session's sandboxes, and a clock that orders their use.
+/// Whose sandboxes: the client as the server knows it (none when it cannot tell), and the
+/// space the client chose (none when it chose none).
+type SpaceKey = (Option<ClientKey>, Option<String>);
+
+/// Every space's sandboxes, and a clock that orders their use.
 #[derive(Debug, Default)]
 struct Registry {
-    /// By session id; `None` holds the sandboxes of requests outside a session.
-    spaces: HashMap<Option<String>, Space>,
+    spaces: HashMap<SpaceKey, Space>,
     /// Counts uses, so the least recently used space can be found.
     clock: u64,
 }
 
-/// One session's sandboxes.
+/// One space's sandboxes.
 #[derive(Debug, Default)]
 struct Space {
     sandboxes: Vec<Sandbox>,
     /// The number the next sandbox's id gets.
     next: u64,
-    /// The registry's clock when the session last used it.
+    /// The registry's clock when it was last used.
     used: u64,
 }
 
 impl Registry {
-    /// The space of `session`, if it has one, marked as used now.
-    fn existing(&mut self, session: &Option<String>) -> Option<&mut Space> {
+    /// The space `key`, if it has sandboxes, marked as used now.
+    fn existing(&mut self, key: &SpaceKey) -> Option<&mut Space> {
         self.clock += 1;
         let now = self.clock;
-        let space = self.spaces.get_mut(session)?;
+        let space = self.spaces.get_mut(key)?;
         space.used = now;
         Some(space)
     }
 
-    /// The space of `session`, made if need be (forgetting the least recently used one when
-    /// [`MAX_SESSIONS`] have one), marked as used now.
-    fn space(&mut self, session: Option<String>) -> &mut Space {
-        if !self.spaces.contains_key(&session) && self.spaces.len() >= MAX_SESSIONS {
+    /// The space `key`, made if need be (forgetting the least recently used one when there are
+    /// [`MAX_SPACES`]), marked as used now.
+    fn space(&mut self, key: SpaceKey) -> &mut Space {
+        if !self.spaces.contains_key(&key) && self.spaces.len() >= MAX_SPACES {
             let oldest = self
                 .spaces
                 .iter()
@@ -95,7 +99,7 @@ impl Registry {
             }
         }
         self.clock += 1;
-        let space = self.spaces.entry(session).or_default();
+        let space = self.spaces.entry(key).or_default();
         space.used = self.clock;
         space
     }
@@ -115,7 +119,7 @@ impl Space {
                 Ok(())
             }
             None => Err(ToolError::new(format!(
-                "this session has {MAX_SANDBOXES} sandboxes running, the most it may have: \
+                "this space has {MAX_SANDBOXES} sandboxes running, the most it may have: \
                  stop one first"
             ))),
         }
@@ -133,21 +137,30 @@ fn short(argument: &str, value: &str) -> Result<(), ToolError> {
     Ok(())
 }
 
-/// Sandboxes for a session to run code in. An example of the plugin API with in-memory state:
-/// sandboxes live in the plugin's memory, apart for each session, and nothing is launched for
+/// The space of a call: the client as the server knows it, and the space it chose, checked.
+fn space_key(space: Option<String>, ctx: &Context) -> Result<SpaceKey, ToolError> {
+    if let Some(space) = &space {
+        short("space", space)?;
+    }
+    Ok((ctx.client_key(), space))
+}
+
+/// Sandboxes for a client to run code in. An example of the plugin API with in-memory state:
+/// sandboxes live in the plugin's memory, apart for each client, and nothing is launched for
 /// real.
 #[plugin(toolset(
     name = "sandboxes",
     title = "Sandboxes",
-    description = "Launch, list and stop sandboxes, each session its own (an in-memory example of the plugin API)",
+    description = "Launch, list and stop sandboxes, each client its own (an in-memory example of the plugin API)",
     instructions = "Launch a sandbox with launch_sandbox before running code; stop it when done.",
 ))]
 impl Sandboxes {
-    /// Launch a sandbox for this session to run code in.
+    /// Launch a sandbox to run code in.
     ///
-    /// A session keeps at most 32 sandboxes: a launch beyond forgets its oldest stopped one, and
-    /// is refused while all 32 run. Names and variants are at most 128 characters. Requests
-    /// outside a session (a stateless server) share one set of sandboxes.
+    /// Each client has its own sandboxes: by its MCP session, else by its authenticated name,
+    /// else by the `space` it names (clients naming none share one set). A space keeps at most
+    /// 32 sandboxes: a launch beyond forgets its oldest stopped one, and is refused while all 32
+    /// run. Names, variants and spaces are at most 128 characters.
     #[tool(title = "Launch Sandbox")]
     fn launch_sandbox(
         &self,
@@ -158,12 +171,18 @@ impl Sandboxes {
         #[arg(default = "eval")]
         #[schemars(length(max = MAX_NAME_CHARS))]
         variant: String,
+        /// Keeps your sandboxes apart where the server cannot tell clients apart (no session,
+        /// no authentication): any name you choose, the same on every call (at most 128
+        /// characters).
+        #[schemars(length(max = MAX_NAME_CHARS))]
+        space: Option<String>,
         ctx: &Context,
     ) -> Result<Sandbox, ToolError> {
         short("sandbox_name", &sandbox_name)?;
         short("variant", &variant)?;
+        let key = space_key(space, ctx)?;
         let mut registry = self.registry()?;
-        let space = registry.space(ctx.session_id());
+        let space = registry.space(key);
         space.make_room()?;
         space.next += 1;
         let sandbox = Sandbox {
@@ -176,27 +195,38 @@ impl Sandboxes {
         Ok(sandbox)
     }
 
-    /// List this session's sandboxes, with their status.
+    /// List this client's sandboxes, with their status.
     #[tool(title = "List Sandboxes", read_only, idempotent, open_world = false)]
-    fn list_sandboxes(&self, ctx: &Context) -> Result<Vec<Sandbox>, ToolError> {
+    fn list_sandboxes(
+        &self,
+        /// The space named at launch, if any.
+        #[schemars(length(max = MAX_NAME_CHARS))]
+        space: Option<String>,
+        ctx: &Context,
+    ) -> Result<Vec<Sandbox>, ToolError> {
+        let key = space_key(space, ctx)?;
         let mut registry = self.registry()?;
-        let space = registry.existing(&ctx.session_id());
+        let space = registry.existing(&key);
         Ok(space.map(|s| s.sandboxes.clone()).unwrap_or_default())
     }
 
-    /// Stop one of this session's sandboxes. Stopping a stopped sandbox changes nothing.
+    /// Stop one of this client's sandboxes. Stopping a stopped sandbox changes nothing.
     #[tool(title = "Stop Sandbox", destructive, idempotent)]
     fn stop_sandbox(
         &self,
         /// The sandbox's id, as `launch_sandbox` returned it.
         id: String,
+        /// The space named at launch, if any.
+        #[schemars(length(max = MAX_NAME_CHARS))]
+        space: Option<String>,
         ctx: &Context,
     ) -> Result<Sandbox, ToolError> {
+        let key = space_key(space, ctx)?;
         let mut registry = self.registry()?;
         let sandbox = registry
-            .existing(&ctx.session_id())
+            .existing(&key)
             .and_then(|space| space.sandboxes.iter_mut().find(|s| s.id == id))
-            .ok_or_else(|| ToolError::new(format!("this session has no sandbox with id {id}")))?;
+            .ok_or_else(|| ToolError::new(format!("you have no sandbox with id {id}")))?;
         sandbox.status = "stopped".to_owned();
         Ok(sandbox.clone())
     }
@@ -231,7 +261,7 @@ mod tests {
             b.call("stop_sandbox", json!({"id": "sbx-1"}))
                 .error()
                 .message(),
-            "this session has no sandbox with id sbx-1"
+            "you have no sandbox with id sbx-1"
         );
         let a = b.with_session("a");
         let listed = a.call("list_sandboxes", json!({})).value();
@@ -240,16 +270,35 @@ mod tests {
     }
 
     #[test]
-    fn requests_outside_a_session_share_one_space() {
+    fn clients_without_session_or_name_share_one_space_unless_they_choose_one() {
         let stateless = PluginTest::new::<Sandboxes>();
         launch(&stateless, "shared");
-        let listed = stateless.call("list_sandboxes", json!({})).value();
-        assert_eq!(listed[0]["name"], "shared");
+        let mine = stateless.call(
+            "launch_sandbox",
+            json!({"sandbox_name": "mine", "space": "ada-7f3"}),
+        );
+        assert_eq!(mine.value()["id"], "sbx-1");
+        let listed = stateless.call("list_sandboxes", json!({"space": "ada-7f3"}));
+        assert_eq!(listed.value()[0]["name"], "mine");
+        let shared = stateless.call("list_sandboxes", json!({})).value();
+        assert_eq!(shared.as_array().unwrap().len(), 1, "{shared}");
+        assert_eq!(shared[0]["name"], "shared");
         let in_session = stateless.with_session("a");
         assert_eq!(
             in_session.call("list_sandboxes", json!({})).value(),
             json!([])
         );
+    }
+
+    #[test]
+    fn an_authenticated_client_keeps_its_sandboxes_without_a_session() {
+        let ada = PluginTest::new::<Sandboxes>().with_caller("ada", Vec::<String>::new());
+        launch(&ada, "ada's");
+        let bob = ada.with_caller("bob", Vec::<String>::new());
+        assert_eq!(bob.call("list_sandboxes", json!({})).value(), json!([]));
+        let ada = bob.with_caller("ada", Vec::<String>::new());
+        let listed = ada.call("list_sandboxes", json!({})).value();
+        assert_eq!(listed[0]["name"], "ada's");
     }
 
     #[test]
@@ -261,7 +310,7 @@ mod tests {
         let refused = launch(&test, "one too many");
         assert_eq!(
             refused.error().message(),
-            "this session has 32 sandboxes running, the most it may have: stop one first"
+            "this space has 32 sandboxes running, the most it may have: stop one first"
         );
         test.call("stop_sandbox", json!({"id": "sbx-2"})).value();
         assert_eq!(launch(&test, "again").value()["id"], "sbx-33");
@@ -305,15 +354,16 @@ mod tests {
     }
 
     #[test]
-    fn the_least_recently_used_session_is_forgotten_beyond_the_maximum() {
+    fn the_least_recently_used_space_is_forgotten_beyond_the_maximum() {
+        let session = |n: usize| (Some(ClientKey::Session(format!("s{n}"))), None);
         let mut registry = Registry::default();
-        for n in 0..MAX_SESSIONS {
-            registry.space(Some(format!("s{n}"))).next = 1;
+        for n in 0..MAX_SPACES {
+            registry.space(session(n)).next = 1;
         }
-        registry.existing(&Some("s0".to_owned()));
-        registry.space(None);
-        assert_eq!(registry.spaces.len(), MAX_SESSIONS);
-        assert!(registry.spaces.contains_key(&Some("s0".to_owned())));
-        assert!(!registry.spaces.contains_key(&Some("s1".to_owned())));
+        registry.existing(&session(0));
+        registry.space((None, None));
+        assert_eq!(registry.spaces.len(), MAX_SPACES);
+        assert!(registry.spaces.contains_key(&session(0)));
+        assert!(!registry.spaces.contains_key(&session(1)));
     }
 }

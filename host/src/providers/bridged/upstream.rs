@@ -650,6 +650,7 @@ impl Upstream {
                         .map_err(|e| format!("header `{name}`: {e}"))?;
                     config.custom_headers.insert(name, value);
                 }
+                crate::util::tls::install_crypto_provider();
                 let transport = StreamableHttpClientTransport::from_config(config);
                 self.relay
                     .clone()

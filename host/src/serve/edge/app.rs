@@ -87,7 +87,7 @@ pub(crate) fn check_path(path: &str) -> Result<String, ServeError> {
             reason: "must be a plain URL path starting with `/`",
         });
     }
-    if ["/healthz", "/toolsets", "/contributions"].contains(&path)
+    if ["/", "/healthz", "/toolsets", "/contributions"].contains(&path)
         || path.starts_with("/.well-known/")
     {
         return Err(ServeError::Path {

@@ -1,7 +1,8 @@
 //! The front door: what every request goes through before the router, in one step (one future,
 //! no per-layer service clones), in this order:
 //!
-//! 1. the Host/Origin guard ([`crate::serve::edge::guard::guard`]);
+//! 1. the Host/Origin guard ([`crate::serve::edge::guard::guard`]); `GET /`, and a browser's
+//!    `GET` of the MCP endpoint, then get the index page ([`index`]), which needs no credentials;
 //! 2. the drain ([`crate::serve::edge::drain`]: while draining, 503; a POST is counted until its answer is
 //!    sent);
 //! 3. the caller's credentials, when authentication is on ([`crate::auth`]: every route but
@@ -30,6 +31,7 @@ use crate::serve::{
     edge::body::{self, BodyLimits},
     edge::drain::{self, Drain},
     edge::guard::{self, AccessPolicy},
+    edge::index,
     edge::sessions::{self, SESSION_ID, Sessions},
 };
 
@@ -55,6 +57,16 @@ pub(crate) struct Front {
 }
 
 impl Front {
+    /// The page of `GET /`, naming the endpoint as `request` reached the server.
+    fn index_page(&self, request: &Request) -> Response {
+        let info = &self.state.info.server_info;
+        let host = request
+            .headers()
+            .get(axum::http::header::HOST)
+            .and_then(|h| h.to_str().ok());
+        index::page(&info.name, &info.version, &self.mcp_path, host)
+    }
+
     /// Answers one request.
     pub(crate) async fn handle(self, request: Request) -> Result<Response, Infallible> {
         if let Err(refusal) = guard::guard(&self.policy, &request) {
@@ -68,6 +80,13 @@ impl Front {
         } else {
             request
         };
+        if request.method() == Method::GET
+            && (request.uri().path() == "/"
+                || (request.uri().path() == &*self.mcp_path
+                    && index::wants_page(request.headers())))
+        {
+            return Ok(self.index_page(&request));
+        }
         if let Some(oauth) = self.auth.as_ref().filter(|a| a.oauth().is_some())
             && request.uri().path().starts_with(oauth::WELL_KNOWN)
         {

@@ -6,6 +6,8 @@
 //!   credentials, the session cap and the body check.
 //! - [`guard`]: which `Host` and `Origin` headers are accepted.
 //! - [`routes`]: `GET /healthz`, `GET /toolsets` and `GET /contributions`.
+//! - [`index`]: `GET /` (and a browser's `GET` of the MCP endpoint): what the server is and how
+//!   to connect.
 //! - [`body`]: an MCP request's body, read once and bounded, checked to be JSON-RPC.
 //! - [`drain`]: shutting down without dropping a call in flight.
 //! - [`sessions`]: how many sessions, how long idle, what each holds.
@@ -16,6 +18,7 @@ pub(crate) mod body;
 pub(crate) mod drain;
 pub(crate) mod front;
 pub(crate) mod guard;
+pub(crate) mod index;
 pub(crate) mod listener;
 pub(crate) mod ready;
 pub(crate) mod routes;

@@ -18,7 +18,8 @@ use crate::{
 
 /// `GET /healthz`: the server is up, with a few counts, the generation it serves and, when
 /// `detailed`, the state of the processes of opened bridged servers and isolated plugins and
-/// the plugins that failed to open, each with why. Status `degraded` (still HTTP 200:
+/// the plugins that failed to open and the files the last scan skipped (a second file of one
+/// plugin among them), each with why. Status `degraded` (still HTTP 200:
 /// everything else is served) when a plugin failed to open or while a process is parked.
 /// The probe needs no credentials, so with authentication on it is not `detailed`: it names no
 /// plugin, and a caller finds both lists in `/toolsets`, within its bound.
@@ -40,6 +41,14 @@ pub(crate) async fn healthz(State(state): State<Arc<ServeState>>, detailed: bool
     if detailed {
         health["processes"] = json!(processes);
         health["failed"] = json!(failed);
+        health["skipped"] = json!(
+            state
+                .skipped
+                .load()
+                .iter()
+                .map(|s| json!({"file": s.file, "reason": s.reason}))
+                .collect::<Vec<_>>()
+        );
     }
     Json(health)
 }

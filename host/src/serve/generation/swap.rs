@@ -73,6 +73,7 @@ async fn apply_batches(
             }
         };
         discovery::warn_skipped(&found, Some(&seen));
+        (state.skipped).store(Arc::new(crate::reports::SkippedRow::all(&found)));
         apply(&state, &found, &relisted).await;
         seen = found;
     }
