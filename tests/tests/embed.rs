@@ -26,7 +26,7 @@ async fn a_server_nested_in_an_app_serves_mcp_and_its_routes_beside_the_apps_own
         .trim()
         .to_owned();
 
-    let own = reqwest::get(format!("{base}/")).await.unwrap();
+    let own = e2e::http().get(format!("{base}/")).send().await.unwrap();
     assert_eq!(own.status(), 200);
     assert!(own.text().await.unwrap().contains("my application"));
 
@@ -48,7 +48,7 @@ async fn a_server_nested_in_an_app_serves_mcp_and_its_routes_beside_the_apps_own
     assert!(text(&echoed).contains("nested"), "{echoed:?}");
     client.cancel().await.unwrap();
 
-    let outside = reqwest::get(format!("{base}/mcp")).await.unwrap();
+    let outside = e2e::http().get(format!("{base}/mcp")).send().await.unwrap();
     assert_eq!(
         outside.status(),
         404,

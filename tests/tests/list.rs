@@ -54,9 +54,9 @@ fn list_shows_both_plugins_their_toolsets_and_every_tool() {
         "activation: when toolset `benchmarks` is served",
         "activation: when one of its toolsets is served",
         // Every tool: title, toolset, annotations, first line of the description.
-        "tool launch_sandbox \"Launch Sandbox\" (sandboxes): Launch a sandbox for this session to run code in.",
-        "tool list_sandboxes \"List Sandboxes\" (sandboxes) [read_only, idempotent, !open_world]: List this session's sandboxes, with their status.",
-        "tool stop_sandbox \"Stop Sandbox\" (sandboxes) [destructive, idempotent]: Stop one of this session's sandboxes. Stopping a stopped sandbox changes nothing.",
+        "tool launch_sandbox \"Launch Sandbox\" (sandboxes): Launch a sandbox to run code in.",
+        "tool list_sandboxes \"List Sandboxes\" (sandboxes) [read_only, idempotent, !open_world]: List this client's sandboxes, with their status.",
+        "tool stop_sandbox \"Stop Sandbox\" (sandboxes) [destructive, idempotent]: Stop one of this client's sandboxes. Stopping a stopped sandbox changes nothing.",
         "tool echo (benchmarks) [read_only, idempotent, !open_world]: Return the text unchanged.",
         "tool add (benchmarks) [read_only, idempotent, !open_world]: Add two numbers.",
         "tool sleep (benchmarks) [read_only, idempotent, !open_world]: Wait this many milliseconds (at most one hour) without holding a thread, then say so.",
@@ -139,10 +139,7 @@ fn list_json_holds_the_same_plugins_toolsets_and_tools() {
             ),
         ]
     );
-    assert_eq!(
-        tools[0]["summary"],
-        "Launch a sandbox for this session to run code in."
-    );
+    assert_eq!(tools[0]["summary"], "Launch a sandbox to run code in.");
 
     let benchmarks = plugin(&listing, "benchmarks");
     assert_eq!(benchmarks["toolsets"][0]["default"], false);

@@ -488,7 +488,7 @@ async fn stateless_mode_serves_tools_list_and_calls() {
         .call_tool(call("add", json!({"a": 1, "b": 2})))
         .await
         .unwrap();
-    assert_eq!(text(&result), "3.0");
+    assert_eq!(text(&result), "3");
     let result = client
         .call_tool(call("add", json!({"a": "one"})))
         .await

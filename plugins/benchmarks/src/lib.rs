@@ -47,7 +47,8 @@ impl Benchmarks {
         text
     }
 
-    /// Add two numbers. A whole sum is answered as an integer (2 + 3 is 5, not 5.0).
+    // A whole sum is answered as an integer: 2 + 3 is 5, not 5.0.
+    /// Add two numbers.
     #[tool(inline, read_only, idempotent, open_world = false)]
     fn add(
         /// The first number.
