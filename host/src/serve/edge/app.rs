@@ -44,7 +44,10 @@ pub(crate) fn front_door(
     ));
     let factory_state = Arc::clone(&state);
     let mcp = StreamableHttpService::new(
-        move || Ok(mcp::Handler::new(Arc::clone(&factory_state))),
+        move || {
+            let handler = mcp::Handler::new(Arc::clone(&factory_state));
+            Ok(mcp::measured::Measured::new(handler, "tcp"))
+        },
         Arc::clone(&sessions),
         config,
     );

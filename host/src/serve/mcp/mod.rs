@@ -14,6 +14,7 @@
 
 pub(crate) mod audit;
 mod calls;
+pub(crate) mod measured;
 mod completion;
 pub(crate) mod contributions;
 pub(crate) mod notifications;

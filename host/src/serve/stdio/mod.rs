@@ -21,7 +21,7 @@ use tokio::io::{AsyncRead, AsyncWrite};
 mod transport;
 
 use crate::serve::{
-    MAX_REQUEST_BODY_BYTES, Options, ServeError, lifecycle::shutdown_signal, mcp::Handler,
+    MAX_REQUEST_BODY_BYTES, Options, ServeError, lifecycle::shutdown_signal, mcp::Handler, mcp::measured::Measured,
 };
 use crate::{registry::Registry, reload::Source};
 
@@ -108,7 +108,8 @@ pub(crate) async fn run(
     let transport = transport::LineTransport::new(input, output, MAX_REQUEST_BODY_BYTES);
     tracing::info!("serving MCP on stdin and stdout");
     let served = async {
-        let service = match Handler::new(Arc::clone(&state)).serve(transport).await {
+        let handler = Measured::new(Handler::new(Arc::clone(&state)), "pipe");
+        let service = match handler.serve(transport).await {
             Ok(service) => service,
             Err(ServerInitializeError::ConnectionClosed(_)) => {
                 tracing::info!("stdin ended before the client initialized");
