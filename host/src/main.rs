@@ -5,11 +5,14 @@
 use std::{io::IsTerminal as _, process::ExitCode};
 
 use clap::Parser;
-use reactor_mcp_server::cli::{self, args::Cli};
+use reactor_mcp_server::cli::{
+    self,
+    args::{Cli, LogFormat},
+};
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    init_tracing(cli.log_level(), cli.authenticates());
+    init_tracing(cli.log_level(), cli.log_format(), cli.authenticates());
     match cli::run(cli) {
         Ok(()) => ExitCode::SUCCESS,
         Err(error) => {
@@ -19,17 +22,23 @@ fn main() -> ExitCode {
     }
 }
 
-/// Logs to stderr, with colours only when stderr is a terminal; the audit lines only when
-/// callers authenticate.
-fn init_tracing(level: &str, authenticates: bool) {
+/// Logs to stderr, as text (with colours only when stderr is a terminal) or as one JSON object
+/// per line; the audit lines only when callers authenticate.
+fn init_tracing(level: &str, format: LogFormat, authenticates: bool) {
     let filter = tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| {
         tracing_subscriber::EnvFilter::new(default_directives(level, authenticates))
     });
-    tracing_subscriber::fmt()
+    let logs = tracing_subscriber::fmt()
         .with_env_filter(filter)
-        .with_writer(std::io::stderr)
-        .with_ansi(std::io::stderr().is_terminal())
-        .init();
+        .with_writer(std::io::stderr);
+    match format {
+        LogFormat::Text => logs.with_ansi(std::io::stderr().is_terminal()).init(),
+        LogFormat::Json => logs
+            .json()
+            .with_current_span(true)
+            .with_span_list(true)
+            .init(),
+    }
 }
 
 /// The log filter for `--log-level LEVEL` when `RUST_LOG` is not set. At `info`, rmcp's

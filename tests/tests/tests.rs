@@ -16,6 +16,7 @@ mod filters;
 mod harness;
 mod isolation;
 mod list;
+mod observe;
 mod parity;
 mod reload;
 mod resources;

@@ -19,6 +19,10 @@ pub(crate) const LAYERS: &[(&str, &str)] = &[
         "leaves: loopback test, hashing, poison-tolerant lock, backoff, error chains",
     ),
     (
+        "observe",
+        "the server's metrics: the MCP conventions' and the host's own, recorded from any layer",
+    ),
+    (
         "call",
         "what one plugin call is: outcomes, log levels, the wire format, Process (no I/O)",
     ),

@@ -28,6 +28,17 @@ pub struct Challenge {
     pub(crate) resource_metadata: Option<String>,
 }
 
+impl Rejection {
+    /// Why, in a word: `missing`, `invalid` or `insufficient_scope`.
+    pub(crate) fn reason(&self) -> &'static str {
+        match self {
+            Self::Missing => "missing",
+            Self::Invalid(_) => "invalid",
+            Self::InsufficientScope(_) => "insufficient_scope",
+        }
+    }
+}
+
 impl Challenge {
     /// The `WWW-Authenticate` value.
     pub(crate) fn header(&self) -> String {

@@ -148,9 +148,12 @@ impl Authenticator {
     /// The caller of a request with these headers, or the challenge refusing it.
     pub async fn authenticate(&self, headers: &HeaderMap) -> Result<Arc<Identity>, Challenge> {
         let resource = self.oauth.as_ref().map(|_| self.resource(headers));
-        let challenge = |rejection| Challenge {
-            rejection,
-            resource_metadata: resource.as_deref().map(oauth::metadata_url),
+        let challenge = |rejection: Rejection| {
+            crate::observe::metrics::auth_failure(rejection.reason());
+            Challenge {
+                rejection,
+                resource_metadata: resource.as_deref().map(oauth::metadata_url),
+            }
         };
         let token = bearer(headers).map_err(challenge)?;
         if let Some(store) = &self.keys {
@@ -186,6 +189,7 @@ impl Authenticator {
         toolset: &str,
     ) -> Option<Challenge> {
         let scope = self.oauth.as_ref()?.step_up(caller, toolset)?;
+        crate::observe::metrics::auth_failure("insufficient_scope");
         Some(Challenge {
             rejection: Rejection::InsufficientScope(scope),
             resource_metadata: Some(oauth::metadata_url(&self.resource(headers))),

@@ -39,6 +39,7 @@ use serde_json::{Map, Value};
 
 pub(crate) use table::ToolTable;
 
+use crate::observe::metrics;
 use crate::util::{
     backoff::backoff,
     error::{Report, chain},
@@ -419,6 +420,12 @@ impl Builder {
                 }
                 Err(e) => tracing::error!("{}", chain(e)),
             }
+            metrics::plugin_opened(
+                name,
+                discovered.provider.kind(),
+                result.is_ok(),
+                started.elapsed(),
+            );
             let retry = (discovered.provider.is_out_of_process() && result.is_err())
                 .then(|| (std::time::Instant::now() + backoff(attempt), attempt));
             Opening { result, retry }

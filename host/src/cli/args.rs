@@ -44,6 +44,11 @@ impl Cli {
         &self.common.log_level
     }
 
+    /// How log lines are written (`--log-format`).
+    pub fn log_format(&self) -> LogFormat {
+        self.common.log_format
+    }
+
     /// The command to run: the one named, else `serve` with the options given at the top.
     pub(crate) fn into_command(self) -> (Common, Command) {
         let command = self.command.unwrap_or(Command::Serve(self.serve));
@@ -112,6 +117,25 @@ pub(crate) struct Common {
         default_value = "info"
     )]
     pub(crate) log_level: String,
+    /// How log lines are written: `text` for people, `json` for machines (one object per
+    /// line: timestamp, level, target, message, fields, and the spans it is in).
+    #[arg(
+        long,
+        global = true,
+        env = "REACTOR_MCP_LOG_FORMAT",
+        value_enum,
+        default_value = "text"
+    )]
+    pub(crate) log_format: LogFormat,
+}
+
+/// How log lines are written (`--log-format`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum LogFormat {
+    /// One line of text per event.
+    Text,
+    /// One JSON object per event.
+    Json,
 }
 
 impl Common {
@@ -257,6 +281,10 @@ pub(crate) struct ServeArgs {
     /// then renamed), for a process that starts the server and waits for it.
     #[arg(long, env = "REACTOR_MCP_READY_FILE", value_name = "PATH")]
     pub(crate) ready_file: Option<PathBuf>,
+    /// Serve metrics (Prometheus text, OpenTelemetry's MCP names) at `GET /metrics` on this
+    /// address of their own, `HOST:PORT` or a port alone on loopback (`9464`); off without it.
+    #[arg(long, env = "REACTOR_MCP_METRICS_ADDR", value_name = "ADDR")]
+    pub(crate) metrics_addr: Option<String>,
     /// The bounds on sessions.
     #[command(flatten)]
     pub(crate) sessions: SessionArgs,
@@ -632,6 +660,7 @@ impl ServeArgs {
             allowed_hosts: self.allowed_hosts.clone(),
             allowed_origins: self.allowed_origins.clone(),
             ready_file: self.ready_file.clone(),
+            metrics_addr: self.metrics_addr.clone(),
             sessions: self.sessions.limits(),
             connections: self.connections.limits(),
             shutdown_grace: Duration::from_secs(self.connections.shutdown_grace),

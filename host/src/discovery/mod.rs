@@ -124,16 +124,21 @@ impl Provider {
     pub(crate) fn is_out_of_process(&self) -> bool {
         !matches!(self, Self::Library)
     }
+
+    /// Its kind: `library`, `mcp_server` or `isolated_library`.
+    pub(crate) fn kind(&self) -> &'static str {
+        match self {
+            Self::Library => "library",
+            Self::Bridged { .. } => "mcp_server",
+            Self::Isolated { .. } => "isolated_library",
+        }
+    }
 }
 
 /// Serialised as its kind alone: an entry's expanded variables may hold secrets.
 impl Serialize for Provider {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        serializer.serialize_str(match self {
-            Self::Library => "library",
-            Self::Bridged { .. } => "mcp_server",
-            Self::Isolated { .. } => "isolated_library",
-        })
+        serializer.serialize_str(self.kind())
     }
 }
 

@@ -132,6 +132,11 @@ pub(crate) async fn run(
     source: Option<Source>,
 ) -> Result<(), ServeError> {
     args.auth.check_host(&args.host)?;
+    // Before the plugins open, so that their opening is counted.
+    if let Some(given) = &args.metrics_addr {
+        let bound = crate::serve::edge::metrics::serve(given).await?;
+        eprintln!("metrics on http://{bound}/metrics");
+    }
     let serving = Serving::start(registry, &args, source).await?;
     let host = crate::util::loopback::unbracketed(&args.host);
     let listener = tokio::net::TcpListener::bind((host, args.port))

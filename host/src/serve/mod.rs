@@ -61,6 +61,8 @@ pub(crate) struct Options {
     pub(crate) allowed_origins: Vec<String>,
     /// Where to say, once listening, where the server listens.
     pub(crate) ready_file: Option<std::path::PathBuf>,
+    /// Where to serve `GET /metrics`, if anywhere (`--metrics-addr`).
+    pub(crate) metrics_addr: Option<String>,
     /// The bounds on sessions and on what each holds.
     pub(crate) sessions: SessionLimits,
     /// The bounds on connections.
@@ -90,6 +92,7 @@ impl Default for Options {
             allowed_hosts: Vec::new(),
             allowed_origins: Vec::new(),
             ready_file: None,
+            metrics_addr: None,
             sessions: SessionLimits::default(),
             connections: ConnectionLimits::default(),
             for_parent: false,

@@ -168,6 +168,7 @@ impl ServeState {
     ) -> Arc<Generation> {
         let next = Arc::new(old.next(builder, self.toolsets_tool, Arc::new(hidden)));
         self.swap(Arc::clone(&next));
+        crate::observe::metrics::generation_made();
         next
     }
 

@@ -38,6 +38,7 @@ use super::{
     relay::{Relay, Tagged},
     restarts::Restarts,
 };
+use crate::observe::metrics;
 use crate::{
     call::{Process, ProcessStatus, ResourceUpdates, process::ProcessFuture},
     discovery::servers::{
@@ -289,7 +290,7 @@ impl Upstream {
         }
         if connection.take().is_some() {
             self.end_group();
-            self.restarts().ended(Instant::now());
+            self.note_failure(Restarts::ended);
             tracing::info!(server = %self.server.name, "restarting MCP server: its connection closed");
         }
         let (waiting, parked) = {
@@ -313,6 +314,7 @@ impl Upstream {
         let failure = match tokio::time::timeout(timeout, self.connect()).await {
             Ok(Ok(started)) => {
                 self.restarts().started(Instant::now());
+                self.process_event(metrics::ProcessEvent::Started);
                 let peer = started.peer().clone();
                 log_everything(&peer).await;
                 let subscribed: Vec<String> = lock(&self.subscribed).iter().cloned().collect();
@@ -336,8 +338,32 @@ impl Upstream {
                 ))
             }
         };
-        self.restarts().failed(Instant::now());
+        self.note_failure(Restarts::failed);
         Err(failure)
+    }
+
+    /// Notes in its restarts that its process ended or did not start (`note`, now), and counts
+    /// it as crashed, and as parked when this failure parks it.
+    fn note_failure(&self, note: fn(&mut Restarts, Instant)) {
+        let parked = {
+            let mut restarts = self.restarts();
+            note(&mut restarts, Instant::now());
+            restarts.failures() == super::restarts::PARK_AFTER
+        };
+        self.process_event(metrics::ProcessEvent::Crashed);
+        if parked {
+            self.process_event(metrics::ProcessEvent::Parked);
+        }
+    }
+
+    /// Counts `event` of its process, when metrics are on.
+    fn process_event(&self, event: metrics::ProcessEvent) {
+        let provider = if self.server.isolated {
+            "isolated_library"
+        } else {
+            "mcp_server"
+        };
+        metrics::process_event(&self.server.name, provider, event);
     }
 
     fn restarts(&self) -> std::sync::MutexGuard<'_, Restarts> {
@@ -488,6 +514,7 @@ impl Upstream {
         context: HostContextBox,
     ) -> Result<CallToolResult, CallError> {
         let peer = self.peer().await.map_err(CallError::Failed)?;
+        let sent = Instant::now();
         let mut params = CallToolRequestParams::new(tool.to_owned());
         params.arguments = arguments;
         params.meta = self.caller_meta(&context);
@@ -522,6 +549,9 @@ impl Upstream {
             }
         };
         abandoned.0 = None;
+        if !self.server.isolated {
+            metrics::bridged_call(&self.server.name, sent.elapsed());
+        }
         match answer {
             Ok(ServerResult::CallToolResult(result)) => Ok(result),
             Ok(other) => {

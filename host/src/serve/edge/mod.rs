@@ -12,6 +12,7 @@
 //! - [`drain`]: shutting down without dropping a call in flight.
 //! - [`sessions`]: how many sessions, how long idle, what each holds.
 //! - [`ready`]: the ready file saying where the server listens.
+//! - [`metrics`]: `GET /metrics` on a listener of its own (`--metrics-addr`).
 
 pub(crate) mod app;
 pub(crate) mod body;
@@ -20,6 +21,7 @@ pub(crate) mod front;
 pub(crate) mod guard;
 pub(crate) mod index;
 pub(crate) mod listener;
+pub(crate) mod metrics;
 pub(crate) mod ready;
 pub(crate) mod routes;
 pub(crate) mod sessions;

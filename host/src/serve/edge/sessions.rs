@@ -33,6 +33,7 @@ use std::{
     time::{Duration, Instant},
 };
 
+use crate::observe::metrics;
 use crate::util::lock::lock;
 use axum::{
     body::Body,
@@ -137,6 +138,8 @@ pub(crate) enum SessionsError {
 struct Usage {
     streams: usize,
     idle_since: Instant,
+    /// When it was opened.
+    opened: Instant,
     /// The caller that opened it (`crate::auth::Identity::owner`), when authentication is on.
     owner: Option<String>,
 }
@@ -278,11 +281,12 @@ impl Sessions {
 
     /// Forgets `id`, giving back its place; whether it was open.
     fn forget(&self, id: &SessionId) -> bool {
-        let forgotten = self.usages.lock().remove(id).is_some();
-        if forgotten {
+        let forgotten = self.usages.lock().remove(id);
+        if let Some(usage) = &forgotten {
             self.admitted.fetch_sub(1, Ordering::AcqRel);
+            metrics::session_ended(usage.opened.elapsed(), "tcp");
         }
-        forgotten
+        forgotten.is_some()
     }
 
     /// Closes, every so often until `cancel` or until the manager is dropped, the sessions
@@ -350,9 +354,11 @@ impl SessionManager for Sessions {
                     Usage {
                         streams: 0,
                         idle_since: Instant::now(),
+                        opened: Instant::now(),
                         owner: None,
                     },
                 );
+                metrics::session_opened();
                 Ok((id, transport))
             }
             Err(error) => {
@@ -559,6 +565,7 @@ mod tests {
                 Usage {
                     streams: 0,
                     idle_since: start,
+                    opened: start,
                     owner: None,
                 },
             );

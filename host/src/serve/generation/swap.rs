@@ -61,6 +61,7 @@ async fn apply_batches(
         let found = match tokio::task::spawn_blocking(move || discover()).await {
             Ok(Ok(found)) => found,
             Ok(Err(error)) => {
+                crate::observe::metrics::reload_failed();
                 tracing::warn!(
                     "cannot scan the plugins again: {error}; still serving generation {}",
                     state.generation().info().number
@@ -68,6 +69,7 @@ async fn apply_batches(
                 continue;
             }
             Err(error) => {
+                crate::observe::metrics::reload_failed();
                 tracing::error!("scanning the plugins again failed: {error}");
                 continue;
             }

@@ -16,6 +16,7 @@ pub(crate) mod audit;
 mod calls;
 mod completion;
 pub(crate) mod contributions;
+mod measured;
 pub(crate) mod notifications;
 mod outcome;
 pub(crate) mod params;
@@ -186,16 +187,19 @@ impl ServerHandler for Handler {
         context: RequestContext<RoleServer>,
     ) -> Result<InitializeResult, ErrorData> {
         context.peer.set_peer_info(request.clone());
-        let mut result = self.negotiate_initialize(&request)?;
-        self.describe_url(&context, &mut result).await?;
-        if self.state.sessions {
-            let _ = self.listening.set(self.state.listeners.register(
-                Self::selection(&context),
-                Target::Session(context.peer.clone()),
-                Lists::ALL,
-            ));
-        }
-        Ok(result)
+        measured::measure("initialize", None, &context, async {
+            let mut result = self.negotiate_initialize(&request)?;
+            self.describe_url(&context, &mut result).await?;
+            if self.state.sessions {
+                let _ = self.listening.set(self.state.listeners.register(
+                    Self::selection(&context),
+                    Target::Session(context.peer.clone()),
+                    Lists::ALL,
+                ));
+            }
+            Ok(result)
+        })
+        .await
     }
 
     async fn discover(
@@ -215,9 +219,12 @@ impl ServerHandler for Handler {
         _request: Option<PaginatedRequestParams>,
         context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
-        let served = self.served(&context).await?;
-        let listed = ListToolsResult::with_all_items(served.view.tools());
-        Ok(hinted!(listed, &context))
+        measured::measure("tools/list", None, &context, async {
+            let served = self.served(&context).await?;
+            let listed = ListToolsResult::with_all_items(served.view.tools());
+            Ok(hinted!(listed, &context))
+        })
+        .await
     }
 
     async fn call_tool(
@@ -229,6 +236,7 @@ impl ServerHandler for Handler {
         let name = request.name.to_string();
         let mut plugin = None;
         let answer = self.call(request, &context, &mut plugin).await;
+        measured::record_call(&name, &context, &answer, started.elapsed());
         audit::tool_call(
             caller(&context).as_deref(),
             &name,
@@ -254,9 +262,13 @@ impl ServerHandler for Handler {
         _request: Option<PaginatedRequestParams>,
         context: RequestContext<RoleServer>,
     ) -> Result<ListResourcesResult, ErrorData> {
-        let (generation, active) = &self.active(&context);
-        let listed = resources::list_resources(generation.registry(), active, generation.hidden());
-        Ok(hinted!(listed, &context))
+        measured::measure("resources/list", None, &context, async {
+            let (generation, active) = &self.active(&context);
+            let listed =
+                resources::list_resources(generation.registry(), active, generation.hidden());
+            Ok(hinted!(listed, &context))
+        })
+        .await
     }
 
     async fn list_resource_templates(
@@ -264,10 +276,16 @@ impl ServerHandler for Handler {
         _request: Option<PaginatedRequestParams>,
         context: RequestContext<RoleServer>,
     ) -> Result<ListResourceTemplatesResult, ErrorData> {
-        let (generation, active) = &self.active(&context);
-        let listed =
-            resources::list_resource_templates(generation.registry(), active, generation.hidden());
-        Ok(hinted!(listed, &context))
+        measured::measure("resources/templates/list", None, &context, async {
+            let (generation, active) = &self.active(&context);
+            let listed = resources::list_resource_templates(
+                generation.registry(),
+                active,
+                generation.hidden(),
+            );
+            Ok(hinted!(listed, &context))
+        })
+        .await
     }
 
     async fn read_resource(
@@ -275,16 +293,19 @@ impl ServerHandler for Handler {
         mut request: ReadResourceRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<ReadResourceResponse, ErrorData> {
-        let (generation, resolved) = self.resolved(&context);
-        let asked = (request.request_state.take(), request.input_responses.take());
-        let uri = request.uri.as_str();
-        let round = self.round(&asked, "resources/read", uri, &Value::Null, &context)?;
-        let call = self.call_of(&context, &resolved.resolution, &round);
-        let finished = resources::read_resource(&generation, uri, call).await?;
-        Ok(match self.answered(finished, round, &context)? {
-            Ok(read) => ReadResourceResponse::Complete(read),
-            Err(needs) => ReadResourceResponse::InputRequired(needs),
+        measured::measure("resources/read", None, &context, async {
+            let (generation, resolved) = self.resolved(&context);
+            let asked = (request.request_state.take(), request.input_responses.take());
+            let uri = request.uri.as_str();
+            let round = self.round(&asked, "resources/read", uri, &Value::Null, &context)?;
+            let call = self.call_of(&context, &resolved.resolution, &round);
+            let finished = resources::read_resource(&generation, uri, call).await?;
+            Ok(match self.answered(finished, round, &context)? {
+                Ok(read) => ReadResourceResponse::Complete(read),
+                Err(needs) => ReadResourceResponse::InputRequired(needs),
+            })
         })
+        .await
     }
 
     async fn subscribe(
@@ -318,9 +339,12 @@ impl ServerHandler for Handler {
         _request: Option<PaginatedRequestParams>,
         context: RequestContext<RoleServer>,
     ) -> Result<ListPromptsResult, ErrorData> {
-        let (generation, active) = &self.active(&context);
-        let listed = prompts::list_prompts(generation.registry(), active, generation.hidden());
-        Ok(hinted!(listed, &context))
+        measured::measure("prompts/list", None, &context, async {
+            let (generation, active) = &self.active(&context);
+            let listed = prompts::list_prompts(generation.registry(), active, generation.hidden());
+            Ok(hinted!(listed, &context))
+        })
+        .await
     }
 
     async fn get_prompt(
@@ -328,17 +352,20 @@ impl ServerHandler for Handler {
         mut request: GetPromptRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<GetPromptResponse, ErrorData> {
-        let (generation, resolved) = self.resolved(&context);
-        let asked = (request.request_state.take(), request.input_responses.take());
-        let arguments = Value::Object(request.arguments.clone().unwrap_or_default());
         let name = request.name.clone();
-        let round = self.round(&asked, "prompts/get", &name, &arguments, &context)?;
-        let call = self.call_of(&context, &resolved.resolution, &round);
-        let finished = prompts::get_prompt(&generation, request, call).await?;
-        Ok(match self.answered(finished, round, &context)? {
-            Ok(got) => GetPromptResponse::Complete(got),
-            Err(needs) => GetPromptResponse::InputRequired(needs),
+        measured::measure("prompts/get", Some(&name), &context, async {
+            let (generation, resolved) = self.resolved(&context);
+            let asked = (request.request_state.take(), request.input_responses.take());
+            let arguments = Value::Object(request.arguments.clone().unwrap_or_default());
+            let round = self.round(&asked, "prompts/get", &name, &arguments, &context)?;
+            let call = self.call_of(&context, &resolved.resolution, &round);
+            let finished = prompts::get_prompt(&generation, request, call).await?;
+            Ok(match self.answered(finished, round, &context)? {
+                Ok(got) => GetPromptResponse::Complete(got),
+                Err(needs) => GetPromptResponse::InputRequired(needs),
+            })
         })
+        .await
     }
 
     async fn complete(
@@ -346,8 +373,11 @@ impl ServerHandler for Handler {
         request: CompleteRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CompleteResult, ErrorData> {
-        let (generation, active) = &self.active(&context);
-        completion::complete(generation, active, request, &context.ct).await
+        measured::measure("completion/complete", None, &context, async {
+            let (generation, active) = &self.active(&context);
+            completion::complete(generation, active, request, &context.ct).await
+        })
+        .await
     }
 
     /// rmcp hands over as custom any request whose `params` do not fit its method: a known

@@ -90,9 +90,11 @@ impl Handler {
         // Over a session, the answers the client gives are kept for the task.
         let session_answers = (input_first && round.is_none()).then(Round::gathering);
         call.client.gathered.clone_from(&session_answers);
+        let in_flight = crate::observe::metrics::call_in_flight(&tool.plugin);
         let finished = call
             .run(|host| tool.call_with(arguments.clone(), host))
             .await;
+        drop(in_flight);
         *plugin = Some(tool.plugin.clone());
         let Some(finished) = finished else {
             tracing::info!(

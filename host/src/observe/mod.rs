@@ -1,0 +1,9 @@
+//! What the server measures: the metrics of the OpenTelemetry MCP semantic conventions
+//! (`mcp.server.operation.duration`, `mcp.server.session.duration`) and the host's own (plugins
+//! opened, calls in flight, generations, processes, bridged calls, authentication failures,
+//! sessions), in a Prometheus registry that `--metrics-addr` serves as text.
+//!
+//! - [`metrics`]: the registry and what records into it. Nothing is recorded, and nothing
+//!   costs beyond one atomic load per event, until [`metrics::install`].
+
+pub(crate) mod metrics;

@@ -1,0 +1,114 @@
+//! Each request's duration into `mcp.server.operation.duration` ([`measure`]), when metrics
+//! are on; one atomic load when they are off.
+
+use std::{future::Future, time::Duration, time::Instant};
+
+use rmcp::{
+    ErrorData, RoleServer,
+    model::{CallToolResponse, ErrorCode},
+    service::RequestContext,
+};
+
+use crate::observe::metrics::{self, Operation};
+
+use super::parts;
+
+/// Runs `answer`, the answer to a `method` request (naming the tool or prompt `name`), and
+/// records how long it took.
+pub(super) async fn measure<T>(
+    method: &'static str,
+    name: Option<&str>,
+    context: &RequestContext<RoleServer>,
+    answer: impl Future<Output = Result<T, ErrorData>>,
+) -> Result<T, ErrorData> {
+    if metrics::get().is_none() {
+        return answer.await;
+    }
+    let started = Instant::now();
+    let answer = answer.await;
+    record(
+        method,
+        name,
+        context,
+        error_type(&answer),
+        started.elapsed(),
+    );
+    answer
+}
+
+/// Records a `tools/call` of `name` that answered `answer` after `took`: a result with
+/// `isError` is a `tool_error`.
+pub(super) fn record_call(
+    name: &str,
+    context: &RequestContext<RoleServer>,
+    answer: &Result<CallToolResponse, ErrorData>,
+    took: Duration,
+) {
+    if metrics::get().is_none() {
+        return;
+    }
+    let error = match answer {
+        Ok(CallToolResponse::Complete(result)) if result.is_error == Some(true) => {
+            Some("tool_error".to_owned())
+        }
+        answer => error_type(answer),
+    };
+    record("tools/call", Some(name), context, error, took);
+}
+
+/// The JSON-RPC code of an error answer.
+fn error_type<T>(answer: &Result<T, ErrorData>) -> Option<String> {
+    answer.as_ref().err().map(|error| error.code.0.to_string())
+}
+
+/// Records one request; the tool or prompt name only when the request did not fail for its
+/// parameters (an unknown name is not a label: a client could make up any number of them).
+fn record(
+    method: &'static str,
+    name: Option<&str>,
+    context: &RequestContext<RoleServer>,
+    error_type: Option<String>,
+    took: Duration,
+) {
+    let Some(metrics) = metrics::get() else {
+        return;
+    };
+    let invalid = ErrorCode::INVALID_PARAMS.0.to_string();
+    let name = name
+        .filter(|_| error_type.as_deref() != Some(invalid.as_str()))
+        .map(str::to_owned);
+    let (tool, prompt) = match method {
+        "tools/call" => (name, None),
+        "prompts/get" => (None, name),
+        _ => (None, None),
+    };
+    let operation = Operation {
+        mcp_method_name: method,
+        gen_ai_tool_name: tool,
+        gen_ai_prompt_name: prompt,
+        error_type,
+        mcp_protocol_version: protocol_label(context),
+        network_transport: if parts(context).is_some() {
+            "tcp"
+        } else {
+            "pipe"
+        },
+    };
+    metrics.operation(&operation, took);
+}
+
+/// The request's protocol version as a label: one of the versions the server speaks, else
+/// `None`.
+fn protocol_label(context: &RequestContext<RoleServer>) -> Option<&'static str> {
+    const VERSIONS: [&str; 5] = [
+        "2026-07-28",
+        "2025-11-25",
+        "2025-06-18",
+        "2025-03-26",
+        "2024-11-05",
+    ];
+    let version = context.protocol_version()?;
+    VERSIONS
+        .into_iter()
+        .find(|known| *known == version.as_str())
+}
