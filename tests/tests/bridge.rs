@@ -1294,3 +1294,57 @@ async fn reload_churn_takes_no_tool_from_an_untouched_plugin_with_bridged_sessio
     assert!(answered > 100, "{answered} calls answered");
     assert_eq!(errors, Vec::<String>::new(), "of {answered} answered");
 }
+
+/// A bridged server starts with the variables its entry declares and the default set (the
+/// MCP TypeScript SDK's, and the locale and temporary folder), never the host's others: not
+/// its secrets, not the key that seals 2026-07-28 rounds.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_bridged_server_sees_only_its_declared_variables_and_the_default_set() {
+    // The interpreter itself, not a wrapper such as pyenv's shim, which adds variables of its
+    // own to what it is given.
+    let interpreter = std::process::Command::new("python3")
+        .args(["-c", "import sys; print(sys.executable)"])
+        .output()
+        .expect("python3 runs");
+    let python = String::from_utf8(interpreter.stdout)
+        .unwrap()
+        .trim()
+        .to_owned();
+    let (dir, cache) = with_servers(json!({
+        "tiny": tiny("ok", json!({"command": python, "env": {"TINY_MODE": "ok", "DECLARED": "yes"}})),
+    }));
+    let host = HostProcess::serve_with_env(
+        &dir,
+        &["--cache-dir", cache.path().to_str().unwrap()],
+        &[
+            ("REACTOR_MCP_REQUEST_STATE_KEY", &"k".repeat(32)),
+            ("HOST_SECRET", "s3cr3t"),
+        ],
+    );
+    let client = tiny_client(&host).await;
+    let answer = call_tool(client.peer(), "tiny__echo", json!({"env": true})).await;
+    let names: Vec<String> = serde_json::from_str(&text(&answer)).expect("a JSON list");
+    for wanted in ["DECLARED", "TINY_MODE", "PATH", "HOME"] {
+        assert!(names.iter().any(|n| n == wanted), "{wanted} in {names:?}");
+    }
+    // Python sets LC_CTYPE itself when the locale is C (PEP 538).
+    let allowed = [
+        "DECLARED",
+        "TINY_MODE",
+        "HOME",
+        "LOGNAME",
+        "PATH",
+        "SHELL",
+        "TERM",
+        "USER",
+        "LANG",
+        "TMPDIR",
+        "LC_CTYPE",
+    ];
+    for name in &names {
+        assert!(
+            allowed.contains(&name.as_str()),
+            "{name} reached the server: {names:?}"
+        );
+    }
+}

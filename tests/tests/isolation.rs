@@ -370,3 +370,36 @@ async fn a_plugin_that_ends_the_host_in_process_leaves_a_line_naming_it() {
         calling.abort();
     }
 }
+
+/// An isolated plugin's child keeps the host's environment (the plugin may need it, as in
+/// process) but never the host's own settings and secrets: no `REACTOR_MCP_*` variable (the
+/// key that seals 2026-07-28 rounds among them) but how to log.
+#[tokio::test(flavor = "multi_thread")]
+async fn an_isolated_child_never_sees_the_hosts_settings_or_secrets() {
+    let dir = PluginDir::with(&["fixture-crashy"]);
+    let host = HostProcess::serve_with_env(
+        &dir,
+        &["--isolate", "crashy"],
+        &[
+            ("REACTOR_MCP_REQUEST_STATE_KEY", &"k".repeat(32)),
+            ("REACTOR_MCP_LOG_LEVEL", "info"),
+            ("PLUGIN_TOKEN", "for the plugin"),
+        ],
+    );
+    let client = connect(&format!("{}/mcp?toolsets=crashy", host.base_url())).await;
+    let answer = call_tool(client.peer(), "environment", json!({})).await;
+    let names: Vec<String> = serde_json::from_str(&text(&answer)).expect("a JSON list");
+    assert!(names.iter().any(|n| n == "PLUGIN_TOKEN"), "{names:?}");
+    assert!(
+        names.iter().any(|n| n == "REACTOR_MCP_LOG_LEVEL"),
+        "{names:?}"
+    );
+    let leaked: Vec<&String> = names
+        .iter()
+        .filter(|n| n.starts_with("REACTOR_MCP_") && *n != "REACTOR_MCP_LOG_LEVEL")
+        .collect();
+    assert!(
+        leaked.is_empty(),
+        "the host's settings reached the child: {leaked:?}"
+    );
+}

@@ -8,9 +8,11 @@
 //!   shared by every session, and a live plugin instance forwarding calls to it (`instance`);
 //!   what the server sends during a call reaches the calling request (`relay`).
 //! - `process` and `restarts` supervise a stdio child: its stderr, its exit, restart with
-//!   backoff and parking after repeated crashes.
+//!   backoff and parking after repeated crashes; `environment` is what it starts with (never
+//!   the host's whole environment).
 //! - [`refresh`] asks every server for its tools at once (`list --refresh`).
 
+mod environment;
 mod instance;
 pub(crate) mod lines;
 mod opener;

@@ -651,7 +651,9 @@ impl Upstream {
                 cwd,
             } => {
                 let mut cmd = tokio::process::Command::new(command);
-                cmd.args(args).envs(env);
+                let inherited =
+                    super::environment::inherited(std::env::vars_os(), self.server.isolated);
+                cmd.args(args).env_clear().envs(inherited).envs(env);
                 if let Some(cwd) = cwd {
                     cmd.current_dir(cwd);
                 }
