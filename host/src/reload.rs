@@ -1,13 +1,15 @@
 //! Reload: noticing that the plugins changed, and saying what changed between two registries.
 //!
-//! Three things make the plugins be discovered again ([`Trigger`]): an event in the plugin
+//! Four things make the plugins be discovered again ([`Trigger`]): an event in the plugin
 //! folder or on a watched `mcp.json` ([`watch`], with the `notify` crate; off with
-//! `--no-watch`), `SIGHUP` ([`on_hangup`], for file systems without events), and a bridged
-//! server saying its tools changed (its new list is then in the cache). Triggers are batched
-//! ([`next_batch`]): a scan starts once no trigger came for [`DEBOUNCE`], so a file being
-//! written is not read half-way, and a burst of changes makes one scan; changes that never
-//! stop (a file rewritten faster than the debounce) still get a scan every [`MAX_BATCH`]. [`Changes`] says which
-//! plugins a new scan added, replaced and removed; `serve` makes it a new generation.
+//! `--no-watch`), `SIGHUP` ([`on_hangup`], for file systems without events), a bridged
+//! server saying its tools changed (its new list is then in the cache), and the pins of a
+//! server with changed tools being rewritten (`pins accept`; [`on_accepted_pins`] polls them).
+//! Triggers are batched ([`next_batch`]): a scan starts once no trigger came for [`DEBOUNCE`],
+//! so a file being written is not read half-way, and a burst of changes makes one scan; changes
+//! that never stop (a file rewritten faster than the debounce) still get a scan every
+//! [`MAX_BATCH`]. [`Changes`] says which plugins a new scan added, replaced and removed; `serve`
+//! makes it a new generation.
 //!
 //! Nothing here opens a library or knows about MCP.
 
@@ -22,7 +24,10 @@ use std::{
 use tokio::sync::mpsc;
 
 use crate::{
-    discovery::servers::config::{FOLDER_FILE, FOLDER_SUFFIX},
+    discovery::servers::{
+        config::{FOLDER_FILE, FOLDER_SUFFIX},
+        pinning::Pins,
+    },
     discovery::{Discovery, DiscoveryError, LIBRARY_EXTENSION},
     registry::Registry,
     util::{error::Report, names::Shown},
@@ -80,6 +85,8 @@ pub(crate) struct Source {
     pub(crate) config_files: Vec<PathBuf>,
     /// Whether files are watched for changes (`--no-watch` turns it off; `SIGHUP` still works).
     pub(crate) watch: bool,
+    /// The pins of bridged servers' tools, whose files [`on_accepted_pins`] polls.
+    pub(crate) pins: Pins,
 }
 
 impl fmt::Debug for Source {
@@ -194,6 +201,26 @@ pub(crate) async fn on_hangup(triggers: Triggers) {
     }
     #[cfg(not(unix))]
     drop(triggers);
+}
+
+/// How often the pin files of servers with changed tools are looked at.
+pub(crate) const PIN_POLL: Duration = Duration::from_secs(1);
+
+/// Sends [`Trigger::Relisted`] for each bridged server whose pin file changed while some of
+/// its tools differed from their pins (the operator accepted them), so it is opened again
+/// and serves them; looks every [`PIN_POLL`] (a `stat` per such server, nothing when there is
+/// none), until no scan is listening.
+pub(crate) async fn on_accepted_pins(pins: Pins, triggers: Triggers) {
+    while !triggers.0.is_closed() {
+        tokio::time::sleep(PIN_POLL).await;
+        for server in pins.stale() {
+            tracing::info!(
+                "server `{}`: its pins changed; opening it again",
+                Shown(&server)
+            );
+            triggers.send(Trigger::Relisted(server));
+        }
+    }
 }
 
 /// Waits for a trigger, then until `quiet` passes without one, or `longest` since the first;

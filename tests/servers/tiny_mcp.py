@@ -9,6 +9,8 @@ TINY_DELAY seconds before answering initialize); `hang` (never answers tools/cal
 `echo` with `"env": true` answers the names of its environment variables, as a JSON list.
 `echo` with `"log": true` sends its text as a log message (`notifications/message`) first; with
 `"change": true` it adds the tool `added` and sends `notifications/tools/list_changed`.
+With TINY_DESCRIPTION_FILE set, `echo`'s description is that file's text, read at each
+tools/list (a server that changes a tool's definition, for the pins' tests).
 """
 import json
 import os
@@ -17,6 +19,14 @@ import time
 
 MODE = os.environ.get("TINY_MODE", "ok")
 DELAY = float(os.environ.get("TINY_DELAY", "2"))
+
+
+def echo_description():
+    path = os.environ.get("TINY_DESCRIPTION_FILE")
+    if path is None:
+        return "Echoes its text."
+    with open(path) as f:
+        return f.read().strip()
 
 
 def send(message):
@@ -53,7 +63,7 @@ def main():
             cursor = (request.get("params") or {}).get("cursor")
             if cursor is None:
                 result = {
-                    "tools": [{"name": "echo", "description": "Echoes its text.",
+                    "tools": [{"name": "echo", "description": echo_description(),
                                "inputSchema": {"type": "object", "properties": {"text": {"type": "string"}}}}],
                     "nextCursor": "page2",
                 }

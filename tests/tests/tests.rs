@@ -18,6 +18,7 @@ mod isolation;
 mod list;
 mod observe;
 mod parity;
+mod pins;
 mod reload;
 mod resources;
 mod serve;

@@ -127,6 +127,18 @@ pub(crate) struct Common {
         default_value = "text"
     )]
     pub(crate) log_format: LogFormat,
+    /// What to do when a bridged server lists a tool whose definition (name, title,
+    /// description, schemas, annotations) differs from the one pinned when the server was
+    /// first listed, or a tool that is not pinned: `warn` (serve it, report it), `block` (hold
+    /// it back until `pins accept`), `off` (no pins).
+    #[arg(
+        long,
+        global = true,
+        env = "REACTOR_MCP_PIN_TOOLS",
+        default_value = "warn",
+        value_name = "MODE"
+    )]
+    pub(crate) pin_tools: crate::discovery::servers::pins::PinMode,
 }
 
 /// How log lines are written (`--log-format`).
@@ -151,6 +163,7 @@ impl Common {
                 plugins: crate::selection::split_names(self.isolate.iter().map(String::as_str)),
                 call_timeouts: self.call_timeout.clone(),
             },
+            pins: crate::discovery::servers::pinning::Pins::new(self.pin_tools),
         }
     }
 
@@ -201,6 +214,9 @@ pub(crate) enum Command {
     /// Make and list API keys (the file `--auth-keys` reads).
     #[command(subcommand)]
     Keys(KeysCommand),
+    /// Accept or list the pinned tool definitions of bridged MCP servers (`--pin-tools`).
+    #[command(subcommand)]
+    Pins(super::pins::PinsCommand),
 }
 
 /// `keys new` and `keys list`.

@@ -87,6 +87,7 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
             }
             Ok(())
         }
+        Command::Pins(command) => super::pins::run(&common, command),
         Command::Serve(args) => {
             crate::build::crash_note::install();
             let server =

@@ -4,6 +4,7 @@
 
 pub mod args;
 mod commands;
+mod pins;
 
 pub use crate::util::error::chain;
 pub use commands::run;

@@ -5,7 +5,9 @@
 use std::{path::PathBuf, sync::Arc};
 
 use crate::{
-    discovery::{self, Discovery, DiscoveryError, SkipReason, Skipped, servers},
+    discovery::{
+        self, Discovery, DiscoveryError, SkipReason, Skipped, servers, servers::pinning::Pins,
+    },
     providers::isolated::{self, Isolation},
     reload::Source,
     util::error::Report,
@@ -28,6 +30,9 @@ pub(crate) struct PluginSources {
     pub(crate) cache_dir: Option<PathBuf>,
     /// Which plugins run out of process, and their call timeouts.
     pub(crate) isolation: Isolation,
+    /// How bridged servers' tools are held to their pins (`--pin-tools`), and what the
+    /// reviews found, shared by every scan.
+    pub(crate) pins: Pins,
 }
 
 impl PluginSources {
@@ -74,11 +79,12 @@ impl PluginSources {
             plugin_dir: self.plugin_dir.clone(),
             config_files: self.mcp_config.clone(),
             watch,
+            pins: self.pins.clone(),
         }
     }
 
-    /// The bridged servers' tool-list cache.
+    /// The bridged servers' tool-list cache, their tools held to the pins beside it.
     pub(crate) fn tool_cache(&self) -> servers::cache::ToolCache {
-        servers::cache::ToolCache::new(self.cache_dir.clone())
+        servers::cache::ToolCache::new(self.cache_dir.clone()).with_pins(self.pins.clone())
     }
 }

@@ -12,6 +12,7 @@ use serde::Serialize;
 
 use crate::{
     call::ProcessStatus,
+    discovery::{Provider, servers::pinning::ChangedTool},
     registry::{Conflict, Contribution, Entry, Registry},
     selection::{Resolution, ToolFilter},
 };
@@ -58,6 +59,10 @@ pub(crate) struct ToolsetsReport {
     /// URL, until they turn it on again.
     #[serde(skip_serializing_if = "TurnedOff::is_empty")]
     pub(crate) off: TurnedOff,
+    /// The tools of bridged servers whose definitions differ from their pins, each with what
+    /// changed and whether it is held back, until the operator accepts them (`pins accept`).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub(crate) changed_tools: Vec<ChangedTool>,
     /// Which generation of the plugin folder this is, when a server answers.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub(crate) generation: Option<GenerationInfo>,
@@ -134,6 +139,7 @@ impl ToolsetsReport {
         self.toolsets.retain(|t| bound.allows_toolset(&t.name));
         self.processes.retain(|p| visible(&p.plugin));
         self.failed.retain(|f| visible(&f.plugin));
+        self.changed_tools.retain(|c| visible(&c.server));
         self.conflicts
             .retain(|c| visible(&c.kept) && visible(&c.shadowed));
         self
@@ -172,6 +178,7 @@ impl ToolsetsReport {
             processes: Vec::new(),
             failed: Vec::new(),
             off: TurnedOff::default(),
+            changed_tools: changed_tools(registry),
             generation: None,
         }
     }
@@ -200,6 +207,19 @@ fn served_tools(registry: &Registry, resolution: &Resolution, toolsets_tool: boo
     }
     tools.sort();
     tools
+}
+
+/// The tools of every bridged server of `registry` that differ from their pins, by server then
+/// in the server's order.
+pub(crate) fn changed_tools(registry: &Registry) -> Vec<ChangedTool> {
+    registry
+        .plugins()
+        .iter()
+        .flat_map(|plugin| match &plugin.provider {
+            Provider::Bridged { server, cache } => cache.changed_tools(server),
+            Provider::Library | Provider::Isolated { .. } => Vec::new(),
+        })
+        .collect()
 }
 
 /// The keys (names, URIs) of served entries, sorted.

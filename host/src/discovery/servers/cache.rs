@@ -8,6 +8,8 @@
 //! their servers are simply asked again. A file holds what the server listed and when.
 //! A file that cannot be read or parsed counts as no list; writing is best effort. A list younger
 //! than the entry's `cache_ttl` is served without asking the server ([`CachedListing::is_fresh`]).
+//! The pins of each server's tools are kept beside its listing, under the same key
+//! (`super::pinning`).
 
 use std::{
     path::{Path, PathBuf},
@@ -17,13 +19,17 @@ use std::{
 use rmcp::model::{Prompt, Resource, ResourceTemplate, Tool};
 use serde::{Deserialize, Serialize};
 
-use super::config::{ServerEntry, Transport};
+use super::{
+    config::{ServerEntry, Transport},
+    pinning::Pins,
+};
 use crate::util::hash::sha256_hex;
 
-/// The folder of the servers' listings.
+/// The folder of the servers' listings and of their tools' pins.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ToolCache {
     dir: Option<PathBuf>,
+    pins: Pins,
 }
 
 /// What a server offers, as it listed it.
@@ -65,7 +71,7 @@ impl CachedListing {
 }
 
 /// Seconds since the Unix epoch.
-fn now() -> u64 {
+pub(super) fn now() -> u64 {
     SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map_or(0, |d| d.as_secs())
@@ -76,8 +82,20 @@ impl ToolCache {
     pub(crate) fn new(dir: Option<PathBuf>) -> Self {
         Self {
             dir: dir.or_else(default_dir),
+            pins: Pins::default(),
         }
     }
+
+    /// The cache, its tools held to `pins`.
+    pub(crate) fn with_pins(self, pins: Pins) -> Self {
+        Self { pins, ..self }
+    }
+
+    /// How its servers' tools are held to their pins.
+    pub(crate) fn pins(&self) -> &Pins {
+        &self.pins
+    }
+
     /// The last list `server` gave, if one is kept.
     pub(crate) fn read(&self, server: &ServerEntry) -> Option<CachedListing> {
         let text = std::fs::read_to_string(self.file(server)?).ok()?;
@@ -96,12 +114,9 @@ impl ToolCache {
             read_at: now(),
             listing: listing.clone(),
         };
-        let written = (|| {
-            std::fs::create_dir_all(file.parent().unwrap_or(Path::new(".")))?;
-            let tmp = file.with_extension(format!("tmp{}", std::process::id()));
-            std::fs::write(&tmp, serde_json::to_vec_pretty(&cached)?)?;
-            std::fs::rename(&tmp, &file)
-        })();
+        let written = serde_json::to_vec_pretty(&cached)
+            .map_err(std::io::Error::other)
+            .and_then(|bytes| write_whole(&file, &bytes));
         if let Err(e) = written {
             tracing::warn!(
                 "{}: cannot keep its listing in {}: {e}",
@@ -111,21 +126,44 @@ impl ToolCache {
         }
     }
 
+    /// The file of `server`'s listing.
     fn file(&self, server: &ServerEntry) -> Option<PathBuf> {
-        let identity = match &server.transport {
-            Transport::Stdio {
-                command, args, cwd, ..
-            } => format!(
-                "stdio\0{}\0{command}\0{}\0{}",
-                server.name,
-                args.join("\0"),
-                cwd.as_deref().unwrap_or(Path::new("")).display()
-            ),
-            Transport::Http { url, .. } => format!("http\0{}\0{url}", server.name),
-        };
-        let key = &sha256_hex(&identity)[..32];
-        Some(self.dir.as_ref()?.join(format!("{key}.json")))
+        Some(self.dir.as_ref()?.join(format!("{}.json", key(server))))
     }
+
+    /// The file of the pins of `server`'s tools, beside its listing.
+    pub(crate) fn pins_file(&self, server: &ServerEntry) -> Option<PathBuf> {
+        Some(
+            self.dir
+                .as_ref()?
+                .join(format!("{}.pins.json", key(server))),
+        )
+    }
+}
+
+/// Writes `bytes` to `file` whole: to a temporary file beside it, renamed over it, so a reader
+/// sees the old file or the new one; makes the folder first.
+pub(super) fn write_whole(file: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    std::fs::create_dir_all(file.parent().unwrap_or(Path::new(".")))?;
+    let tmp = file.with_extension(format!("tmp{}", std::process::id()));
+    std::fs::write(&tmp, bytes)?;
+    std::fs::rename(&tmp, file)
+}
+
+/// The key of `server`'s files: a hash of its name and how it is reached.
+fn key(server: &ServerEntry) -> String {
+    let identity = match &server.transport {
+        Transport::Stdio {
+            command, args, cwd, ..
+        } => format!(
+            "stdio\0{}\0{command}\0{}\0{}",
+            server.name,
+            args.join("\0"),
+            cwd.as_deref().unwrap_or(Path::new("")).display()
+        ),
+        Transport::Http { url, .. } => format!("http\0{}\0{url}", server.name),
+    };
+    sha256_hex(&identity)[..32].to_owned()
 }
 
 /// `$XDG_CACHE_HOME/reactor-mcp-server`, else `~/.cache/reactor-mcp-server`.

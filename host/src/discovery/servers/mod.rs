@@ -3,6 +3,8 @@
 //!
 //! - [`config`] reads the files: which servers, how to reach them, and our keys for each.
 //! - [`cache`] keeps each server's last good tool list on disk.
+//! - [`pins`] and [`pinning`] pin each server's tool definitions beside it, and hold a tool
+//!   that changed to its pin (`--pin-tools`).
 //! - [`manifest`] makes the manifest of an entry and its cached list.
 //! - [`names`] gives the names their tools are served under.
 //!
@@ -14,6 +16,8 @@ pub(crate) mod config;
 mod expand;
 pub(crate) mod manifest;
 pub(crate) mod names;
+pub(crate) mod pinning;
+pub(crate) mod pins;
 
 use std::sync::Arc;
 
@@ -23,8 +27,8 @@ use config::ServerConfig;
 use crate::discovery::{DiscoveredPlugin, Discovery, Provider, SkipReason, Skipped};
 
 /// Adds the servers of `config` to `discovery` after its libraries, each with its cached
-/// tools, and its skipped files and entries to the skipped ones (warned about by
-/// [`crate::discovery::warn_skipped`]). A server whose name a plugin
+/// tools (but those its pins hold back), and its skipped files and entries to the skipped ones
+/// (warned about by [`crate::discovery::warn_skipped`]). A server whose name a plugin
 /// or a plugin's toolset already has is skipped; with `only`, a server not named there is left
 /// out as libraries are.
 pub(crate) fn add_servers(
@@ -55,7 +59,11 @@ pub(crate) fn add_servers(
             skipped.push(skip(server.file, Some(server.name), reason));
             continue;
         }
-        let manifest = manifest::manifest(&server, cache.read(&server).as_ref());
+        let cached = cache.read(&server).map(|mut cached| {
+            cached.listing = cache.reviewed(&server, &cached.listing, false);
+            cached
+        });
+        let manifest = manifest::manifest(&server, cached.as_ref());
         discovery.plugins.push(DiscoveredPlugin {
             path: server.file.clone(),
             manifest,

@@ -2,8 +2,11 @@
 //! the listing on disk, and hand the build stage a live instance forwarding to it.
 //!
 //! A cached list younger than the entry's `cache_ttl` is served as it is, and the server is
-//! started by the first call instead. Each `notifications/tools/list_changed` from the server
-//! lists it again into the cache and, when the host reloads, triggers a scan: the next
+//! started by the first call instead. Every list is reviewed against the server's pins
+//! (`crate::discovery::servers::pinning`) before it is served: the first is pinned, and a tool
+//! that differs from its pin is reported, and held back with `--pin-tools block`. Each
+//! `notifications/tools/list_changed` from the server lists it again into the cache (reviewed
+//! likewise) and, when the host reloads, triggers a scan: the next
 //! generation opens the server anew with that list, and the sessions serving it hear that
 //! their tools changed.
 //!
@@ -101,10 +104,18 @@ pub(crate) fn open(
         None => Arc::new(Upstream::new(Arc::clone(server))),
     };
     let cached = cache.and_then(|c| c.read(server));
-    let opened = |listing: &Listing| Opened {
-        instance: instance(Arc::clone(&upstream), listing, manifest),
-        manifest_json: manifest_json.clone(),
-        process: Some(Arc::clone(&upstream) as Arc<dyn crate::call::Process>),
+    // What is served of a list: with a cache, as its pins allow.
+    let opened = |listing: &Listing| {
+        let served = cache.map(|c| c.reviewed(server, listing, true));
+        Opened {
+            instance: instance(
+                Arc::clone(&upstream),
+                served.as_ref().unwrap_or(listing),
+                manifest,
+            ),
+            manifest_json: manifest_json.clone(),
+            process: Some(Arc::clone(&upstream) as Arc<dyn crate::call::Process>),
+        }
     };
     if let Some(fresh) = cached.as_ref().filter(|c| c.is_fresh(server.cache_ttl)) {
         return Ok(opened(&fresh.listing));
@@ -195,6 +206,7 @@ async fn keep_listed(upstream: Weak<Upstream>, cache: ToolCache, relisted: Optio
                     listing.tools.len()
                 );
                 cache.write(upstream.server(), &listing);
+                cache.reviewed(upstream.server(), &listing, true);
                 if let Some(relisted) = &relisted {
                     relisted.send(Trigger::Relisted(name.clone()));
                 }

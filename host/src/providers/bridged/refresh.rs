@@ -1,5 +1,6 @@
 //! `list --refresh`: ask every bridged server for its tools, resources and prompts once, all at once, and keep each
-//! list that comes back; a server that fails is logged with the reason and keeps its old list.
+//! list that comes back (reviewed against its pins: the first is pinned, changes are logged); a
+//! server that fails is logged with the reason and keeps its old list.
 
 use std::sync::Arc;
 
@@ -38,6 +39,7 @@ async fn refresh_one(server: Arc<ServerEntry>, cache: &ToolCache) {
                 listing.prompts.len()
             );
             cache.write(&server, &listing);
+            cache.reviewed(&server, &listing, true);
         }
         Err(error) => tracing::warn!("{}; its last list is kept", chain(&error)),
     }

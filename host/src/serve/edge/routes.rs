@@ -19,8 +19,9 @@ use crate::{
 /// `GET /healthz`: the server is up, with a few counts, the generation it serves and, when
 /// `detailed`, the state of the processes of opened bridged servers and isolated plugins and
 /// the plugins that failed to open and the files the last scan skipped (a second file of one
-/// plugin among them), each with why. Status `degraded` (still HTTP 200:
-/// everything else is served) when a plugin failed to open or while a process is parked.
+/// plugin among them), each with why, and the bridged servers' tools whose definitions differ
+/// from their pins. Status `degraded` (still HTTP 200: everything else is served) when a
+/// plugin failed to open, while a process is parked, or while a changed tool is not accepted.
 /// The probe needs no credentials, so with authentication on it is not `detailed`: it names no
 /// plugin, and a caller finds both lists in `/toolsets`, within its bound.
 pub(crate) async fn healthz(State(state): State<Arc<ServeState>>, detailed: bool) -> Json<Value> {
@@ -29,7 +30,9 @@ pub(crate) async fn healthz(State(state): State<Arc<ServeState>>, detailed: bool
     let builder = generation.builder();
     let processes = builder.processes();
     let failed = crate::serve::generation::failed_plugins(&generation);
-    let degraded = !failed.is_empty() || processes.iter().any(|p| p.parked);
+    let changed_tools = crate::reports::toolsets::changed_tools(registry);
+    let degraded =
+        !failed.is_empty() || processes.iter().any(|p| p.parked) || !changed_tools.is_empty();
     let mut health = json!({
         "status": if degraded { "degraded" } else { "ok" },
         "version": env!("CARGO_PKG_VERSION"),
@@ -41,6 +44,7 @@ pub(crate) async fn healthz(State(state): State<Arc<ServeState>>, detailed: bool
     if detailed {
         health["processes"] = json!(processes);
         health["failed"] = json!(failed);
+        health["changed_tools"] = json!(changed_tools);
         health["skipped"] = json!(
             state
                 .skipped

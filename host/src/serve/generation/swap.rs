@@ -21,7 +21,8 @@ pub(crate) struct Reloading {
 }
 
 /// Starts reloading `state` from `source`: watches its files (unless `--no-watch`), listens for
-/// `SIGHUP`, and applies each batch of what comes through `receiver` (fed by `triggers`).
+/// `SIGHUP`, polls the pins of bridged servers with changed tools, and applies each batch of
+/// what comes through `receiver` (fed by `triggers`).
 pub(crate) fn start(
     state: Arc<ServeState>,
     source: Source,
@@ -44,6 +45,10 @@ pub(crate) fn start(
         );
         None
     };
+    tokio::spawn(reload::on_accepted_pins(
+        source.pins.clone(),
+        triggers.clone(),
+    ));
     tokio::spawn(reload::on_hangup(triggers));
     tokio::spawn(apply_batches(state, source, receiver));
     Reloading { _watcher: watcher }

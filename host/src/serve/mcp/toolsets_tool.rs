@@ -5,7 +5,7 @@ use axum::http::{header, request::Parts};
 use rmcp::{ErrorData, RoleServer, model::CallToolResult, service::RequestContext};
 use serde_json::{Value, json};
 
-use crate::serve::generation::Generation;
+use crate::{discovery::servers::pins::ChangeKind, serve::generation::Generation};
 
 use super::{Handler, caller, parts};
 use crate::selection::Resolution;
@@ -128,6 +128,16 @@ pub(super) fn unknown_tool(
     let registry = generation.registry();
     // A caller learns nothing of toolsets outside its bound.
     let bound = caller(context).map(|c| c.bound.clone());
+    let held = crate::reports::toolsets::changed_tools(registry)
+        .into_iter()
+        .find(|c| {
+            c.held_back
+                && c.served_name == name
+                && bound.as_ref().is_none_or(|b| b.allows_toolset(&c.toolset))
+        });
+    if let Some(held) = held {
+        return held_back(&held);
+    }
     let declared = registry.tools().iter().find(|t| {
         t.decl.name == name
             && bound
@@ -169,6 +179,25 @@ pub(super) fn unknown_tool(
     // Clients show an error's message, not its data: the hint is in both.
     let data = json!({"toolset": toolset, "hint": format!("tool `{name}` is {why}")});
     ErrorData::invalid_params(format!("Unknown tool: {name} (it is {why})"), Some(data))
+}
+
+/// The error for a tool held back because its definition differs from its pin: which server,
+/// what changed, and how the operator accepts it.
+fn held_back(held: &crate::discovery::servers::pinning::ChangedTool) -> ErrorData {
+    let why = match held.change {
+        ChangeKind::Changed => {
+            format!("changed its definition since it was pinned ({})", held.what)
+        }
+        ChangeKind::Added => "was added since the server's tools were pinned".to_owned(),
+    };
+    let hint = format!(
+        "tool `{}` of server `{}` {why}; it is held back (--pin-tools block) until the operator \
+         accepts it with `reactor-mcp-server pins accept {}`",
+        held.tool, held.server, held.server
+    );
+    let message = format!("Unknown tool: {} (held back: {hint})", held.served_name);
+    let data = json!({"toolset": held.toolset, "hint": hint, "held_back": true});
+    ErrorData::invalid_params(crate::util::names::Shown(&message).to_string(), Some(data))
 }
 
 #[cfg(test)]
