@@ -25,3 +25,4 @@ mod sessions;
 mod stdio;
 mod tasks;
 mod tool_bounds;
+mod trust;

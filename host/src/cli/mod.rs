@@ -4,6 +4,7 @@
 
 pub mod args;
 mod commands;
+mod trust;
 
 pub use crate::util::error::chain;
 pub use commands::run;

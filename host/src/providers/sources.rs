@@ -5,7 +5,9 @@
 use std::{path::PathBuf, sync::Arc};
 
 use crate::{
-    discovery::{self, Discovery, DiscoveryError, SkipReason, Skipped, servers},
+    discovery::{
+        self, Discovery, DiscoveryError, SkipReason, Skipped, servers, trust::TrustOptions,
+    },
     providers::isolated::{self, Isolation},
     reload::Source,
     util::error::Report,
@@ -28,6 +30,8 @@ pub(crate) struct PluginSources {
     pub(crate) cache_dir: Option<PathBuf>,
     /// Which plugins run out of process, and their call timeouts.
     pub(crate) isolation: Isolation,
+    /// Which libraries may be served: signatures and the lock file.
+    pub(crate) trust: TrustOptions,
 }
 
 impl PluginSources {
@@ -43,7 +47,8 @@ impl PluginSources {
     /// earlier scan ([`discovery::warn_skipped`]).
     pub(crate) fn discover_quietly(&self) -> Result<Discovery, DiscoveryError> {
         let only = self.only.as_deref();
-        let mut found = discovery::discover(&self.plugin_dir, only)?;
+        let trust = self.trust.load(&self.plugin_dir)?;
+        let mut found = discovery::discover_trusted(&self.plugin_dir, only, &trust)?;
         let files = servers::config::files(&self.plugin_dir, &self.mcp_config);
         let declared = servers::config::load(&files, &|name| std::env::var(name).ok());
         servers::add_servers(&mut found, declared, &self.tool_cache(), only);
@@ -73,6 +78,7 @@ impl PluginSources {
             first,
             plugin_dir: self.plugin_dir.clone(),
             config_files: self.mcp_config.clone(),
+            trust_files: self.trust.files(&self.plugin_dir),
             watch,
         }
     }

@@ -64,6 +64,7 @@ pub(crate) fn add_servers(
                 cache: cache.clone(),
             },
             stamp: None,
+            checked: None,
         });
     }
     discovery.skipped.extend(skipped);

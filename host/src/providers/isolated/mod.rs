@@ -29,7 +29,7 @@ use plugin_manifest::Manifest;
 
 use crate::{
     discovery::servers::config::{ServerEntry, Transport},
-    discovery::{Discovery, Provider, SkipReason},
+    discovery::{Discovery, Provider, SkipReason, trust::Checked},
 };
 
 /// The hidden command a child runs.
@@ -139,6 +139,7 @@ pub(crate) fn isolate(discovery: &mut Discovery, isolation: &Isolation, program:
             server: Arc::new(child_entry(
                 &plugin.manifest,
                 &plugin.path,
+                plugin.checked.as_ref(),
                 program,
                 isolation.call_timeout(&name),
             )),
@@ -176,19 +177,25 @@ fn refuse_foreign_wraps(manifest: &mut Manifest) -> Vec<CannotIsolate> {
 }
 
 /// How the child serving `library` is started: `program isolated LIBRARY`, with its tools
-/// under their own names.
+/// under their own names; with `--sha256 HEX` when discovery checked the library's bytes, so the
+/// child opens those bytes alone.
 fn child_entry(
     manifest: &Manifest,
     library: &Path,
+    checked: Option<&Checked>,
     program: &Path,
     call_timeout: Duration,
 ) -> ServerEntry {
+    let mut args = vec![CHILD_COMMAND.to_owned(), library.display().to_string()];
+    if let Some(checked) = checked {
+        args.extend(["--sha256".to_owned(), checked.sha256.clone()]);
+    }
     ServerEntry {
         name: manifest.name.clone(),
         file: library.to_owned(),
         transport: Transport::Stdio {
             command: program.display().to_string(),
-            args: vec![CHILD_COMMAND.to_owned(), library.display().to_string()],
+            args,
             env: std::collections::BTreeMap::new(),
             cwd: None,
         },
@@ -241,11 +248,16 @@ pub(crate) struct NotAPlugin {
 /// If the file is not a usable plugin library, with the reason.
 pub(crate) fn child_plugin(
     library: PathBuf,
+    sha256: Option<String>,
 ) -> Result<crate::discovery::DiscoveredPlugin, NotAPlugin> {
     match crate::discovery::read(&library) {
-        Ok(manifest) => Ok(crate::discovery::DiscoveredPlugin::library(
-            library, manifest,
-        )),
+        Ok(manifest) => Ok(crate::discovery::DiscoveredPlugin {
+            checked: sha256.map(|sha256| Checked {
+                sha256,
+                signer: None,
+            }),
+            ..crate::discovery::DiscoveredPlugin::library(library, manifest)
+        }),
         Err(source) => Err(NotAPlugin {
             path: library,
             source,
