@@ -100,10 +100,20 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
                 ServerBuilder::from_parts(common.sources(), args.options(), !args.served.no_watch);
             run_stdio(server.serve_stdio())
         }
-        Command::Isolated { library } => {
+        Command::Isolated { library, confine } => {
             let protocol_out = serve::stdio::protect_stdout()?;
-            crate::providers::isolated::watch_parent();
             let plugin = crate::providers::isolated::child_plugin(library)?;
+            // Before any thread starts and before the library is opened.
+            let _sandbox = confine
+                .map(|policy| {
+                    crate::providers::isolated::confine::enter(
+                        &policy,
+                        &plugin.path,
+                        &plugin.manifest.name,
+                    )
+                })
+                .transpose()?;
+            crate::providers::isolated::watch_parent();
             let options = child_options(&plugin.manifest);
             run_stdio(serve::stdio::run(
                 Arc::new(Registry::new(vec![plugin])),
