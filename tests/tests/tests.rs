@@ -20,6 +20,7 @@ mod observe;
 mod parity;
 mod reload;
 mod resources;
+mod sandbox;
 mod serve;
 mod sessions;
 mod stdio;

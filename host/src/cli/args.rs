@@ -99,6 +99,17 @@ pub(crate) struct Common {
         value_name = "PLUGIN"
     )]
     pub(crate) isolate: Vec<String>,
+    /// Run this plugin isolated and sandboxed: held by Landlock and a seccomp filter to the
+    /// files, ports and variables its manifest declares (repeatable or comma-separated; `*`
+    /// for every plugin). What the kernel cannot enforce is said at start-up.
+    #[arg(
+        long,
+        global = true,
+        env = "REACTOR_MCP_SANDBOX",
+        value_delimiter = ',',
+        value_name = "PLUGIN"
+    )]
+    pub(crate) sandbox: Vec<String>,
     /// Seconds an isolated plugin's call may go with neither its answer nor a progress report
     /// (default 60): `SECONDS` for every isolated plugin, `PLUGIN=SECONDS` for one (repeatable
     /// or comma-separated; the last that applies wins).
@@ -194,6 +205,7 @@ impl Common {
             cache_dir: self.cache_dir.clone(),
             isolation: crate::providers::isolated::Isolation {
                 plugins: crate::selection::split_names(self.isolate.iter().map(String::as_str)),
+                sandboxed: crate::selection::split_names(self.sandbox.iter().map(String::as_str)),
                 call_timeouts: self.call_timeout.clone(),
             },
             trust: self.trust.options(),
@@ -240,6 +252,9 @@ pub(crate) enum Command {
         /// if its private copy has it too.
         #[arg(long, value_name = "HEX")]
         sha256: Option<String>,
+        /// The sandbox to enter before the library is opened (JSON, from the host).
+        #[arg(long, value_name = "POLICY")]
+        confine: Option<String>,
     },
     /// Draw the plugins, their toolsets and tools, and the extensions of tools, without opening
     /// any plugin.

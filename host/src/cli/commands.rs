@@ -111,10 +111,24 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
             password_env,
         } => super::trust::sign(&libraries, &key, password_env.as_deref()),
         Command::Lock => super::trust::lock(&common),
-        Command::Isolated { library, sha256 } => {
+        Command::Isolated {
+            library,
+            sha256,
+            confine,
+        } => {
             let protocol_out = serve::stdio::protect_stdout()?;
-            crate::providers::isolated::watch_parent();
             let plugin = crate::providers::isolated::child_plugin(library, sha256)?;
+            // Before any thread starts and before the library is opened.
+            let _sandbox = confine
+                .map(|policy| {
+                    crate::providers::isolated::confine::enter(
+                        &policy,
+                        &plugin.path,
+                        &plugin.manifest.name,
+                    )
+                })
+                .transpose()?;
+            crate::providers::isolated::watch_parent();
             let options = child_options(&plugin.manifest);
             run_stdio(serve::stdio::run(
                 Arc::new(Registry::new(vec![plugin])),

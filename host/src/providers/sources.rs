@@ -28,7 +28,7 @@ pub(crate) struct PluginSources {
     pub(crate) strict_config: bool,
     /// Where the bridged servers' last tool lists are kept (default: the user's cache folder).
     pub(crate) cache_dir: Option<PathBuf>,
-    /// Which plugins run out of process, and their call timeouts.
+    /// Which plugins run out of process (sandboxed or not), and their call timeouts.
     pub(crate) isolation: Isolation,
     /// Which libraries may be served: signatures and the lock file.
     pub(crate) trust: TrustOptions,
@@ -52,7 +52,7 @@ impl PluginSources {
         let files = servers::config::files(&self.plugin_dir, &self.mcp_config);
         let declared = servers::config::load(&files, &|name| std::env::var(name).ok());
         servers::add_servers(&mut found, declared, &self.tool_cache(), only);
-        if !self.isolation.plugins.is_empty() {
+        if !self.isolation.is_empty() {
             let program = std::env::current_exe()
                 .map_err(|source| DiscoveryError::OwnExecutable { source })?;
             isolated::isolate(&mut found, &self.isolation, &program);

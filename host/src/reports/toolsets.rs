@@ -10,6 +10,7 @@ use std::collections::BTreeSet;
 
 use serde::Serialize;
 
+use super::permissions::PermissionsRow;
 use crate::{
     call::ProcessStatus,
     registry::{Conflict, Contribution, Entry, Registry},
@@ -46,6 +47,9 @@ pub(crate) struct ToolsetsReport {
     pub(crate) dynamic_tools_from: Vec<String>,
     /// Names offered by more than one plugin.
     pub(crate) conflicts: Vec<Conflict>,
+    /// The permissions plugins declare, and what the sandboxes of sandboxed ones enforce.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub(crate) permissions: Vec<PermissionsRow>,
     /// The processes and connections of opened bridged servers and isolated plugins: which
     /// run, which wait to be started again, which are parked.
     #[serde(skip_serializing_if = "Vec::is_empty")]
@@ -136,6 +140,7 @@ impl ToolsetsReport {
         self.failed.retain(|f| visible(&f.plugin));
         self.conflicts
             .retain(|c| visible(&c.kept) && visible(&c.shadowed));
+        self.permissions.retain(|p| visible(&p.plugin));
         self
     }
 
@@ -169,6 +174,7 @@ impl ToolsetsReport {
                 .map(|p| p.manifest.name.clone())
                 .collect(),
             conflicts: registry.conflicts().to_vec(),
+            permissions: PermissionsRow::all(registry.plugins()),
             processes: Vec::new(),
             failed: Vec::new(),
             off: TurnedOff::default(),

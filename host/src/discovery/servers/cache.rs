@@ -160,6 +160,7 @@ pub(crate) mod tests {
             max_message_bytes: 1024,
             namespace: true,
             isolated: false,
+            sandbox: None,
         }
     }
 

@@ -11,7 +11,7 @@
 
 pub(crate) mod cache;
 pub(crate) mod config;
-mod expand;
+pub(crate) mod expand;
 pub(crate) mod manifest;
 pub(crate) mod names;
 
