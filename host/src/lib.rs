@@ -112,8 +112,9 @@ pub mod internals {
     pub mod discovery {
         pub use crate::discovery::{
             DiscoveredPlugin, Discovery, DiscoveryError, FileStamp, Provider, SkipReason, Skipped,
-            discover, read,
+            discover, discover_trusted, read,
             servers::{cache::ToolCache, config::ServerEntry, config::Transport},
+            trust,
         };
     }
     /// The registry.

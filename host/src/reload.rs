@@ -28,6 +28,7 @@ use crate::{
         config::{FOLDER_FILE, FOLDER_SUFFIX},
         pinning::Pins,
     },
+    discovery::trust::signature::SIGNATURE_SUFFIX,
     discovery::{Discovery, DiscoveryError, LIBRARY_EXTENSION},
     registry::Registry,
     util::{error::Report, names::Shown},
@@ -83,6 +84,8 @@ pub(crate) struct Source {
     pub(crate) plugin_dir: PathBuf,
     /// Further `mcp.json` files, watched beside the folder.
     pub(crate) config_files: Vec<PathBuf>,
+    /// The trusted keys file and the lock file, watched beside the folder.
+    pub(crate) trust_files: Vec<PathBuf>,
     /// Whether files are watched for changes (`--no-watch` turns it off; `SIGHUP` still works).
     pub(crate) watch: bool,
     /// The pins of bridged servers' tools, whose files [`on_accepted_pins`] polls.
@@ -99,8 +102,9 @@ impl fmt::Debug for Source {
     }
 }
 
-/// Watches the plugin folder and `config_files` for changes to libraries and `mcp.json` files,
-/// sending [`Trigger::Files`] for each; watching stops when the watcher is dropped.
+/// Watches the plugin folder and `config_files` (further `mcp.json` files, the trusted keys
+/// file, the lock file) for changes to libraries, their signatures and those files, sending
+/// [`Trigger::Files`] for each; watching stops when the watcher is dropped.
 ///
 /// # Errors
 ///
@@ -145,8 +149,9 @@ struct Watched {
 }
 
 impl Watched {
-    /// Whether `event` may change what is discovered: a change (not a mere read) of a library or
-    /// an `mcp.json` file of the plugin folder or of a watched `mcp.json`, or lost events.
+    /// Whether `event` may change what is discovered: a change (not a mere read) of a library,
+    /// a library's signature or an `mcp.json` file of the plugin folder, or of a watched file,
+    /// or lost events.
     fn concerns(&self, event: &notify::Event) -> bool {
         use notify::event::{AccessKind, AccessMode, EventKind};
         if event.need_rescan() {
@@ -170,8 +175,14 @@ impl Watched {
             .file_name()
             .and_then(|n| n.to_str())
             .unwrap_or_default();
+        let library = |name: &str| {
+            Path::new(name)
+                .extension()
+                .is_some_and(|e| e == LIBRARY_EXTENSION)
+        };
         in_folder
-            && (path.extension().is_some_and(|e| e == LIBRARY_EXTENSION)
+            && (library(name)
+                || name.strip_suffix(SIGNATURE_SUFFIX).is_some_and(library)
                 || name == FOLDER_FILE
                 || name.ends_with(FOLDER_SUFFIX))
     }
@@ -417,13 +428,15 @@ mod tests {
     }
 
     #[test]
-    fn only_libraries_and_mcp_json_files_concern_the_watcher() {
+    fn only_libraries_their_signatures_and_watched_files_concern_the_watcher() {
         let watched = Watched {
             plugin_dir: PathBuf::from("/p"),
             config_files: vec![PathBuf::from("/etc/extra.json")],
         };
         let lib = format!("/p/libx.{LIBRARY_EXTENSION}");
         assert!(watched.names(Path::new(&lib)));
+        assert!(watched.names(Path::new(&format!("{lib}.minisig"))));
+        assert!(!watched.names(Path::new("/p/notes.minisig")));
         assert!(watched.names(Path::new("/p/mcp.json")));
         assert!(watched.names(Path::new("/p/search.mcp.json")));
         assert!(watched.names(Path::new("/etc/extra.json")));

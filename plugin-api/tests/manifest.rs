@@ -8,8 +8,8 @@ use plugin_api::{
     __private::PluginDefinition,
     Annotations, Context, Manifest, Original, Tool, ToolError, Value, Wrapped,
     manifest::{
-        Activation, CompletionDecl, CompletionRef, ExtensionDecl, PromptArgumentDecl, PromptDecl,
-        ResourceDecl, ResourceTemplateDecl, ToolDecl, ToolsetDecl, section,
+        Activation, CompletionDecl, CompletionRef, ExtensionDecl, Permissions, PromptArgumentDecl,
+        PromptDecl, ResourceDecl, ResourceTemplateDecl, ToolDecl, ToolsetDecl, section,
     },
     plugin,
 };
@@ -40,6 +40,13 @@ struct Everything;
         description = "Searches every plugin.",
         read_only,
         meta = r#"{"source": "attribute"}"#,
+    ),
+    permissions(
+        read = ["/etc/everything", "${HOME}/.everything"],
+        write = ["${TMPDIR:-/tmp}/everything"],
+        connect = ["api.example.com:443", "[::1]:8080", "5432"],
+        bind = ["${PORT}"],
+        env = ["EVERYTHING_TOKEN"],
     ),
 )]
 impl Everything {
@@ -328,7 +335,20 @@ fn expected() -> Manifest {
                 argument: "id".to_owned(),
             },
         ],
+        permissions: permissions(),
     }
+}
+
+/// The permissions `Everything` declares, as the manifest's JSON has them.
+fn permissions() -> Permissions {
+    serde_json::from_value(json!({
+        "read": ["/etc/everything", "${HOME}/.everything"],
+        "write": ["${TMPDIR:-/tmp}/everything"],
+        "connect": ["api.example.com:443", "[::1]:8080", "5432"],
+        "bind": ["${PORT}"],
+        "env": ["EVERYTHING_TOKEN"]
+    }))
+    .unwrap()
 }
 
 /// The schema `find` gives in its attribute.

@@ -41,6 +41,7 @@ pub const FIXTURES: &[&str] = &[
     "fixture-library",
     "fixture-printer",
     "fixture-crashy",
+    "fixture-sandboxed",
     "fixture-reload",
     "fixture-compat",
 ];

@@ -19,7 +19,7 @@ use plugin_abi::OpenError;
 use plugin_manifest::Manifest;
 
 use super::{ActivationError, Opened, private_copy::PrivateCopy};
-use crate::util::lock::lock;
+use crate::{discovery::trust::Checked, util::lock::lock};
 
 /// Every this many opens of one plugin's library, a warning says the old ones stay mapped.
 const OPENS_WARNED_EVERY: u32 = 10;
@@ -31,10 +31,15 @@ static OPENS: Mutex<Option<HashMap<String, u32>>> = Mutex::new(None);
 /// Opens a private copy of `path`, checks its ABI and instantiates the plugin.
 ///
 /// Only call this on a file whose manifest discovery read: the copy's bytes are checked to be
-/// a whole library with the same manifest, so opening it cannot crash the host.
-pub(crate) fn open(path: &Path, manifest: &Manifest) -> Result<Opened, ActivationError> {
+/// a whole library with the same manifest (and, when discovery checked its signature or lock
+/// entry, the bytes it checked: `checked`), so opening it cannot crash the host.
+pub(crate) fn open(
+    path: &Path,
+    manifest: &Manifest,
+    checked: Option<&Checked>,
+) -> Result<Opened, ActivationError> {
     let name = &manifest.name;
-    let copy = PrivateCopy::make(path, manifest)?;
+    let copy = PrivateCopy::make(path, manifest, checked)?;
     let header = lib_header_from_path(copy.path()).map_err(|e| ActivationError::Open {
         plugin: name.clone(),
         source: Arc::new(e),
@@ -96,7 +101,7 @@ mod tests {
     #[test]
     fn a_library_that_is_gone_keeps_the_io_error_as_its_source() {
         let manifest = Manifest::from_json(r#"{"abi":"0.1.0","name":"x","version":"1"}"#).unwrap();
-        let error = open(Path::new("/nonexistent/libx.so"), &manifest).unwrap_err();
+        let error = open(Path::new("/nonexistent/libx.so"), &manifest, None).unwrap_err();
         assert_eq!(
             error.to_string(),
             "plugin `x`: the library could not be opened"

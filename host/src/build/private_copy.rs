@@ -25,7 +25,8 @@ use plugin_manifest::Manifest;
 use sha2::{Digest as _, Sha256};
 
 use super::ActivationError;
-use crate::discovery::{self, SkipReason};
+use crate::discovery::{self, SkipReason, trust::Checked};
+use crate::util::hash::sha256_of;
 
 /// The prefix of every private copy's folder name.
 pub const FOLDER_PREFIX: &str = "reactor-mcp-";
@@ -76,8 +77,13 @@ pub(crate) struct PrivateCopy {
 }
 
 impl PrivateCopy {
-    /// Copies the library at `original` whose manifest discovery read as `manifest`.
-    pub(crate) fn make(original: &Path, manifest: &Manifest) -> Result<Self, ActivationError> {
+    /// Copies the library at `original` whose manifest discovery read as `manifest`, and whose
+    /// bytes discovery checked to be `checked` (their signature, their lock entry) when it did.
+    pub(crate) fn make(
+        original: &Path,
+        manifest: &Manifest,
+        checked: Option<&Checked>,
+    ) -> Result<Self, ActivationError> {
         let failed = |error: CopyError| ActivationError::Open {
             plugin: manifest.name.clone(),
             source: Arc::new(error),
@@ -103,6 +109,21 @@ impl PrivateCopy {
                     original.display()
                 ),
             ));
+        }
+        if let Some(checked) = checked {
+            let sha256 = sha256_of(&bytes);
+            if sha256 != checked.sha256 {
+                return Err(ActivationError::mismatch(
+                    &manifest.name,
+                    format!(
+                        "{} changed since its signature or lock entry was checked (SHA-256 {} \
+                         then, {sha256} now): it is not opened, and is checked again when it \
+                         changes",
+                        original.display(),
+                        checked.sha256
+                    ),
+                ));
+            }
         }
         let folder = tempfile::Builder::new()
             .prefix(&format!(
@@ -227,7 +248,7 @@ mod tests {
         let file = dir.path().join("libx.so");
         std::fs::write(&file, b"not a library").unwrap();
         let manifest = Manifest::from_json(r#"{"abi":"0.1.0","name":"x","version":"1"}"#).unwrap();
-        let error = PrivateCopy::make(&file, &manifest).unwrap_err();
+        let error = PrivateCopy::make(&file, &manifest, None).unwrap_err();
         assert!(matches!(error, ActivationError::Open { .. }), "{error:?}");
         let line = crate::util::error::chain(&error);
         assert!(

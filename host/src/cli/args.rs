@@ -5,6 +5,7 @@ use std::{path::PathBuf, time::Duration};
 use clap::{Args, Parser, Subcommand, builder::BoolishValueParser};
 
 use crate::{
+    discovery::trust::TrustOptions,
     providers::PluginSources,
     serve::{ConnectionLimits, SHUTDOWN_GRACE, SessionLimits},
 };
@@ -98,6 +99,17 @@ pub(crate) struct Common {
         value_name = "PLUGIN"
     )]
     pub(crate) isolate: Vec<String>,
+    /// Run this plugin isolated and sandboxed: held by Landlock and a seccomp filter to the
+    /// files, ports and variables its manifest declares (repeatable or comma-separated; `*`
+    /// for every plugin). What the kernel cannot enforce is said at start-up.
+    #[arg(
+        long,
+        global = true,
+        env = "REACTOR_MCP_SANDBOX",
+        value_delimiter = ',',
+        value_name = "PLUGIN"
+    )]
+    pub(crate) sandbox: Vec<String>,
     /// Seconds an isolated plugin's call may go with neither its answer nor a progress report
     /// (default 60): `SECONDS` for every isolated plugin, `PLUGIN=SECONDS` for one (repeatable
     /// or comma-separated; the last that applies wins).
@@ -139,6 +151,50 @@ pub(crate) struct Common {
         value_name = "MODE"
     )]
     pub(crate) pin_tools: crate::discovery::servers::pins::PinMode,
+    /// Which plugin libraries may be served.
+    #[command(flatten)]
+    pub(crate) trust: TrustArgs,
+}
+
+/// Which plugin libraries may be served: their signatures, and the lock file.
+#[derive(Debug, Clone, Args)]
+pub(crate) struct TrustArgs {
+    /// The minisign public keys whose signatures count, one per line: a library with a
+    /// signature beside it (`libx.so.minisig`) is served only if one of them made it.
+    #[arg(
+        long,
+        global = true,
+        env = "REACTOR_MCP_TRUSTED_KEYS",
+        value_name = "FILE"
+    )]
+    pub(crate) trusted_keys: Option<PathBuf>,
+    /// Serve only the libraries signed by a trusted key (needs --trusted-keys).
+    #[arg(long, global = true, env = "REACTOR_MCP_REQUIRE_SIGNED", value_parser = BoolishValueParser::new())]
+    pub(crate) require_signed: bool,
+    /// Serve only the libraries the lock file holds, with the same SHA-256 (`lock` writes it).
+    #[arg(long, global = true, env = "REACTOR_MCP_LOCKED", value_parser = BoolishValueParser::new())]
+    pub(crate) locked: bool,
+    /// The lock file `--locked` reads and `lock` writes (default: `plugins.lock` in the plugin
+    /// folder).
+    #[arg(
+        long,
+        global = true,
+        env = "REACTOR_MCP_LOCK_FILE",
+        value_name = "FILE"
+    )]
+    pub(crate) lock_file: Option<PathBuf>,
+}
+
+impl TrustArgs {
+    /// The options these flags give.
+    pub(crate) fn options(&self) -> TrustOptions {
+        TrustOptions {
+            trusted_keys: self.trusted_keys.clone(),
+            require_signed: self.require_signed,
+            locked: self.locked,
+            lock_file: self.lock_file.clone(),
+        }
+    }
 }
 
 /// How log lines are written (`--log-format`).
@@ -161,9 +217,11 @@ impl Common {
             cache_dir: self.cache_dir.clone(),
             isolation: crate::providers::isolated::Isolation {
                 plugins: crate::selection::split_names(self.isolate.iter().map(String::as_str)),
+                sandboxed: crate::selection::split_names(self.sandbox.iter().map(String::as_str)),
                 call_timeouts: self.call_timeout.clone(),
             },
             pins: crate::discovery::servers::pinning::Pins::new(self.pin_tools),
+            trust: self.trust.options(),
         }
     }
 
@@ -203,6 +261,13 @@ pub(crate) enum Command {
     Isolated {
         /// The library.
         library: PathBuf,
+        /// The SHA-256 the host checked the library's bytes to have: the child opens it only
+        /// if its private copy has it too.
+        #[arg(long, value_name = "HEX")]
+        sha256: Option<String>,
+        /// The sandbox to enter before the library is opened (JSON, from the host).
+        #[arg(long, value_name = "POLICY")]
+        confine: Option<String>,
     },
     /// Draw the plugins, their toolsets and tools, and the extensions of tools, without opening
     /// any plugin.
@@ -217,6 +282,35 @@ pub(crate) enum Command {
     /// Accept or list the pinned tool definitions of bridged MCP servers (`--pin-tools`).
     #[command(subcommand)]
     Pins(super::pins::PinsCommand),
+    /// Make a key pair to sign plugin libraries with: `PREFIX.key` (secret) and `PREFIX.pub`
+    /// (for --trusted-keys), in minisign's formats.
+    Keygen {
+        /// Where the keys go: `PREFIX.key` and `PREFIX.pub`.
+        #[arg(long, default_value = "reactor-plugins", value_name = "PREFIX")]
+        out: PathBuf,
+        /// Protect the secret key with the password held by this environment variable (else
+        /// it is written unencrypted, readable by its owner alone).
+        #[arg(long, value_name = "VAR")]
+        password_env: Option<String>,
+        /// Replace keys that exist.
+        #[arg(long)]
+        force: bool,
+    },
+    /// Sign plugin libraries: write `LIBRARY.minisig` beside each.
+    Sign {
+        /// The libraries.
+        #[arg(required = true)]
+        libraries: Vec<PathBuf>,
+        /// The secret key (`keygen` makes one; a minisign secret key works too).
+        #[arg(long, env = "REACTOR_MCP_SIGNING_KEY", value_name = "FILE")]
+        key: PathBuf,
+        /// The environment variable holding the secret key's password, when it has one.
+        #[arg(long, value_name = "VAR")]
+        password_env: Option<String>,
+    },
+    /// Write the lock file (`--lock-file`, else `plugins.lock` in the plugin folder): the name,
+    /// version, ABI and SHA-256 of every library the folder serves, for `--locked`.
+    Lock,
 }
 
 /// `keys new` and `keys list`.

@@ -101,10 +101,35 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
                 ServerBuilder::from_parts(common.sources(), args.options(), !args.served.no_watch);
             run_stdio(server.serve_stdio())
         }
-        Command::Isolated { library } => {
+        Command::Keygen {
+            out,
+            password_env,
+            force,
+        } => super::trust::keygen(&out, password_env.as_deref(), force),
+        Command::Sign {
+            libraries,
+            key,
+            password_env,
+        } => super::trust::sign(&libraries, &key, password_env.as_deref()),
+        Command::Lock => super::trust::lock(&common),
+        Command::Isolated {
+            library,
+            sha256,
+            confine,
+        } => {
             let protocol_out = serve::stdio::protect_stdout()?;
+            let plugin = crate::providers::isolated::child_plugin(library, sha256)?;
+            // Before any thread starts and before the library is opened.
+            let _sandbox = confine
+                .map(|policy| {
+                    crate::providers::isolated::confine::enter(
+                        &policy,
+                        &plugin.path,
+                        &plugin.manifest.name,
+                    )
+                })
+                .transpose()?;
             crate::providers::isolated::watch_parent();
-            let plugin = crate::providers::isolated::child_plugin(library)?;
             let options = child_options(&plugin.manifest);
             run_stdio(serve::stdio::run(
                 Arc::new(Registry::new(vec![plugin])),

@@ -5,6 +5,7 @@
 pub mod args;
 mod commands;
 mod pins;
+mod trust;
 
 pub use crate::util::error::chain;
 pub use commands::run;

@@ -9,6 +9,7 @@
 
 mod object_file;
 pub(crate) mod servers;
+pub mod trust;
 
 use std::{
     collections::BTreeSet,
@@ -23,6 +24,7 @@ use serde::{Serialize, Serializer};
 
 use crate::util::names::{Shown, check_name};
 use servers::{cache::ToolCache, config::ServerEntry};
+use trust::{Checked, Trust};
 
 /// The library extension of this platform.
 pub(crate) const LIBRARY_EXTENSION: &str = std::env::consts::DLL_EXTENSION;
@@ -39,6 +41,10 @@ pub struct DiscoveredPlugin {
     /// The library file as it was when its manifest was read; `None` for a bridged server.
     #[serde(skip)]
     pub stamp: Option<FileStamp>,
+    /// What was checked of the library's bytes (its signature, its lock entry); `None` when
+    /// nothing was ([`trust`]).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub checked: Option<Checked>,
 }
 
 impl DiscoveredPlugin {
@@ -49,6 +55,7 @@ impl DiscoveredPlugin {
             manifest,
             provider: Provider::Library,
             stamp: None,
+            checked: None,
         }
     }
 
@@ -229,6 +236,42 @@ pub enum SkipReason {
     /// Not among the plugins named by `REACTOR_MCP_EXTENSIONS` / `--extension`.
     #[error("not among the extensions asked for")]
     NotSelected,
+    /// `--require-signed`, and the library has no signature.
+    #[error(
+        "not signed: --require-signed serves only libraries with a signature of a trusted key \
+         beside them, and {} is missing (sign it with `reactor-mcp-server sign` or `minisign -S`)",
+        signature.display()
+    )]
+    Unsigned {
+        /// Where its signature would be.
+        signature: PathBuf,
+    },
+    /// Its signature cannot be read, is from a key not trusted, or does not verify.
+    #[error("bad signature {}: {reason}", signature.display())]
+    BadSignature {
+        /// The signature file.
+        signature: PathBuf,
+        /// Why it does not count.
+        reason: String,
+    },
+    /// `--locked`, and the lock file does not hold the plugin.
+    #[error(
+        "not in the lock file {} (--locked serves what it holds alone: review the library, then \
+         run `reactor-mcp-server lock`)",
+        lock.display()
+    )]
+    NotLocked {
+        /// The lock file.
+        lock: PathBuf,
+    },
+    /// `--locked`, and the library's SHA-256 differs from the lock file's.
+    #[error("differs from the lock file {} (--locked): {detail}", lock.display())]
+    LockMismatch {
+        /// The lock file.
+        lock: PathBuf,
+        /// What the lock holds, and what the file is.
+        detail: String,
+    },
     /// An `mcp.json` file, or one server entry in it, cannot be used.
     #[error("{}{reason}", server.as_ref().map(|s| format!("server `{s}`: ")).unwrap_or_default())]
     BadServer {
@@ -283,6 +326,9 @@ pub enum DiscoveryError {
         /// The cause.
         source: std::io::Error,
     },
+    /// The trusted keys file or the lock file cannot be used.
+    #[error(transparent)]
+    Trust(#[from] trust::TrustError),
     /// With `--strict-config`, an `mcp.json` file or entry that cannot be used.
     #[error("bad MCP server configuration (--strict-config): {}", skipped.iter().map(ToString::to_string).collect::<Vec<_>>().join("; "))]
     StrictConfig {
@@ -293,6 +339,16 @@ pub enum DiscoveryError {
 
 /// Scans `dir` for plugins. `only`, when given, narrows discovery to those plugin names.
 pub fn discover(dir: &Path, only: Option<&[String]>) -> Result<Discovery, DiscoveryError> {
+    discover_trusted(dir, only, &Trust::default())
+}
+
+/// [`discover`], serving only the libraries `trust` accepts: the others are skipped with the
+/// reason.
+pub fn discover_trusted(
+    dir: &Path,
+    only: Option<&[String]>,
+    trust: &Trust,
+) -> Result<Discovery, DiscoveryError> {
     let folder_error = |source| DiscoveryError::Folder {
         path: dir.to_owned(),
         absolute: std::path::absolute(dir).unwrap_or_else(|_| dir.to_owned()),
@@ -308,15 +364,17 @@ pub fn discover(dir: &Path, only: Option<&[String]>) -> Result<Discovery, Discov
     let mut discovery = Discovery::default();
     for path in files {
         let stamp = std::fs::metadata(&path).ok().map(|m| FileStamp::of(&m));
-        match not_a_file(&path).map_or_else(|| read(&path), Err) {
-            Ok(manifest) => discovery.plugins.push(DiscoveredPlugin {
+        match not_a_file(&path).map_or_else(|| read_trusted(&path, trust), Err) {
+            Ok((manifest, checked)) => discovery.plugins.push(DiscoveredPlugin {
                 stamp,
+                checked,
                 ..DiscoveredPlugin::library(path, manifest)
             }),
             Err(reason) => discovery.skipped.push(Skipped { path, reason }),
         }
     }
     take_highest_of_each_name(&mut discovery);
+    trust.warn_missing(discovery.plugins.iter().map(|p| &p.manifest));
     if let Some(only) = only {
         narrow(&mut discovery, only);
     }
@@ -379,6 +437,18 @@ fn special_file_kind(kind: &std::fs::FileType) -> &'static str {
 /// Reads one file's manifest and checks it can be loaded by this host.
 pub fn read(path: &Path) -> Result<Manifest, SkipReason> {
     checked(&object_file::read_manifest(path)?)
+}
+
+/// Reads one file's manifest, as [`read`] does, and checks the file as `trust` asks: then the
+/// whole file is read once, and its manifest and its checks are of the same bytes.
+fn read_trusted(path: &Path, trust: &Trust) -> Result<(Manifest, Option<Checked>), SkipReason> {
+    if trust.is_off() {
+        return Ok((read(path)?, None));
+    }
+    let bytes = std::fs::read(path).map_err(|e| SkipReason::Unreadable(e.to_string()))?;
+    let manifest = manifest_of(&bytes)?;
+    let checked = trust.check(path, &bytes, &manifest)?;
+    Ok((manifest, Some(checked)))
 }
 
 /// The manifest of a library's bytes, checked as [`read`] checks a file's.

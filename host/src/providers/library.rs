@@ -11,6 +11,6 @@ pub(crate) struct LibraryOpener;
 
 impl Opener for LibraryOpener {
     fn open(&self, plugin: &DiscoveredPlugin) -> Result<Opened, ActivationError> {
-        load::open(&plugin.path, &plugin.manifest)
+        load::open(&plugin.path, &plugin.manifest, plugin.checked.as_ref())
     }
 }

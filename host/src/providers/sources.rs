@@ -7,6 +7,7 @@ use std::{path::PathBuf, sync::Arc};
 use crate::{
     discovery::{
         self, Discovery, DiscoveryError, SkipReason, Skipped, servers, servers::pinning::Pins,
+        trust::TrustOptions,
     },
     providers::isolated::{self, Isolation},
     reload::Source,
@@ -28,11 +29,13 @@ pub(crate) struct PluginSources {
     pub(crate) strict_config: bool,
     /// Where the bridged servers' last tool lists are kept (default: the user's cache folder).
     pub(crate) cache_dir: Option<PathBuf>,
-    /// Which plugins run out of process, and their call timeouts.
+    /// Which plugins run out of process (sandboxed or not), and their call timeouts.
     pub(crate) isolation: Isolation,
     /// How bridged servers' tools are held to their pins (`--pin-tools`), and what the
     /// reviews found, shared by every scan.
     pub(crate) pins: Pins,
+    /// Which libraries may be served: signatures and the lock file.
+    pub(crate) trust: TrustOptions,
 }
 
 impl PluginSources {
@@ -48,11 +51,12 @@ impl PluginSources {
     /// earlier scan ([`discovery::warn_skipped`]).
     pub(crate) fn discover_quietly(&self) -> Result<Discovery, DiscoveryError> {
         let only = self.only.as_deref();
-        let mut found = discovery::discover(&self.plugin_dir, only)?;
+        let trust = self.trust.load(&self.plugin_dir)?;
+        let mut found = discovery::discover_trusted(&self.plugin_dir, only, &trust)?;
         let files = servers::config::files(&self.plugin_dir, &self.mcp_config);
         let declared = servers::config::load(&files, &|name| std::env::var(name).ok());
         servers::add_servers(&mut found, declared, &self.tool_cache(), only);
-        if !self.isolation.plugins.is_empty() {
+        if !self.isolation.is_empty() {
             let program = std::env::current_exe()
                 .map_err(|source| DiscoveryError::OwnExecutable { source })?;
             isolated::isolate(&mut found, &self.isolation, &program);
@@ -78,6 +82,7 @@ impl PluginSources {
             first,
             plugin_dir: self.plugin_dir.clone(),
             config_files: self.mcp_config.clone(),
+            trust_files: self.trust.files(&self.plugin_dir),
             watch,
             pins: self.pins.clone(),
         }

@@ -300,6 +300,7 @@ mod tests {
                 cache,
             },
             stamp: None,
+            checked: None,
         };
         let registry = Registry::new(vec![plugin]);
         let dot = render(&registry, Format::Dot);

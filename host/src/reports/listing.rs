@@ -1,7 +1,8 @@
 //! `reactor-mcp-server list`: what a plugin folder holds, from manifests alone.
 //!
-//! Besides each plugin's toolsets, tools, resources, resource templates, prompts and
-//! completions, it shows the extensions: under each tool, those
+//! Besides each plugin's toolsets, tools, resources, resource templates, prompts,
+//! completions and permissions (with what its sandbox enforces, when it runs in one), it shows
+//! the extensions: under each tool, those
 //! applied to it in the order they apply ([`crate::registry::Extensions`]); under each plugin,
 //! the tools it extends; and, at the end, the pending ones (extensions of a tool no plugin
 //! here declares).
@@ -14,6 +15,7 @@ use plugin_manifest::{
 };
 use serde::Serialize;
 
+use super::permissions::PermissionsRow;
 use crate::{
     discovery::{Discovery, SkipReason},
     registry::{ExtensionSummary, Extensions, TargetedExtension},
@@ -63,6 +65,9 @@ pub(crate) struct PluginRow {
     pub(crate) prompts: Vec<PromptDecl>,
     /// The prompt arguments and template variables it completes, in declaration order.
     pub(crate) completions: Vec<CompletionDecl>,
+    /// What it declares it needs of the system and, sandboxed, what is enforced.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) permissions: Option<PermissionsRow>,
 }
 
 /// One extension a plugin declares, in a [`PluginRow`].
@@ -170,6 +175,7 @@ impl Listing {
                     resource_templates: m.resource_templates.clone(),
                     prompts: m.prompts.clone(),
                     completions: m.completions.clone(),
+                    permissions: PermissionsRow::of(p),
                 }
             })
             .collect();
@@ -267,6 +273,9 @@ impl Listing {
             }
             for c in &p.completions {
                 let _ = writeln!(out, "  completes {} argument `{}`", c.reference, c.argument);
+            }
+            for line in p.permissions.iter().flat_map(PermissionsRow::lines) {
+                let _ = writeln!(out, "{line}");
             }
             for e in &p.extends {
                 let pending = if e.pending {

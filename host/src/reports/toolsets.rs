@@ -10,6 +10,7 @@ use std::collections::BTreeSet;
 
 use serde::Serialize;
 
+use super::permissions::PermissionsRow;
 use crate::{
     call::ProcessStatus,
     discovery::{Provider, servers::pinning::ChangedTool},
@@ -47,6 +48,9 @@ pub(crate) struct ToolsetsReport {
     pub(crate) dynamic_tools_from: Vec<String>,
     /// Names offered by more than one plugin.
     pub(crate) conflicts: Vec<Conflict>,
+    /// The permissions plugins declare, and what the sandboxes of sandboxed ones enforce.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub(crate) permissions: Vec<PermissionsRow>,
     /// The processes and connections of opened bridged servers and isolated plugins: which
     /// run, which wait to be started again, which are parked.
     #[serde(skip_serializing_if = "Vec::is_empty")]
@@ -142,6 +146,7 @@ impl ToolsetsReport {
         self.changed_tools.retain(|c| visible(&c.server));
         self.conflicts
             .retain(|c| visible(&c.kept) && visible(&c.shadowed));
+        self.permissions.retain(|p| visible(&p.plugin));
         self
     }
 
@@ -175,6 +180,7 @@ impl ToolsetsReport {
                 .map(|p| p.manifest.name.clone())
                 .collect(),
             conflicts: registry.conflicts().to_vec(),
+            permissions: PermissionsRow::all(registry.plugins()),
             processes: Vec::new(),
             failed: Vec::new(),
             off: TurnedOff::default(),

@@ -4,7 +4,12 @@ use sha2::{Digest, Sha256};
 
 /// The SHA-256 of `text`, in hex.
 pub(crate) fn sha256_hex(text: &str) -> String {
-    hex(&Sha256::digest(text.as_bytes()))
+    sha256_of(text.as_bytes())
+}
+
+/// The SHA-256 of `bytes`, in hex.
+pub(crate) fn sha256_of(bytes: &[u8]) -> String {
+    hex(&Sha256::digest(bytes))
 }
 
 /// `bytes` in lowercase hex.

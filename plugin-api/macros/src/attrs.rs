@@ -4,7 +4,9 @@
 //! Each parser checks what can be checked on its own (a JSON `meta` or `input_schema` is an
 //! object, a name is not empty); checks across the whole plugin are in `expand`.
 
-use plugin_manifest::{Annotations, ExtensionDecl, TaskSupport, ToolDecl, ToolsetDecl};
+use plugin_manifest::{
+    Annotations, ExtensionDecl, PermissionKind, Permissions, TaskSupport, ToolDecl, ToolsetDecl,
+};
 use serde_json::{Map, Value};
 use syn::{
     Attribute, Expr, ExprLit, Lit, LitBool, LitInt, LitStr, meta::ParseNestedMeta, spanned::Spanned,
@@ -21,6 +23,8 @@ pub(crate) struct PluginArgs {
     pub(crate) on_toolset: Vec<LitStr>,
     /// `extend(...)`: extensions without code, in order.
     pub(crate) extends: Vec<ExtendArgs>,
+    /// `permissions(...)`: what the plugin needs of the system.
+    pub(crate) permissions: Permissions,
 }
 
 /// One `toolset(...)` inside `#[plugin(...)]`.
@@ -104,13 +108,40 @@ impl PluginArgs {
             self.toolsets.push(toolset);
         } else if meta.path.is_ident("extend") {
             self.extends.push(ExtendArgs::from_nested(&meta)?);
+        } else if meta.path.is_ident("permissions") {
+            meta.parse_nested_meta(|inner| parse_permissions(&mut self.permissions, &inner))?;
         } else {
             return Err(meta.error(
-                "unknown plugin field; expected name, version, description, toolset(...), extend(...), on_startup or on_toolset",
+                "unknown plugin field; expected name, version, description, toolset(...), extend(...), permissions(...), on_startup or on_toolset",
             ));
         }
         Ok(())
     }
+}
+
+/// One `KIND = ["...", ...]` of `permissions(...)`, each entry checked for its kind's form
+/// (`plugin_manifest::PermissionKind::check`), an error pointing at the entry that is wrong.
+fn parse_permissions(permissions: &mut Permissions, meta: &ParseNestedMeta<'_>) -> syn::Result<()> {
+    let kind = PermissionKind::from_name(&key(meta)).ok_or_else(|| {
+        meta.error("unknown permission; expected read, write, connect, bind or env")
+    })?;
+    let list: syn::ExprArray = meta.value()?.parse()?;
+    for element in &list.elems {
+        let Expr::Lit(ExprLit {
+            lit: Lit::Str(entry),
+            ..
+        }) = element
+        else {
+            return Err(syn::Error::new(
+                element.span(),
+                format!("each `{}` entry is a string literal", kind.name()),
+            ));
+        };
+        kind.check(&entry.value())
+            .map_err(|reason| syn::Error::new(entry.span(), reason))?;
+        permissions.entries_mut(kind).push(entry.value());
+    }
+    Ok(())
 }
 
 /// What a tool, and an extension of one, may say about it: what a client reads.

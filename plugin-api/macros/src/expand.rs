@@ -248,6 +248,7 @@ fn manifest(
         resource_templates: Vec::new(),
         prompts: Vec::new(),
         completions: Vec::new(),
+        permissions: args.permissions.clone(),
     };
     methods.contributions.manifest(&mut manifest);
     manifest

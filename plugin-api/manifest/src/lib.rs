@@ -6,11 +6,15 @@
 //! value at expansion time and serialises it, so writer and reader share one definition.
 //! [`uri_template`] matches resource URIs against RFC 6570 templates, and [`abi_compatible`]
 //! says whether a host can open a library built against another version of the ABI crate.
+//! [`Permissions`] are what a plugin needs of the system, which a sandboxing host grants alone.
 
+mod permissions;
 #[cfg(test)]
 mod properties;
 pub mod section;
 pub mod uri_template;
+
+pub use permissions::{Endpoint, PermissionError, PermissionKind, Permissions};
 
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
@@ -57,6 +61,10 @@ pub struct Manifest {
     /// order.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub completions: Vec<CompletionDecl>,
+    /// What it needs of the system: the files, endpoints and variables a sandbox grants it.
+    /// Absent from the manifests of plugins that declare nothing (and of older plugins).
+    #[serde(default, skip_serializing_if = "Permissions::is_empty")]
+    pub permissions: Permissions,
 }
 
 impl Manifest {
@@ -548,7 +556,13 @@ mod tests {
         let manifest = Manifest::from_json(json).unwrap();
         assert!(manifest.resources.is_empty() && manifest.prompts.is_empty());
         let written = serde_json::to_value(&manifest).unwrap();
-        for key in ["resources", "resource_templates", "prompts", "completions"] {
+        for key in [
+            "resources",
+            "resource_templates",
+            "prompts",
+            "completions",
+            "permissions",
+        ] {
             assert!(written.get(key).is_none(), "{key} written: {written}");
         }
     }

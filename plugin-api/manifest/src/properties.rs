@@ -7,8 +7,8 @@ use serde_json::{Map, Value};
 
 use crate::{
     Activation, Annotations, CompletionDecl, CompletionRef, ExtensionDecl, Manifest,
-    PromptArgumentDecl, PromptDecl, ResourceDecl, ResourceTemplateDecl, TaskSupport, ToolDecl,
-    ToolsetDecl, section,
+    PermissionKind, Permissions, PromptArgumentDecl, PromptDecl, ResourceDecl,
+    ResourceTemplateDecl, TaskSupport, ToolDecl, ToolsetDecl, section,
 };
 
 /// A name as plugins write them, sometimes empty.
@@ -215,6 +215,17 @@ fn completion() -> impl Strategy<Value = CompletionDecl> {
     })
 }
 
+/// Permissions of any text: the manifest carries them as they are written.
+fn permissions() -> impl Strategy<Value = Permissions> {
+    vec(vec(text(), 0..2), PermissionKind::ALL.len()).prop_map(|lists| {
+        let mut permissions = Permissions::default();
+        for (kind, entries) in PermissionKind::ALL.into_iter().zip(lists) {
+            *permissions.entries_mut(kind) = entries;
+        }
+        permissions
+    })
+}
+
 fn activation() -> impl Strategy<Value = Activation> {
     prop_oneof![
         Just(Activation::OnStartup),
@@ -243,13 +254,14 @@ fn manifest() -> impl Strategy<Value = Manifest> {
             vec(template(), 0..2),
             vec(prompt(), 0..2),
             vec(completion(), 0..2),
+            permissions(),
         ),
     )
         .prop_map(
             |(
                 (abi, name, version, description),
                 (toolsets, activation, tools, dynamic_tools, extends),
-                (resources, resource_templates, prompts, completions),
+                (resources, resource_templates, prompts, completions, permissions),
             )| Manifest {
                 abi,
                 name,
@@ -264,6 +276,7 @@ fn manifest() -> impl Strategy<Value = Manifest> {
                 resource_templates,
                 prompts,
                 completions,
+                permissions,
             },
         )
 }

@@ -198,6 +198,7 @@ pub(crate) mod tests {
             max_message_bytes: 1024,
             namespace: true,
             isolated: false,
+            sandbox: None,
         }
     }
 

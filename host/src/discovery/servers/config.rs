@@ -57,6 +57,26 @@ pub struct ServerEntry {
     pub(crate) namespace: bool,
     /// Whether it is an isolated plugin's child process rather than an `mcp.json` server.
     pub(crate) isolated: bool,
+    /// For a sandboxed plugin's child (`--sandbox`): what it is held to.
+    pub(crate) sandbox: Option<Sandboxing>,
+}
+
+/// What a sandboxed plugin's child (`--sandbox`) is held to: the host variables it starts with,
+/// and what the kernel enforces of the plugin's permissions, one line each, as start-up, `list`
+/// and `/toolsets` say it.
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]
+pub(crate) struct Sandboxing {
+    /// The host's variables the child starts with (with how to log): those the plugin declares.
+    #[serde(skip)]
+    pub(crate) env: Vec<String>,
+    /// What is enforced.
+    pub(crate) enforced: Vec<String>,
+    /// What the plugin may do beyond its permissions, since this kernel (or this sandbox)
+    /// cannot hold it to them.
+    pub(crate) not_enforced: Vec<String>,
+    /// What it declares and is not granted, with why (a variable not set, a path that is not
+    /// there).
+    pub(crate) not_granted: Vec<String>,
 }
 
 impl ServerEntry {
@@ -262,6 +282,7 @@ fn parse_entry(
         max_message_bytes: fields.bytes("max_message_bytes", DEFAULT_MAX_MESSAGE_BYTES)?,
         namespace: fields.bool("namespace")?.unwrap_or(true),
         isolated: false,
+        sandbox: None,
     })
 }
 

@@ -77,6 +77,7 @@ pub(crate) fn manifest(server: &ServerEntry, cached: Option<&CachedListing>) -> 
         resource_templates: templates,
         prompts,
         completions,
+        permissions: plugin_manifest::Permissions::default(),
     }
 }
 

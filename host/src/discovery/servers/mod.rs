@@ -13,7 +13,7 @@
 
 pub(crate) mod cache;
 pub(crate) mod config;
-mod expand;
+pub(crate) mod expand;
 pub(crate) mod manifest;
 pub(crate) mod names;
 pub(crate) mod pinning;
@@ -72,6 +72,7 @@ pub(crate) fn add_servers(
                 cache: cache.clone(),
             },
             stamp: None,
+            checked: None,
         });
     }
     discovery.skipped.extend(skipped);

@@ -6,7 +6,8 @@
 //! plugin the operator chose to keep apart: it gets the host's environment (the plugin may
 //! need its variables, as it would in process) without the host's own settings and secrets,
 //! every `REACTOR_MCP_*` variable (the request-state key, the keys file, OAuth settings), but
-//! for how to log.
+//! for how to log. A sandboxed plugin's child (`--sandbox`) gets only the variables its manifest
+//! declares, and how to log.
 
 use std::ffi::{OsStr, OsString};
 
@@ -19,19 +20,31 @@ pub(crate) const INHERITED: [&str; 8] = [
 /// The host's own variables an isolated child keeps: how to log.
 const CHILD_KEEPS: [&str; 2] = ["REACTOR_MCP_LOG_LEVEL", "REACTOR_MCP_LOG_FORMAT"];
 
+/// What a sandboxed child keeps besides its declared variables: how to log.
+const SANDBOX_KEEPS: [&str; 3] = [
+    "REACTOR_MCP_LOG_LEVEL",
+    "REACTOR_MCP_LOG_FORMAT",
+    "RUST_LOG",
+];
+
 /// The prefix of the host's own variables.
 const HOST_PREFIX: &str = "REACTOR_MCP_";
 
 /// The variables, of the host's `environment`, a child starts with before its entry's own:
-/// [`INHERITED`] for a bridged server, all but the host's own for an `isolated` child.
+/// [`INHERITED`] for a bridged server, all but the host's own for an `isolated` child, and
+/// for a sandboxed one only those `sandboxed` names and how to log.
 pub(crate) fn inherited(
     environment: impl IntoIterator<Item = (OsString, OsString)>,
     isolated: bool,
+    sandboxed: Option<&[String]>,
 ) -> Vec<(OsString, OsString)> {
     environment
         .into_iter()
         .filter(|(name, _)| {
-            if isolated {
+            if let Some(declared) = sandboxed {
+                let kept = |kept: &str| name == OsStr::new(kept);
+                declared.iter().any(|d| kept(d)) || SANDBOX_KEEPS.iter().any(|k| kept(k))
+            } else if isolated {
                 !is_host_setting(name)
             } else {
                 INHERITED.iter().any(|kept| name == OsStr::new(kept))
@@ -73,13 +86,13 @@ mod tests {
 
     #[test]
     fn a_bridged_server_gets_the_default_set_alone() {
-        assert_eq!(names(inherited(host(), false)), ["PATH", "HOME"]);
+        assert_eq!(names(inherited(host(), false, None)), ["PATH", "HOME"]);
     }
 
     #[test]
     fn an_isolated_child_gets_all_but_the_hosts_settings_and_secrets() {
         assert_eq!(
-            names(inherited(host(), true)),
+            names(inherited(host(), true, None)),
             [
                 "PATH",
                 "HOME",
@@ -87,6 +100,15 @@ mod tests {
                 "REACTOR_MCP_LOG_LEVEL",
                 "RUST_LOG"
             ]
+        );
+    }
+
+    #[test]
+    fn a_sandboxed_child_gets_its_declared_variables_and_how_to_log_alone() {
+        let declared = ["HOME".to_owned(), "UNSET".to_owned()];
+        assert_eq!(
+            names(inherited(host(), true, Some(&declared))),
+            ["HOME", "REACTOR_MCP_LOG_LEVEL", "RUST_LOG"]
         );
     }
 }

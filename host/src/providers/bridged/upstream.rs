@@ -651,8 +651,11 @@ impl Upstream {
                 cwd,
             } => {
                 let mut cmd = tokio::process::Command::new(command);
-                let inherited =
-                    super::environment::inherited(std::env::vars_os(), self.server.isolated);
+                let inherited = super::environment::inherited(
+                    std::env::vars_os(),
+                    self.server.isolated,
+                    self.server.sandbox.as_ref().map(|s| s.env.as_slice()),
+                );
                 cmd.args(args).env_clear().envs(inherited).envs(env);
                 if let Some(cwd) = cwd {
                     cmd.current_dir(cwd);

@@ -17,6 +17,12 @@
 //! to call that tool in the host): it is skipped with the reason. What a tool answers crosses the
 //! pipe as it was answered, a value or an error of its kind ([`wire`]), so an in-process
 //! wrapper of an isolated tool sees what it would see in process.
+//!
+//! A sandboxed plugin (`--sandbox`) is an isolated one whose child is held to the permissions
+//! its manifest declares: the host makes its [`sandbox`] (the policy, and the account of what
+//! this kernel enforces, warned about at start-up and shown by `list` and `/toolsets`), starts
+//! the child with the declared variables alone (`isolated --confine POLICY LIBRARY`), and the
+//! child applies it to itself before it opens the library ([`confine`]).
 
 use std::{
     path::{Path, PathBuf},
@@ -27,13 +33,19 @@ use std::{
 
 use plugin_manifest::Manifest;
 
+pub(crate) mod confine;
+pub(crate) mod sandbox;
+
 use crate::{
-    discovery::servers::config::{ServerEntry, Transport},
-    discovery::{Discovery, Provider, SkipReason},
+    discovery::servers::config::{Sandboxing, ServerEntry, Transport},
+    discovery::{Discovery, Provider, SkipReason, trust::Checked},
 };
 
 /// The hidden command a child runs.
 pub(crate) const CHILD_COMMAND: &str = "isolated";
+
+/// The child command's option carrying its sandbox policy (JSON).
+pub(crate) const CONFINE_FLAG: &str = "confine";
 
 /// How long an isolated plugin's child has to start and list its tools.
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(30);
@@ -42,11 +54,13 @@ const CONNECT_TIMEOUT: Duration = Duration::from_secs(30);
 /// unless `--call-timeout` says otherwise.
 pub(crate) const DEFAULT_CALL_TIMEOUT: Duration = Duration::from_secs(60);
 
-/// Which plugins run out of process, and their call timeouts.
+/// Which plugins run out of process, which of them sandboxed, and their call timeouts.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub(crate) struct Isolation {
     /// Plugin names; `*` names every library.
     pub(crate) plugins: Vec<String>,
+    /// The names of the plugins run sandboxed (and so isolated); `*` names every library.
+    pub(crate) sandboxed: Vec<String>,
     /// `--call-timeout` values, in order: a later one wins.
     pub(crate) call_timeouts: Vec<CallTimeout>,
 }
@@ -97,9 +111,19 @@ impl FromStr for CallTimeout {
 }
 
 impl Isolation {
-    /// Whether the plugin called `name` is isolated.
+    /// Whether no plugin is isolated.
+    pub(crate) fn is_empty(&self) -> bool {
+        self.plugins.is_empty() && self.sandboxed.is_empty()
+    }
+
+    /// Whether the plugin called `name` is isolated (sandboxed ones are).
     pub(crate) fn isolates(&self, name: &str) -> bool {
-        self.plugins.iter().any(|p| p == "*" || p == name)
+        self.sandboxes(name) || self.plugins.iter().any(|p| p == "*" || p == name)
+    }
+
+    /// Whether the plugin called `name` is sandboxed.
+    pub(crate) fn sandboxes(&self, name: &str) -> bool {
+        self.sandboxed.iter().any(|p| p == "*" || p == name)
     }
 
     /// The call timeout of the plugin called `name`.
@@ -115,15 +139,28 @@ impl Isolation {
 /// Serves the libraries `isolation` names among `discovery`'s from child processes running
 /// `program` (the host's own binary); a name that matches no library is logged, and the
 /// extensions of an isolated library that wrap another plugin's tool are refused, each with a
-/// warning naming the tool.
+/// warning naming the tool. A sandboxed library's child is started confined, and what its
+/// sandbox does not enforce or grant is warned about, naming the plugin.
 pub(crate) fn isolate(discovery: &mut Discovery, isolation: &Isolation, program: &Path) {
-    for name in isolation.plugins.iter().filter(|n| *n != "*") {
-        if !discovery.plugins.iter().any(|p| p.manifest.name == *name) {
-            tracing::warn!("--isolate names `{name}`, and no plugin has that name");
+    for (flag, names) in [
+        ("--isolate", &isolation.plugins),
+        ("--sandbox", &isolation.sandboxed),
+    ] {
+        for name in names.iter().filter(|n| *n != "*") {
+            if !discovery.plugins.iter().any(|p| p.manifest.name == *name) {
+                tracing::warn!("{flag} names `{name}`, and no plugin has that name");
+            }
         }
     }
     for plugin in &mut discovery.plugins {
         let name = plugin.manifest.name.clone();
+        if matches!(plugin.provider, Provider::Bridged { .. }) && isolation.sandboxes(&name) {
+            tracing::warn!(
+                "`{name}` is an MCP server bridged from {}: it is not sandboxed (--sandbox holds \
+                 plugin libraries alone)",
+                plugin.path.display()
+            );
+        }
         if !matches!(plugin.provider, Provider::Library) || !isolation.isolates(&name) {
             continue;
         }
@@ -135,12 +172,24 @@ pub(crate) fn isolate(discovery: &mut Discovery, isolation: &Isolation, program:
                 refused.tool
             );
         }
+        let sandbox = isolation.sandboxes(&name).then(|| {
+            let sandbox = sandbox::Sandbox::new(&plugin.manifest.permissions, &|variable| {
+                std::env::var(variable).ok()
+            });
+            let account = sandbox.account(confine::support());
+            for line in account.not_enforced.iter().chain(&account.not_granted) {
+                tracing::warn!("plugin `{name}` is sandboxed, but: {line}");
+            }
+            (sandbox.policy, account)
+        });
         plugin.provider = Provider::Isolated {
             server: Arc::new(child_entry(
                 &plugin.manifest,
                 &plugin.path,
+                plugin.checked.as_ref(),
                 program,
                 isolation.call_timeout(&name),
+                sandbox,
             )),
         };
     }
@@ -176,19 +225,32 @@ fn refuse_foreign_wraps(manifest: &mut Manifest) -> Vec<CannotIsolate> {
 }
 
 /// How the child serving `library` is started: `program isolated LIBRARY`, with its tools
-/// under their own names.
+/// under their own names; sandboxed, `program isolated --confine POLICY LIBRARY`; with
+/// `--sha256 HEX` when discovery checked the library's bytes, so the child opens those bytes
+/// alone.
 fn child_entry(
     manifest: &Manifest,
     library: &Path,
+    checked: Option<&Checked>,
     program: &Path,
     call_timeout: Duration,
+    sandbox: Option<(sandbox::Policy, Sandboxing)>,
 ) -> ServerEntry {
+    let mut args = vec![CHILD_COMMAND.to_owned()];
+    if let Some((policy, _)) = &sandbox {
+        args.push(format!("--{CONFINE_FLAG}"));
+        args.push(serde_json::to_string(policy).unwrap_or_default());
+    }
+    if let Some(checked) = checked {
+        args.extend(["--sha256".to_owned(), checked.sha256.clone()]);
+    }
+    args.push(library.display().to_string());
     ServerEntry {
         name: manifest.name.clone(),
         file: library.to_owned(),
         transport: Transport::Stdio {
             command: program.display().to_string(),
-            args: vec![CHILD_COMMAND.to_owned(), library.display().to_string()],
+            args,
             env: std::collections::BTreeMap::new(),
             cwd: None,
         },
@@ -203,6 +265,7 @@ fn child_entry(
         max_message_bytes: crate::discovery::servers::config::DEFAULT_MAX_MESSAGE_BYTES,
         namespace: false,
         isolated: true,
+        sandbox: sandbox.map(|(_, account)| account),
     }
 }
 
@@ -241,11 +304,16 @@ pub(crate) struct NotAPlugin {
 /// If the file is not a usable plugin library, with the reason.
 pub(crate) fn child_plugin(
     library: PathBuf,
+    sha256: Option<String>,
 ) -> Result<crate::discovery::DiscoveredPlugin, NotAPlugin> {
     match crate::discovery::read(&library) {
-        Ok(manifest) => Ok(crate::discovery::DiscoveredPlugin::library(
-            library, manifest,
-        )),
+        Ok(manifest) => Ok(crate::discovery::DiscoveredPlugin {
+            checked: sha256.map(|sha256| Checked {
+                sha256,
+                signer: None,
+            }),
+            ..crate::discovery::DiscoveredPlugin::library(library, manifest)
+        }),
         Err(source) => Err(NotAPlugin {
             path: library,
             source,
@@ -272,6 +340,7 @@ mod tests {
     fn call_timeouts_parse_and_the_last_matching_wins() {
         let isolation = Isolation {
             plugins: vec!["*".to_owned()],
+            sandboxed: Vec::new(),
             call_timeouts: ["30", "a=5", "b=0.5"]
                 .iter()
                 .map(|v| v.parse().unwrap())
@@ -307,7 +376,7 @@ mod tests {
         };
         let isolation = Isolation {
             plugins: vec!["a".to_owned(), "b".to_owned(), "c".to_owned()],
-            call_timeouts: Vec::new(),
+            ..Isolation::default()
         };
         isolate(&mut discovery, &isolation, Path::new("/bin/host"));
         let kinds: Vec<(&str, bool)> = discovery
@@ -340,6 +409,48 @@ mod tests {
                 env: std::collections::BTreeMap::new(),
                 cwd: None,
             }
+        );
+    }
+
+    #[test]
+    fn a_sandboxed_library_is_isolated_and_its_child_told_its_policy() {
+        let json = r#"{"abi":"0.1.0","name":"s","version":"1","toolsets":[{"name":"s"}],
+            "permissions":{"read":["/"],"connect":["8080"],"env":["HOME"]}}"#;
+        let mut discovery = Discovery {
+            plugins: vec![
+                DiscoveredPlugin::library("libs.so", Manifest::from_json(json).unwrap()),
+                plugin("plain", "[]"),
+            ],
+            ..Discovery::default()
+        };
+        let isolation = Isolation {
+            sandboxed: vec!["s".to_owned()],
+            ..Isolation::default()
+        };
+        assert!(!isolation.is_empty() && isolation.isolates("s") && !isolation.isolates("plain"));
+        isolate(&mut discovery, &isolation, Path::new("/bin/host"));
+        assert!(matches!(discovery.plugins[1].provider, Provider::Library));
+        let Provider::Isolated { server } = &discovery.plugins[0].provider else {
+            panic!("a sandboxed plugin is isolated")
+        };
+        let Transport::Stdio { args, .. } = &server.transport else {
+            unreachable!()
+        };
+        assert_eq!(
+            args,
+            &[
+                "isolated",
+                "--confine",
+                r#"{"read":["/"],"connect":[8080],"env":["HOME"]}"#,
+                "libs.so"
+            ]
+        );
+        let sandbox = server.sandbox.as_ref().expect("its account is kept");
+        assert_eq!(sandbox.env, ["HOME"]);
+        assert!(sandbox.not_granted.is_empty(), "{sandbox:?}");
+        assert!(
+            sandbox.not_enforced.iter().any(|l| l.starts_with("UDP")),
+            "{sandbox:?}"
         );
     }
 }

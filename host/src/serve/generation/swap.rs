@@ -3,7 +3,7 @@
 //! the sessions whose lists changed are told ([`crate::serve::mcp::notifications`]). A scan that fails (the
 //! folder went away, `--strict-config` and a bad `mcp.json`) keeps the current generation.
 
-use std::{collections::BTreeSet, sync::Arc};
+use std::{collections::BTreeSet, path::PathBuf, sync::Arc};
 
 use tokio::sync::mpsc;
 
@@ -30,7 +30,13 @@ pub(crate) fn start(
     receiver: mpsc::UnboundedReceiver<Trigger>,
 ) -> Reloading {
     let watcher = if source.watch {
-        reload::watch(&source.plugin_dir, &source.config_files, triggers.clone())
+        let files: Vec<PathBuf> = source
+            .config_files
+            .iter()
+            .chain(&source.trust_files)
+            .cloned()
+            .collect();
+        reload::watch(&source.plugin_dir, &files, triggers.clone())
             .inspect_err(|error| {
                 tracing::warn!(
                     "cannot watch {} for changes: {error}; send SIGHUP to scan it again",
