@@ -125,12 +125,12 @@ impl PrivateCopy {
                 ));
             }
         }
-        let folder = tempfile::Builder::new()
-            .prefix(&format!(
-                "{FOLDER_PREFIX}{}-{}-",
-                tag(original),
-                std::process::id()
-            ))
+        let prefix = format!("{FOLDER_PREFIX}{}-{}-", tag(original), std::process::id());
+        let mut builder = tempfile::Builder::new();
+        builder.prefix(&prefix);
+        #[cfg(unix)]
+        builder.permissions(std::os::unix::fs::PermissionsExt::from_mode(0o700));
+        let folder = builder
             .tempdir()
             .map_err(|source| failed(CopyError::Folder { source }))?;
         let name = original.file_name().unwrap_or(original.as_os_str());
