@@ -23,8 +23,9 @@
 //!
 //! - **util**: leaves every layer uses, each written once: the loopback test, SHA-256 and hex,
 //!   locking through poison, backoff, an error with its sources on one line.
-//! - **observe**: the server's metrics, the MCP semantic conventions' and the host's own,
-//!   recorded from any layer above, at the cost of one atomic load when they are off.
+//! - **observe**: the server's metrics, the MCP semantic conventions' and the host's own, and
+//!   its spans, exported with OTLP; recorded from any layer above, at the cost of one atomic
+//!   load when they are off.
 //! - **call**: what one plugin call is, as data, with no I/O: its outcome, log levels, what
 //!   crosses an isolated plugin's pipe besides MCP, and the `Process` a plugin may run behind.
 //! - **selection**: a URL's query and selection headers, within the operator's bounds, give the

@@ -6,7 +6,8 @@ on its first tools/call unless the file TINY_MARKER exists, which it then create
 TINY_DELAY seconds before answering initialize); `hang` (never answers tools/call); `garbage`
 (prints a line that is not JSON before each answer); `fail` (writes to stderr and exits at once);
 `fail-once` (as `fail` unless the file TINY_MARKER exists, which it then creates).
-`echo` with `"env": true` answers the names of its environment variables, as a JSON list.
+`echo` with `"env": true` answers the names of its environment variables, as a JSON list;
+with `"meta": true`, the `_meta` of the request, as JSON text.
 `echo` with `"log": true` sends its text as a log message (`notifications/message`) first; with
 `"change": true` it adds the tool `added` and sends `notifications/tools/list_changed`.
 With TINY_DESCRIPTION_FILE set, `echo`'s description is that file's text, read at each
@@ -87,7 +88,10 @@ def main():
             if name == "echo" and arguments.get("change"):
                 changed = True
                 send({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"})
-            if name == "echo" and arguments.get("env"):
+            if name == "echo" and arguments.get("meta"):
+                meta = request["params"].get("_meta") or {}
+                result = {"content": [{"type": "text", "text": json.dumps(meta)}]}
+            elif name == "echo" and arguments.get("env"):
                 names = sorted(os.environ)
                 result = {"content": [{"type": "text", "text": json.dumps(names)}]}
             elif name == "echo":

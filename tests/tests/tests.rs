@@ -27,4 +27,5 @@ mod sessions;
 mod stdio;
 mod tasks;
 mod tool_bounds;
+mod traces;
 mod trust;

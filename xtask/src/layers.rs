@@ -20,7 +20,7 @@ pub(crate) const LAYERS: &[(&str, &str)] = &[
     ),
     (
         "observe",
-        "the server's metrics: the MCP conventions' and the host's own, recorded from any layer",
+        "the server's metrics and spans: the MCP conventions' and the host's own, from any layer",
     ),
     (
         "call",

@@ -22,6 +22,7 @@ pub mod private_copy;
 pub(crate) mod table;
 #[cfg(test)]
 mod tests;
+mod traced;
 
 use std::{
     collections::{BTreeSet, HashMap},
@@ -39,7 +40,7 @@ use serde_json::{Map, Value};
 
 pub(crate) use table::ToolTable;
 
-use crate::observe::metrics;
+use crate::observe::{metrics, traces};
 use crate::util::{
     backoff::backoff,
     error::{Report, chain},
@@ -201,10 +202,13 @@ impl LoadedPlugin {
     /// handler: the same tool, answered by the handler the plugin returns. The declaration is
     /// left as it is; the registry's static changes are applied by the caller.
     pub(crate) fn wrap(&self, index: u32, tool: &LoadedTool) -> Result<LoadedTool, FfiError> {
-        let handler = self
+        let mut handler = self
             .instance
             .wrap(index, share_handler(&tool.handler))
             .into_result()?;
+        if traces::on() {
+            handler = traced::traced(handler, &self.manifest.name, &tool.decl.name);
+        }
         Ok(LoadedTool {
             decl: tool.decl.clone(),
             plugin: tool.plugin.clone(),
@@ -409,6 +413,8 @@ impl Builder {
             (Arc::clone(slot), attempt)
         };
         let opening = slot.get_or_init(|| {
+            let span = traces::child_span(&format!("open {name}"), "internal", name);
+            let _in_span = span.enter();
             let started = std::time::Instant::now();
             let result = activate_with(self.opener.as_ref(), discovered).map(Arc::new);
             match &result {

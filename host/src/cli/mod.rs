@@ -4,6 +4,7 @@
 
 pub mod args;
 mod commands;
+pub mod logging;
 mod pins;
 mod trust;
 

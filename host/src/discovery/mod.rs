@@ -361,10 +361,20 @@ pub fn discover_trusted(
         .filter(|path| path.extension().is_some_and(|e| e == LIBRARY_EXTENSION))
         .collect();
     files.sort();
-    let mut discovery = Discovery::default();
-    for path in files {
+    let read = |path: PathBuf| {
         let stamp = std::fs::metadata(&path).ok().map(|m| FileStamp::of(&m));
-        match not_a_file(&path).map_or_else(|| read_trusted(&path, trust), Err) {
+        let read = not_a_file(&path).map_or_else(|| read_trusted(&path, trust), Err);
+        (path, stamp, read)
+    };
+    // Checking signatures and digests reads and hashes each whole library: on every core.
+    let read = if trust.is_off() {
+        files.into_iter().map(read).collect()
+    } else {
+        crate::util::parallel::map(files, read)
+    };
+    let mut discovery = Discovery::default();
+    for (path, stamp, read) in read {
+        match read {
             Ok((manifest, checked)) => discovery.plugins.push(DiscoveredPlugin {
                 stamp,
                 checked,

@@ -10,6 +10,7 @@
 //! - [`json_lines`]: JSON messages one per line over a stream, bounded, with the `id` of a line
 //!   too long to keep.
 //! - [`tls`]: the crypto provider of the host's TLS clients.
+//! - [`parallel`]: mapping a list on every core, in order.
 
 pub(crate) mod backoff;
 pub(crate) mod error;
@@ -18,4 +19,5 @@ pub(crate) mod json_lines;
 pub(crate) mod lock;
 pub(crate) mod loopback;
 pub(crate) mod names;
+pub(crate) mod parallel;
 pub(crate) mod tls;

@@ -28,17 +28,19 @@ use rmcp::{
         ServerCapabilities, ServerResult, SubscribeRequestParams, UnsubscribeRequestParams,
     },
     service::{Peer, PeerRequestOptions, RunningService, ServiceError},
+    transport::IntoTransport,
     transport::{
         StreamableHttpClientTransport, streamable_http_client::StreamableHttpClientTransportConfig,
     },
 };
+use tracing::Instrument as _;
 
 use super::{
     process::{ChildProcess, StderrLines, describe},
     relay::{Relay, Tagged},
     restarts::Restarts,
 };
-use crate::observe::metrics;
+use crate::observe::{metrics, traces};
 use crate::{
     call::{Process, ProcessStatus, ResourceUpdates, process::ProcessFuture},
     discovery::servers::{
@@ -421,14 +423,17 @@ impl Upstream {
         .await
     }
 
-    /// The `_meta` of a request made for `context`: the W3C trace context it came with
-    /// (SEP-414), and for an isolated plugin's child who calls
-    /// ([`crate::call::wire::CALLER_META`]); none when there is neither.
+    /// The `_meta` of a request made for `context`: the W3C trace context of the current span
+    /// when traces are on, else the one the request came with (SEP-414), and for an isolated
+    /// plugin's child who calls ([`crate::call::wire::CALLER_META`]); none when there is
+    /// neither.
     fn caller_meta(&self, context: &HostContextBox) -> Option<RequestMetaObject> {
         let mut meta = RequestMetaObject::new();
-        if let Some(trace) = context.trace_context().into_option() {
-            let trace: serde_json::Map<String, serde_json::Value> =
-                serde_json::from_str(&trace).unwrap_or_default();
+        let trace = traces::current_context().or_else(|| {
+            let trace = context.trace_context().into_option()?;
+            serde_json::from_str(&trace).ok()
+        });
+        if let Some(trace) = trace {
             for (key, value) in trace {
                 meta.insert(key, value);
             }
@@ -508,6 +513,31 @@ impl Upstream {
     /// [`CallError::Silent`] when `call_timeout` passes with neither the answer nor a progress
     /// report (each report restarts it); the server is then told it is cancelled.
     pub(crate) async fn call(
+        &self,
+        tool: &str,
+        arguments: Option<JsonObject>,
+        context: HostContextBox,
+    ) -> Result<CallToolResult, CallError> {
+        let span = self.span("tools/call", tool);
+        self.call_in_span(tool, arguments, context)
+            .instrument(span)
+            .await
+    }
+
+    /// The CLIENT span of a `method` request for `target` sent to the server (an isolated
+    /// child's or a bridged server's, as `reactor.isolated` says); none when traces are off.
+    fn span(&self, method: &str, target: &str) -> tracing::Span {
+        let span = traces::child_span(&format!("{method} {target}"), "client", &self.server.name);
+        span.record("mcp.method.name", method);
+        if method == "tools/call" {
+            span.record("gen_ai.tool.name", target);
+        }
+        span.record("reactor.isolated", self.server.isolated);
+        span
+    }
+
+    /// [`Upstream::call`], in the span of the call.
+    async fn call_in_span(
         &self,
         tool: &str,
         arguments: Option<JsonObject>,
@@ -670,11 +700,7 @@ impl Upstream {
                     self.server.max_message_bytes,
                     self.server.label(),
                 );
-                self.relay
-                    .clone()
-                    .serve(Tagged::new(transport, self.relay.clone()))
-                    .await
-                    .map_err(|e| e.to_string())
+                self.start(transport).await
             }
             Transport::Http { url, headers } => {
                 let mut config = StreamableHttpClientTransportConfig::with_uri(url.as_str());
@@ -687,13 +713,25 @@ impl Upstream {
                 }
                 crate::util::tls::install_crypto_provider();
                 let transport = StreamableHttpClientTransport::from_config(config);
-                self.relay
-                    .clone()
-                    .serve(Tagged::new(transport, self.relay.clone()))
-                    .await
-                    .map_err(|e| e.to_string())
+                self.start(transport).await
             }
         }
+    }
+
+    /// Starts the client service on `transport`, outside the current span ([`detached`]).
+    async fn start<T, E, A: 'static>(
+        &self,
+        transport: T,
+    ) -> Result<RunningService<RoleClient, Relay>, String>
+    where
+        Tagged<T>: IntoTransport<RoleClient, E, A> + Send + 'static,
+        E: std::error::Error + Send + Sync + 'static,
+    {
+        let serving = self
+            .relay
+            .clone()
+            .serve(Tagged::new(transport, self.relay.clone()));
+        detached(serving).await?.map_err(|e| e.to_string())
     }
 
     /// "server `x` did not start: REASON", with the child's last stderr lines.
@@ -849,6 +887,22 @@ impl Process for Upstream {
     ) -> ProcessFuture<'a> {
         Box::pin(Upstream::unsubscribe(self, uri, unwanted))
     }
+}
+
+/// Runs `start`, a client service's start, in a task of its own when traces are on: rmcp's
+/// service loop keeps the span current at its start for as long as the connection lives, and
+/// a request's span kept open would never be exported.
+async fn detached<F>(start: F) -> Result<F::Output, String>
+where
+    F: std::future::Future + Send + 'static,
+    F::Output: Send + 'static,
+{
+    if !traces::on() {
+        return Ok(start.await);
+    }
+    tokio::spawn(start)
+        .await
+        .map_err(|e| format!("the connection's start failed: {e}"))
 }
 
 #[cfg(test)]

@@ -189,9 +189,11 @@ impl Sets {
             .get_or_try_init(|| async {
                 let builder = Arc::clone(&self.builder);
                 let key = active.clone();
-                let table = tokio::task::spawn_blocking(move || builder.table(&key))
-                    .await
-                    .map_err(|e| format!("building the tool table failed: {e}"))?;
+                let span = tracing::Span::current();
+                let table =
+                    tokio::task::spawn_blocking(move || span.in_scope(|| builder.table(&key)))
+                        .await
+                        .map_err(|e| format!("building the tool table failed: {e}"))?;
                 Ok::<_, String>(Arc::new(ServedSet::new(table, self.toolsets_tool)))
             })
             .await?;

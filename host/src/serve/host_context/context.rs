@@ -105,7 +105,8 @@ pub(crate) struct CallContext {
     pub(super) in_task: bool,
     /// Where the calling plugin turns its tools and prompts on and off, and its name.
     pub(super) availability: Option<(availability::Toggles, Arc<str>)>,
-    /// The request's W3C trace context, as the JSON object plugins get.
+    /// The W3C trace context of the call's span when traces are on, else the request's, as
+    /// the JSON object plugins get.
     pub(super) trace: Option<Arc<str>>,
 }
 
@@ -152,7 +153,8 @@ impl CallContext {
                 ..(*resolution).clone()
             });
         }
-        let trace = super::trace::of_request(request)
+        let trace = crate::observe::traces::current_context()
+            .or_else(|| super::trace::of_request(request))
             .map(|context| Arc::from(serde_json::Value::Object(context).to_string()));
         let context = Self {
             trace,

@@ -7,7 +7,7 @@ use rmcp::{RoleServer, service::RequestContext};
 use serde_json::{Map, Value};
 
 /// The trace context of `request`, if it carries a well-formed `traceparent`.
-pub(super) fn of_request(request: &RequestContext<RoleServer>) -> Option<Map<String, Value>> {
+pub(crate) fn of_request(request: &RequestContext<RoleServer>) -> Option<Map<String, Value>> {
     let from_meta = request.meta.get_traceparent().map(|parent| {
         (
             parent.to_owned(),

@@ -53,7 +53,8 @@ pub(super) async fn open(
 ) -> Result<Arc<LoadedPlugin>, ErrorData> {
     let builder = Arc::clone(generation.builder());
     let name = name.to_owned();
-    tokio::task::spawn_blocking(move || builder.plugin(&name))
+    let span = tracing::Span::current();
+    tokio::task::spawn_blocking(move || span.in_scope(|| builder.plugin(&name)))
         .await
         .map_err(|e| ErrorData::internal_error(format!("opening a plugin failed: {e}"), None))?
         .map_err(|e| ErrorData::internal_error(e.to_string(), None))

@@ -1,5 +1,6 @@
 //! Each request's duration into `mcp.server.operation.duration` ([`measure`]), when metrics
-//! are on; one atomic load when they are off.
+//! are on, and its SERVER span ([`span`]), when traces are on; one atomic load each when they
+//! are off.
 
 use std::{future::Future, time::Duration, time::Instant};
 
@@ -8,43 +9,80 @@ use rmcp::{
     model::{CallToolResponse, ErrorCode},
     service::RequestContext,
 };
+use tracing::{Instrument as _, Span};
 
-use crate::observe::metrics::{self, Operation};
+use crate::observe::{
+    metrics::{self, Operation},
+    traces,
+};
+use crate::serve::host_context::{self, trace};
 
-use super::parts;
+use super::{caller, parts};
 
-/// Runs `answer`, the answer to a `method` request (naming the tool or prompt `name`), and
-/// records how long it took.
+/// Runs `answer`, the answer to a `method` request (naming the tool or prompt `name`, or the
+/// resource URI), in the request's span, and records how long it took.
 pub(super) async fn measure<T>(
     method: &'static str,
     name: Option<&str>,
     context: &RequestContext<RoleServer>,
     answer: impl Future<Output = Result<T, ErrorData>>,
 ) -> Result<T, ErrorData> {
-    if metrics::get().is_none() {
+    let span = span(method, name, context);
+    if metrics::get().is_none() && span.is_none() {
         return answer.await;
     }
     let started = Instant::now();
-    let answer = answer.await;
-    record(
-        method,
-        name,
-        context,
-        error_type(&answer),
-        started.elapsed(),
-    );
+    let answer = answer.instrument(span.clone()).await;
+    let error = error_type(&answer);
+    close(&span, error.as_deref(), &answer);
+    record(method, name, context, error, started.elapsed());
     answer
 }
 
-/// Records a `tools/call` of `name` that answered `answer` after `took`: a result with
-/// `isError` is a `tool_error`.
+/// The SERVER span of a `method` request naming `target`, child of the trace context the
+/// request came with; [`Span::none`] when traces are off.
+pub(super) fn span(
+    method: &'static str,
+    target: Option<&str>,
+    context: &RequestContext<RoleServer>,
+) -> Span {
+    if !traces::on() {
+        return Span::none();
+    }
+    let id = context.id.to_string();
+    let session = host_context::session_of(context).filter(|_| parts(context).is_some());
+    let caller = caller(context);
+    let parent = trace::of_request(context);
+    let text = |key: &str| parent.as_ref()?.get(key)?.as_str();
+    traces::request_span(&traces::Request {
+        method,
+        target,
+        request_id: Some(&id),
+        session: session.as_deref(),
+        protocol: protocol_label(context),
+        transport: transport(context),
+        caller: caller.as_deref().map(|c| c.name.as_str()),
+        parent: text("traceparent").map(|p| (p, text("tracestate"))),
+    })
+}
+
+/// Records on a request's `span` how `answer` went.
+fn close<T>(span: &Span, error: Option<&str>, answer: &Result<T, ErrorData>) {
+    if let Some(error) = error {
+        traces::record_error(span, error, answer.as_ref().err().map(|e| e.code.0));
+    }
+}
+
+/// Records a `tools/call` of `name` that answered `answer` after `took` in `span` and the
+/// metrics: a result with `isError` is a `tool_error`.
 pub(super) fn record_call(
     name: &str,
     context: &RequestContext<RoleServer>,
+    span: &Span,
     answer: &Result<CallToolResponse, ErrorData>,
     took: Duration,
 ) {
-    if metrics::get().is_none() {
+    if metrics::get().is_none() && span.is_none() {
         return;
     }
     let error = match answer {
@@ -53,6 +91,7 @@ pub(super) fn record_call(
         }
         answer => error_type(answer),
     };
+    close(span, error.as_deref(), answer);
     record("tools/call", Some(name), context, error, took);
 }
 
@@ -88,13 +127,18 @@ fn record(
         gen_ai_prompt_name: prompt,
         error_type,
         mcp_protocol_version: protocol_label(context),
-        network_transport: if parts(context).is_some() {
-            "tcp"
-        } else {
-            "pipe"
-        },
+        network_transport: transport(context),
     };
     metrics.operation(&operation, took);
+}
+
+/// `network.transport`: `tcp` over HTTP, `pipe` over stdio.
+fn transport(context: &RequestContext<RoleServer>) -> &'static str {
+    if parts(context).is_some() {
+        "tcp"
+    } else {
+        "pipe"
+    }
 }
 
 /// The request's protocol version as a label: one of the versions the server speaks, else

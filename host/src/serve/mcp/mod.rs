@@ -49,6 +49,7 @@ use rmcp::{
     service::{RequestContext, SubscriptionContext},
 };
 use serde_json::Value;
+use tracing::Instrument as _;
 
 use crate::serve::{
     ServeState,
@@ -234,16 +235,22 @@ impl ServerHandler for Handler {
     ) -> Result<CallToolResponse, ErrorData> {
         let started = std::time::Instant::now();
         let name = request.name.to_string();
+        let span = measured::span("tools/call", Some(&name), &context);
         let mut plugin = None;
-        let answer = self.call(request, &context, &mut plugin).await;
-        measured::record_call(&name, &context, &answer, started.elapsed());
-        audit::tool_call(
-            caller(&context).as_deref(),
-            &name,
-            plugin.as_deref(),
-            &answer,
-            started.elapsed(),
-        );
+        let answer = self
+            .call(request, &context, &mut plugin)
+            .instrument(span.clone())
+            .await;
+        measured::record_call(&name, &context, &span, &answer, started.elapsed());
+        span.in_scope(|| {
+            audit::tool_call(
+                caller(&context).as_deref(),
+                &name,
+                plugin.as_deref(),
+                &answer,
+                started.elapsed(),
+            );
+        });
         answer
     }
 
@@ -293,7 +300,8 @@ impl ServerHandler for Handler {
         mut request: ReadResourceRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<ReadResourceResponse, ErrorData> {
-        measured::measure("resources/read", None, &context, async {
+        let target = request.uri.clone();
+        measured::measure("resources/read", Some(&target), &context, async {
             let (generation, resolved) = self.resolved(&context);
             let asked = (request.request_state.take(), request.input_responses.take());
             let uri = request.uri.as_str();
