@@ -70,8 +70,31 @@ fn call_context(
         in_task: false,
         availability: None,
         trace: None,
+        plugin: Some(Arc::from("called")),
+        span: tracing::Span::none(),
     };
     (context, receiver)
+}
+
+#[test]
+fn a_childs_plugin_event_goes_to_its_parent_under_the_calls_token() {
+    let (mut context, mut events) = call_context(true, json!({}), true);
+    context.tells_parent = true;
+    context.plugin_event(plugin_abi::FfiLogEvent {
+        plugin: "counter".into(),
+        level: plugin_abi::TraceLevel::Info as u8,
+        target: "counter::tools".into(),
+        message: "counting".into(),
+        fields_json: r#"{"n":3}"#.into(),
+    });
+    let Ok(Event::PluginLogToParent(params)) = events.try_recv() else {
+        panic!("the event is not handed to the parent");
+    };
+    assert_eq!(
+        params,
+        json!({"level": 3, "target": "counter::tools", "message": "counting",
+               "fields": {"n": 3}, "progressToken": "t"})
+    );
 }
 
 #[test]
