@@ -116,4 +116,11 @@ async fn an_isolated_plugins_events_cross_the_pipe_to_the_hosts_log() {
     let (_dir, host) = serve(&["--isolate", "logs", "--log-format", "json"], "info");
     call_chatty(&host).await;
     assert_chatty_lines(&host).await;
+    let built = json_line(&host, "logs is built").await;
+    assert_eq!(built["target"], "plugin::logs", "{built}");
+    assert_eq!(
+        built["fields"],
+        json!({"message": "logs is built", "version": 1, "plugin": "logs"}),
+        "{built}"
+    );
 }

@@ -121,6 +121,7 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
             confine,
         } => {
             let _copies = RemoveOnExit { sweep: false };
+            crate::observe::plugin_logs::await_parent();
             let protocol_out = serve::stdio::protect_stdout()?;
             let plugin = crate::providers::isolated::child_plugin(library, sha256)?;
             // Before any thread starts and before the library is opened.

@@ -10,7 +10,8 @@
 //! callsite per level that carries their fields as one JSON text.
 //!
 //! [`sink`] is what the host hands a library for events outside any call; a call's
-//! `HostContext` calls [`emit`] inside its span.
+//! `HostContext` calls [`emit`] inside its span. In an isolated plugin's child, the sink's
+//! events go to the parent instead ([`await_parent`], [`to_parent`]), which writes them.
 
 use std::{
     collections::HashMap,
@@ -68,7 +69,85 @@ impl LogSink for Sink {
     }
 
     fn event(&self, event: FfiLogEvent<'_>) {
-        emit(&self.0, event);
+        let mut route = crate::util::lock::lock(&ROUTE);
+        match &mut *route {
+            Route::Here => {
+                drop(route);
+                emit(&self.0, event);
+            }
+            Route::Waiting(waiting) => {
+                if waiting.len() < MAX_WAITING {
+                    waiting.push(Owned::of(event));
+                }
+            }
+            Route::Parent(send) => send(event),
+        }
+    }
+}
+
+/// How many events of an isolated plugin's child wait for its link to the parent; later ones
+/// are dropped.
+const MAX_WAITING: usize = 256;
+
+/// Sends one of the plugin's events to an isolated plugin's parent.
+pub(crate) type ToParent = Box<dyn Fn(FfiLogEvent<'_>) + Send + Sync>;
+
+/// Where the sinks' events go.
+enum Route {
+    /// This process's log.
+    Here,
+    /// The parent's, once its link is known ([`to_parent`]): kept until then.
+    Waiting(Vec<Owned>),
+    /// The parent's.
+    Parent(ToParent),
+}
+
+static ROUTE: std::sync::Mutex<Route> = std::sync::Mutex::new(Route::Here);
+
+/// In an isolated plugin's child, before its library is opened: the plugin's events from
+/// outside any call are for the parent, and wait for [`to_parent`].
+pub(crate) fn await_parent() {
+    *crate::util::lock::lock(&ROUTE) = Route::Waiting(Vec::new());
+}
+
+/// Sends the plugin's events from outside any call to the parent with `send`, those that
+/// waited first.
+pub(crate) fn to_parent(send: ToParent) {
+    let mut route = crate::util::lock::lock(&ROUTE);
+    if let Route::Waiting(waiting) = &*route {
+        for event in waiting {
+            send(event.event());
+        }
+    }
+    *route = Route::Parent(send);
+}
+
+/// An event kept while it waits.
+struct Owned {
+    level: u8,
+    target: String,
+    message: String,
+    fields_json: String,
+}
+
+impl Owned {
+    fn of(event: FfiLogEvent<'_>) -> Self {
+        Self {
+            level: event.level,
+            target: event.target.into(),
+            message: event.message.into(),
+            fields_json: event.fields_json.into(),
+        }
+    }
+
+    fn event(&self) -> FfiLogEvent<'_> {
+        FfiLogEvent {
+            plugin: "".into(),
+            level: self.level,
+            target: self.target.as_str().into(),
+            message: self.message.as_str().into(),
+            fields_json: self.fields_json.as_str().into(),
+        }
     }
 }
 

@@ -253,28 +253,27 @@ impl Relay {
     }
 
     /// Writes an isolated plugin's log event to the host's log under the plugin's name: in the
-    /// span of the call whose progress token it carries (or of the only call in flight), through
-    /// that call's context; outside any span when no call is known.
+    /// span of the call whose progress token it carries (or of the only call in flight, when
+    /// the token is not known yet), through that call's context; outside any call's span when
+    /// it carries none (the plugin logged outside a call).
     fn deliver_plugin_log(&self, params: &serde_json::Value) {
         let Some(log) = crate::call::wire::plugin_log_of(params) else {
             tracing::debug!(server = %self.server, "a plugin log event that does not read: {params}");
             return;
         };
-        let context = {
+        let context = log.token.as_ref().and_then(|token| {
             let in_flight = lock(&self.calls);
-            let by_token = log.token.as_ref().and_then(|token| {
-                in_flight
-                    .calls
-                    .values()
-                    .find(|c| c.token.as_ref() == Some(token))
-            });
+            let by_token = in_flight
+                .calls
+                .values()
+                .find(|c| c.token.as_ref() == Some(token));
+            // A call's event that came before its token was known: the only call is its.
             let only = || {
-                (in_flight.calls.len() == 1)
-                    .then(|| in_flight.calls.values().next())
-                    .flatten()
+                let mut calls = in_flight.calls.values();
+                calls.next().filter(|_| calls.next().is_none())
             };
             by_token.or_else(only).map(|call| call.context.clone())
-        };
+        });
         let event = log.event(&self.server);
         match context {
             Some(context) => context.plugin_event(event),
