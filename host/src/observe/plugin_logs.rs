@@ -395,7 +395,7 @@ fn leak(text: &str) -> &'static str {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use std::sync::Mutex;
 
     use tracing_subscriber::layer::SubscriberExt as _;
@@ -435,7 +435,8 @@ mod tests {
         }
     }
 
-    fn json_lines(filter: &str, f: impl FnOnce()) -> Vec<Value> {
+    /// The JSON lines the host's log (its format, filtered by `filter`) gets while `f` runs.
+    pub(crate) fn json_lines(filter: &str, f: impl FnOnce()) -> Vec<Value> {
         let out = Captured::default();
         let subscriber = tracing_subscriber::registry()
             .with(tracing_subscriber::EnvFilter::new(filter))

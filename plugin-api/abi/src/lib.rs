@@ -8,7 +8,10 @@
 //! handler from one plugin can be passed to another. Each call carries a [`HostContext`]: the
 //! host's services for that one request (log, progress, requests to the client, resource
 //! updates), which the plugin calls from its own threads, so the host implements them without
-//! its reactor (channels only). Errors cross as [`FfiError`], a kind and a message.
+//! its reactor (channels only). Errors cross as [`FfiError`], a kind and a message. The
+//! plugin's own `tracing` events and `log` records cross as [`FfiLogEvent`]s: during a call
+//! through its context ([`HostContext::plugin_event`]), otherwise through the [`LogSink`] the
+//! host hands the library before instantiating it ([`PluginMod::log_to`]).
 //!
 //! This crate's version is the ABI's version ([`VERSION`]): a plugin's manifest records it, and
 //! a host opens a library of the same ABI line (`plugin_manifest::abi_compatible`: `0.2.x` for
@@ -19,9 +22,10 @@
 //! # How the ABI grows
 //!
 //! Every object that crosses is a prefix type: the root module, and the vtables of
-//! [`PluginInstance`], [`ToolHandler`] and [`HostContext`]. A release of the line adds to
-//! them only at the end, each addition a method with a default body, and names the version
-//! that added it; nothing is removed, reordered or retyped. Then either side may be the newer:
+//! [`PluginInstance`], [`ToolHandler`], [`HostContext`] and [`LogSink`]. A release of the line
+//! adds to them only at the end, each addition a method with a default body (in the root
+//! module, a field the host reads as optional), and names the version that added it; nothing
+//! is removed, reordered or retyped. Then either side may be the newer:
 //!
 //! - a host newer than a plugin calls the plugin's new methods through abi_stable's accessors,
 //!   which find them absent in an older vtable and run the default body; the plugin never
