@@ -5,6 +5,7 @@ mod contribution;
 pub mod error;
 mod extension;
 mod inputs;
+mod logs;
 use plugin_abi as ffi;
 mod plugin;
 mod prompt;
@@ -49,6 +50,7 @@ pub mod __private {
     pub use crate::contribution::{
         Code, CompletionRequest, ContributionHandlers, PromptRequest, ResourceRequest,
     };
+    pub use crate::logs::log_to;
     pub use crate::plugin::{PluginDefinition, instantiate, manifest_json, no_wrap};
     pub use crate::tool::{parse_arguments, to_output};
     pub use abi_stable;

@@ -171,6 +171,11 @@ pub(crate) fn name_plugin(name: &'static str) {
     let _ = PLUGIN.set(name);
 }
 
+/// The name of the first plugin instantiated in this library, once one is.
+pub(crate) fn plugin_name() -> Option<&'static str> {
+    PLUGIN.get().copied()
+}
+
 /// Counts the synchronous calls running on the blocking pool against a limit.
 pub(crate) struct Slots {
     running: AtomicUsize,

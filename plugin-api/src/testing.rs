@@ -37,8 +37,8 @@ use crate::{
     contribution::JsonFuture,
     error::{ErrorKind, FfiError, ToolError},
     ffi::{
-        FfiOutput, HostContext, HostContextBox, OutputKind, PluginInstanceBox, ToolHandlerBox,
-        share_handler,
+        FfiLogEvent, FfiOutput, HostContext, HostContextBox, OutputKind, PluginInstanceBox,
+        ToolHandlerBox, share_handler,
     },
     manifest::ToolDecl,
     plugin::{PluginDefinition, ffi_handler, instantiate, no_wrap},
@@ -120,6 +120,7 @@ impl PluginTest {
     /// Like [`PluginTest::new`], but a plugin that cannot be built is an error (of kind
     /// `Panicked` when its `Default` panicked), to test that.
     pub fn try_new<P: PluginDefinition>() -> Result<Self, ToolError> {
+        crate::logs::forward_from(TraceLevel::Trace);
         let instance = instantiate::<P>()
             .into_result()
             .map_err(ToolError::from_ffi)?;
@@ -695,6 +696,34 @@ impl Call {
         self.record().requests.clone()
     }
 
+    /// The `tracing` events and `log` records the tool made during the call, in order, whatever
+    /// their level: what the host writes to its log, inside the call's span.
+    ///
+    /// ```
+    /// use plugin_api::{json, plugin, testing::{PluginTest, TraceLevel}};
+    ///
+    /// #[derive(Debug, Default)]
+    /// pub struct Counter;
+    ///
+    /// #[plugin(name = "counter")]
+    /// impl Counter {
+    ///     /// Count to `n`.
+    ///     #[tool]
+    ///     fn count(&self, n: u32) -> u32 {
+    ///         tracing::info!(n, "counting");
+    ///         n
+    ///     }
+    /// }
+    ///
+    /// let call = PluginTest::new::<Counter>().call("count", json!({"n": 3}));
+    /// let event = &call.events()[0];
+    /// assert_eq!((event.level, event.message.as_str()), (TraceLevel::Info, "counting"));
+    /// assert_eq!(event.fields["n"], 3);
+    /// ```
+    pub fn events(&self) -> Vec<Event> {
+        self.record().events.clone()
+    }
+
     /// The URIs the tool said changed (`ctx.resource_updated(..)`), in order.
     pub fn resources_updated(&self) -> Vec<String> {
         self.record().updated.clone()
@@ -750,6 +779,23 @@ pub struct Log {
     /// Its data, as JSON.
     pub data: Value,
 }
+
+/// A `tracing` event or `log` record a tool made during its call.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct Event {
+    /// Its level.
+    pub level: TraceLevel,
+    /// Its target (by default the module that made it).
+    pub target: String,
+    /// Its message.
+    pub message: String,
+    /// Its other fields (a `log` record's key-values).
+    pub fields: Map<String, Value>,
+}
+
+/// The level of an [`Event`].
+pub use crate::ffi::TraceLevel;
 
 /// A progress report a tool made (`ctx.progress(..)`).
 #[derive(Debug, Clone, PartialEq)]
@@ -848,6 +894,7 @@ fn capability_of(method: &str) -> Option<&'static str> {
 #[derive(Debug, Default)]
 struct Record {
     logs: Vec<Log>,
+    events: Vec<Event>,
     progress: Vec<Progress>,
     requests: Vec<ClientRequest>,
     updated: Vec<String>,
@@ -957,6 +1004,15 @@ impl HostContext for Recorder {
     fn trace_context(&self) -> ROption<RString> {
         let context = self.client.trace_context.as_ref();
         context.map(|c| RString::from(c.to_string())).into()
+    }
+
+    fn plugin_event(&self, event: FfiLogEvent<'_>) {
+        self.record().events.push(Event {
+            level: TraceLevel::from_u8(event.level),
+            target: event.target.to_string(),
+            message: event.message.to_string(),
+            fields: serde_json::from_str(event.fields_json.as_str()).unwrap_or_default(),
+        });
     }
 }
 

@@ -44,6 +44,7 @@ pub const FIXTURES: &[&str] = &[
     "fixture-sandboxed",
     "fixture-reload",
     "fixture-compat",
+    "fixture-logs",
 ];
 
 /// The workspace's root folder.

@@ -371,7 +371,7 @@ async fn a_plugin_built_today_gets_the_trace_context_in_process_and_isolated() {
         ("in process", &[][..]),
         ("isolated", &["--isolate", "compat"][..]),
     ] {
-        let host = HostProcess::serve(&dir, flags);
+        let mut host = HostProcess::serve(&dir, flags);
         serves_everything(&host, &format!("today's plugin, {what}")).await;
         assert_eq!(
             host_services(&host).await,
@@ -386,6 +386,11 @@ async fn a_plugin_built_today_gets_the_trace_context_in_process_and_isolated() {
             host_services_traced_by_headers(&host).await,
             json!({"traceparent": TRACEPARENT, "tracestate": "vendor=1"}),
             "{what}: from the HTTP headers"
+        );
+        let logged = host.wait_for_stderr("reading the host's services", Duration::from_secs(10));
+        assert!(
+            logged.contains("plugin::compat") && logged.contains(r#"tool="host_services""#),
+            "{what}: the plugin's tracing event is in the host's log: {logged}"
         );
     }
 }

@@ -19,6 +19,8 @@ mod list;
 mod observe;
 mod parity;
 mod pins;
+mod plugin_logs;
+mod private_copies;
 mod reload;
 mod resources;
 mod sandbox;

@@ -1,9 +1,10 @@
 //! Opening a plugin library: the one place the host `dlopen`s.
 //!
 //! The library is opened from a private copy ([`super::private_copy`]), never from the file in
-//! the plugin folder. abi_stable opens the copy; `plugin_abi::root_module` checks the root
+//! the plugin folder, kept on disk while the process lives so profilers and debuggers find it. abi_stable opens the copy; `plugin_abi::root_module` checks the root
 //! module's layout against ours (older or newer, within one ABI line) and initialises it; then
-//! the plugin's constructor runs. `lib_header_from_path` is used rather than
+//! the library is handed the host's log sink (plugin-abi 0.2.1 on; its events from outside any
+//! call go there) and the plugin's constructor runs. `lib_header_from_path` is used rather than
 //! `RootModule::load_from_file`, which caches one library per root-module type and would hand
 //! every plugin the first one. Libraries are never unloaded: each in-process replace of a
 //! plugin keeps the old library mapped, so opening one plugin many times is warned about.
@@ -55,9 +56,13 @@ pub(crate) fn open(
         }
     })?;
     let manifest_json = module.manifest()().to_string();
+    if let Some(log_to) = module.log_to() {
+        log_to(crate::observe::plugin_logs::sink(name));
+    }
     let instance = module.instantiate()()
         .into_result()
         .map_err(|e| ActivationError::instantiate(name, e))?;
+    copy.keep();
     Ok(Opened {
         process: None,
         manifest_json,

@@ -5,20 +5,26 @@
 //! manifest discovery read, and written to a fresh folder of the host's own (mode 0700, under
 //! the temporary folder, `TMPDIR`). The library is opened from there, so a copy over the file
 //! in `plugins/` or a truncation of it can no longer crash the host, and a replaced file gets a
-//! path of its own (the C library caches libraries by path). The copy is removed once opened:
-//! its mapping lives on, shown as deleted in `/proc/PID/maps`.
+//! path of its own (the C library caches libraries by path).
+//!
+//! A copy that was opened stays on disk while the process lives ([`PrivateCopy::keep`]; a
+//! library is never unloaded), so `/proc/PID/maps` names a file that exists, not a deleted one,
+//! and `perf`, `gdb` and crash backtraces read the library's symbols from it. Nobody else can
+//! change it: its folder is the host user's alone (0700), the file is read-only (0500), and its
+//! bytes are those that were checked. A clean exit removes the copies ([`RemoveOnExit`]).
 //!
 //! The folder's name is `reactor-mcp-TAG-PID-RANDOM`, where `TAG` ([`tag`]) is made from the
 //! original file's path, so a test can tell which plugin file a mapped copy came from, and `PID`
-//! is the host's: a host killed while it copied leaves its folder behind, and the next host to
-//! start removes the folders of processes that no longer run ([`sweep_stale`]). Elsewhere than
-//! Unix no folder is swept, since whether a process runs is not asked there; and Windows cannot
-//! delete a library while it is loaded, so there each copy stays until it is removed by hand.
+//! is the host's: a host killed (or an isolated plugin's child ended) leaves its folders behind,
+//! and the next host to start, or a host ending cleanly, removes the folders of processes that no
+//! longer run ([`sweep_stale`]). Elsewhere than Unix no folder is swept, since whether a process
+//! runs is not asked there; and Windows cannot delete a library while it is loaded, so there
+//! each copy stays until it is removed by hand.
 
 use std::{
     io::Write as _,
     path::{Path, PathBuf},
-    sync::Arc,
+    sync::{Arc, Mutex},
 };
 
 use plugin_manifest::Manifest;
@@ -26,7 +32,7 @@ use sha2::{Digest as _, Sha256};
 
 use super::ActivationError;
 use crate::discovery::{self, SkipReason, trust::Checked};
-use crate::util::hash::sha256_of;
+use crate::util::{hash::sha256_of, lock::lock};
 
 /// The prefix of every private copy's folder name.
 pub const FOLDER_PREFIX: &str = "reactor-mcp-";
@@ -157,10 +163,38 @@ impl PrivateCopy {
     pub(crate) fn size(&self) -> u64 {
         self.size
     }
+
+    /// Keeps the copy on disk until the process ends cleanly ([`RemoveOnExit`]): its library is
+    /// mapped from now on, for good.
+    pub(crate) fn keep(self) {
+        lock(&KEPT).push(self);
+    }
+}
+
+/// The copies of the libraries this process opened.
+static KEPT: Mutex<Vec<PrivateCopy>> = Mutex::new(Vec::new());
+
+/// Removes the private copies this process kept when dropped, at the end of a command: the
+/// mappings stay (shown as deleted from then on). With `sweep`, the folders of processes that
+/// no longer run (isolated plugins' children, ended by then) go too.
+#[derive(Debug)]
+pub struct RemoveOnExit {
+    /// Whether to sweep the folders of processes that no longer run as well.
+    pub sweep: bool,
+}
+
+impl Drop for RemoveOnExit {
+    fn drop(&mut self) {
+        let kept = std::mem::take(&mut *lock(&KEPT));
+        drop(kept);
+        if self.sweep {
+            sweep_stale();
+        }
+    }
 }
 
 /// Writes `bytes` to a file that must not exist yet, readable by the owner alone. Not synced:
-/// the copy is read back from the page cache at once, and deleted then.
+/// the copy is read back from the page cache at once.
 fn write_new(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     let mut options = std::fs::OpenOptions::new();
     options.write(true).create_new(true);
@@ -169,8 +203,8 @@ fn write_new(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     options.open(path)?.write_all(bytes)
 }
 
-/// Removes, from the temporary folder, the copy folders of hosts that no longer run (killed
-/// while they copied a library); how many it removed.
+/// Removes, from the temporary folder, the copy folders of processes that no longer run (hosts
+/// killed, isolated plugins' children ended); how many it removed.
 pub(crate) fn sweep_stale() -> usize {
     sweep_stale_in(&std::env::temp_dir())
 }

@@ -126,4 +126,8 @@ impl HostContext for InSpan {
     fn trace_context(&self) -> ROption<RString> {
         ROption::RSome(self.trace.clone())
     }
+
+    fn plugin_event(&self, event: FfiLogEvent<'_>) {
+        self.host.plugin_event(event);
+    }
 }

@@ -17,8 +17,8 @@
 //! client (2025-11-25) or answers from the call's round or ends the call for the missing
 //! inputs (2026-07-28), as for a plugin in process.
 
-use plugin_abi::{ErrorKind, FfiError, FfiOutput, HostContextBox, OutputKind};
-use rmcp::model::{CallToolResult, ClientCapabilities};
+use plugin_abi::{ErrorKind, FfiError, FfiLogEvent, FfiOutput, HostContextBox, OutputKind};
+use rmcp::model::{CallToolResult, ClientCapabilities, ProgressToken};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
@@ -94,6 +94,74 @@ pub(crate) const TASK_METHOD: &str = "io.reactor-mcp/run-as-task";
 /// ...}`): the parent, which serves them, does it.
 pub(crate) const AVAILABILITY_METHOD: &str = "io.reactor-mcp/set-available";
 
+/// The method of a child's notification carrying one of its plugin's log events (a `tracing`
+/// event or `log` record): `{"level": 1-5, "target": ..., "message": ..., "fields": {...}}`,
+/// with the `progressToken` of the call that made it when a call did. The parent writes it to
+/// its log under the plugin's name (never the name the child says), in that call's span.
+pub(crate) const PLUGIN_LOG_METHOD: &str = "notifications/io.reactor-mcp/plugin-log";
+
+/// The params of a [`PLUGIN_LOG_METHOD`] notification for `event`, made during the call sent
+/// under `token` when there is one.
+pub(crate) fn plugin_log_params(event: &FfiLogEvent<'_>, token: Option<&ProgressToken>) -> Value {
+    let fields: Value = serde_json::from_str(event.fields_json.as_str())
+        .unwrap_or_else(|_| Value::Object(serde_json::Map::new()));
+    let mut params = json!({
+        "level": event.level,
+        "target": event.target.as_str(),
+        "message": event.message.as_str(),
+        "fields": fields,
+    });
+    if let Some(token) = token {
+        params["progressToken"] = serde_json::to_value(token).unwrap_or_default();
+    }
+    params
+}
+
+/// A [`PLUGIN_LOG_METHOD`] notification's event, read back; `None` when the params are not
+/// one.
+pub(crate) fn plugin_log_of(params: &Value) -> Option<PluginLog> {
+    Some(PluginLog {
+        token: params
+            .get("progressToken")
+            .and_then(|t| serde_json::from_value(t.clone()).ok()),
+        level: u8::try_from(params.get("level")?.as_u64()?).ok()?,
+        target: params.get("target")?.as_str()?.to_owned(),
+        message: params.get("message")?.as_str()?.to_owned(),
+        fields_json: params
+            .get("fields")
+            .map(Value::to_string)
+            .unwrap_or_default(),
+    })
+}
+
+/// A child's plugin log event, as the parent reads it.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct PluginLog {
+    /// The progress token of the call that made it, if a call did.
+    pub(crate) token: Option<ProgressToken>,
+    /// Its level ([`plugin_abi::TraceLevel`]'s number).
+    pub(crate) level: u8,
+    /// Its target in the plugin.
+    pub(crate) target: String,
+    /// Its message.
+    pub(crate) message: String,
+    /// Its other fields, a JSON object.
+    pub(crate) fields_json: String,
+}
+
+impl PluginLog {
+    /// The event, as plugin `plugin`'s.
+    pub(crate) fn event<'a>(&'a self, plugin: &'a str) -> FfiLogEvent<'a> {
+        FfiLogEvent {
+            plugin: plugin.into(),
+            level: self.level,
+            target: self.target.as_str().into(),
+            message: self.message.as_str().into(),
+            fields_json: self.fields_json.as_str().into(),
+        }
+    }
+}
+
 /// The `_meta` key of a child's results that says what the tool answered.
 pub(crate) const OUTPUT_META: &str = "io.reactor-mcp/output";
 
@@ -148,6 +216,31 @@ mod tests {
         meta.insert(OUTPUT_META.to_owned(), output_meta(&outcome)?);
         result.meta = Some(meta);
         output_of(&result)
+    }
+
+    #[test]
+    fn a_plugin_log_event_crosses_with_its_calls_token() {
+        let event = FfiLogEvent {
+            plugin: "claimed".into(),
+            level: 3,
+            target: "fixture::tools".into(),
+            message: "counting".into(),
+            fields_json: r#"{"n":3}"#.into(),
+        };
+        let token = ProgressToken(rmcp::model::NumberOrString::Number(7));
+        let params = plugin_log_params(&event, Some(&token));
+        let read = plugin_log_of(&params).unwrap();
+        assert_eq!(read.token, Some(token));
+        assert_eq!(
+            read.event("real"),
+            FfiLogEvent {
+                plugin: "real".into(),
+                ..event
+            }
+        );
+        let outside = plugin_log_of(&plugin_log_params(&event, None)).unwrap();
+        assert_eq!(outside.token, None);
+        assert_eq!(plugin_log_of(&json!({"level": 3})), None);
     }
 
     #[test]

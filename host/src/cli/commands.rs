@@ -8,6 +8,7 @@ use plugin_manifest::Manifest;
 use super::args::{Cli, Command, KeysCommand};
 use crate::{
     auth::admin,
+    build::private_copy::RemoveOnExit,
     embed::ServerBuilder,
     registry::Registry,
     reports::{graph, listing::Listing},
@@ -89,6 +90,7 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
         }
         Command::Pins(command) => super::pins::run(&common, command),
         Command::Serve(args) => {
+            let _copies = RemoveOnExit { sweep: true };
             crate::build::crash_note::install();
             let server =
                 ServerBuilder::from_parts(common.sources(), args.options(), !args.served.no_watch);
@@ -96,6 +98,7 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
             Ok(())
         }
         Command::Stdio(args) => {
+            let _copies = RemoveOnExit { sweep: true };
             crate::build::crash_note::install();
             let server =
                 ServerBuilder::from_parts(common.sources(), args.options(), !args.served.no_watch);
@@ -117,6 +120,8 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
             sha256,
             confine,
         } => {
+            let _copies = RemoveOnExit { sweep: false };
+            crate::observe::plugin_logs::await_parent();
             let protocol_out = serve::stdio::protect_stdout()?;
             let plugin = crate::providers::isolated::child_plugin(library, sha256)?;
             // Before any thread starts and before the library is opened.

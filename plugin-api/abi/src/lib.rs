@@ -8,7 +8,10 @@
 //! handler from one plugin can be passed to another. Each call carries a [`HostContext`]: the
 //! host's services for that one request (log, progress, requests to the client, resource
 //! updates), which the plugin calls from its own threads, so the host implements them without
-//! its reactor (channels only). Errors cross as [`FfiError`], a kind and a message.
+//! its reactor (channels only). Errors cross as [`FfiError`], a kind and a message. The
+//! plugin's own `tracing` events and `log` records cross as [`FfiLogEvent`]s: during a call
+//! through its context ([`HostContext::plugin_event`]), otherwise through the [`LogSink`] the
+//! host hands the library before instantiating it ([`PluginMod::log_to`]).
 //!
 //! This crate's version is the ABI's version ([`VERSION`]): a plugin's manifest records it, and
 //! a host opens a library of the same ABI line (`plugin_manifest::abi_compatible`: `0.2.x` for
@@ -19,9 +22,10 @@
 //! # How the ABI grows
 //!
 //! Every object that crosses is a prefix type: the root module, and the vtables of
-//! [`PluginInstance`], [`ToolHandler`] and [`HostContext`]. A release of the line adds to
-//! them only at the end, each addition a method with a default body, and names the version
-//! that added it; nothing is removed, reordered or retyped. Then either side may be the newer:
+//! [`PluginInstance`], [`ToolHandler`], [`HostContext`] and [`LogSink`]. A release of the line
+//! adds to them only at the end, each addition a method with a default body (in the root
+//! module, a field the host reads as optional), and names the version that added it; nothing
+//! is removed, reordered or retyped. Then either side may be the newer:
 //!
 //! - a host newer than a plugin calls the plugin's new methods through abi_stable's accessors,
 //!   which find them absent in an older vtable and run the default body; the plugin never
@@ -74,6 +78,13 @@ pub struct PluginMod {
     /// Builds the plugin's state. Called once per process; panics come back as errors.
     #[sabi(last_prefix_field)]
     pub instantiate: extern "C" fn() -> RResult<PluginInstanceBox, FfiError>,
+    /// Hands the library the host's [`LogSink`], before `instantiate`: the plugin's `tracing`
+    /// events and `log` records from outside any call go there, those of a call through its
+    /// [`HostContext::plugin_event`], and none below the sink's [`LogSink::max_level`] is even
+    /// formatted. Added in 0.2.1: `None` in an older library, which the host then does not
+    /// hand one.
+    #[sabi(missing_field(option))]
+    pub log_to: extern "C" fn(sink: LogSinkBox),
 }
 
 impl RootModule for PluginModRef {
@@ -348,6 +359,80 @@ pub trait HostContext: Clone + Send + Sync {
     /// 0.2.1: on a host without it, the default answers none.
     fn trace_context(&self) -> ROption<RString> {
         ROption::RNone
+    }
+
+    /// Writes one of the plugin's `tracing` events (or `log` records) made during this call to
+    /// the host's log, inside the call's span. Appended in 0.2.1: on a host without it, the
+    /// default drops it (such a host hands no [`LogSink`], so the plugin makes none).
+    fn plugin_event(&self, event: FfiLogEvent<'_>) {
+        let _ = event;
+    }
+}
+
+/// One `tracing` event or `log` record of a plugin, as it crosses to the host's log.
+#[repr(C)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, StableAbi)]
+pub struct FfiLogEvent<'a> {
+    /// The name of the plugin that made it.
+    pub plugin: RStr<'a>,
+    /// Its level, numbered as [`TraceLevel`] (1 = error ... 5 = trace).
+    pub level: u8,
+    /// Its target in the plugin (by default the module that made it).
+    pub target: RStr<'a>,
+    /// Its message, formatted.
+    pub message: RStr<'a>,
+    /// Its other fields, as a JSON object.
+    pub fields_json: RStr<'a>,
+}
+
+/// Where a plugin's `tracing` events and `log` records from outside any call go (those of
+/// `instantiate`, of its background threads): the host's log, under the plugin's name, which
+/// the host knows. The host hands one to the library once, through [`PluginMod::log_to`].
+/// Added in 0.2.1; methods are appended below `event`, each with a default body.
+#[sabi_trait]
+pub trait LogSink: Send + Sync {
+    /// The most verbose level the host's log keeps, numbered as [`TraceLevel`] (0 when it
+    /// keeps none): the plugin drops what is below it before formatting anything.
+    fn max_level(&self) -> u8;
+
+    /// Writes `event` to the host's log (its `plugin` is ignored: the sink knows whose it is).
+    #[sabi(last_prefix_field)]
+    fn event(&self, event: FfiLogEvent<'_>);
+}
+
+/// A log sink behind the ABI.
+pub type LogSinkBox = LogSink_TO<'static, RArc<()>>;
+
+/// The levels of `tracing` (and `log`) as [`FfiLogEvent::level`] and [`LogSink::max_level`]
+/// number them, the `log` crate's numbers; 0 is off.
+#[repr(u8)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum TraceLevel {
+    /// Nothing is kept.
+    Off = 0,
+    /// Errors.
+    Error = 1,
+    /// Warnings.
+    Warn = 2,
+    /// Information.
+    Info = 3,
+    /// Debugging.
+    Debug = 4,
+    /// Tracing, the most verbose.
+    Trace = 5,
+}
+
+impl TraceLevel {
+    /// The level numbered `n`; above 5 is `Trace`.
+    pub fn from_u8(n: u8) -> Self {
+        match n {
+            0 => Self::Off,
+            1 => Self::Error,
+            2 => Self::Warn,
+            3 => Self::Info,
+            4 => Self::Debug,
+            _ => Self::Trace,
+        }
     }
 }
 

@@ -394,6 +394,7 @@ fn root_module(self_ty: &Type) -> TokenStream {
                 #abi::prefix_type::PrefixTypeTrait::leak_into_prefix(::plugin_api::__private::ffi::PluginMod {
                     manifest,
                     instantiate,
+                    log_to: #p::log_to,
                 })
             }
 

@@ -252,6 +252,35 @@ impl Relay {
         }
     }
 
+    /// Writes an isolated plugin's log event to the host's log under the plugin's name: in the
+    /// span of the call whose progress token it carries (or of the only call in flight, when
+    /// the token is not known yet), through that call's context; outside any call's span when
+    /// it carries none (the plugin logged outside a call).
+    fn deliver_plugin_log(&self, params: &serde_json::Value) {
+        let Some(log) = crate::call::wire::plugin_log_of(params) else {
+            tracing::debug!(server = %self.server, "a plugin log event that does not read: {params}");
+            return;
+        };
+        let context = log.token.as_ref().and_then(|token| {
+            let in_flight = lock(&self.calls);
+            let by_token = in_flight
+                .calls
+                .values()
+                .find(|c| c.token.as_ref() == Some(token));
+            // A call's event that came before its token was known: the only call is its.
+            let only = || {
+                let mut calls = in_flight.calls.values();
+                calls.next().filter(|_| calls.next().is_none())
+            };
+            by_token.or_else(only).map(|call| call.context.clone())
+        });
+        let event = log.event(&self.server);
+        match context {
+            Some(context) => context.plugin_event(event),
+            None => crate::observe::plugin_logs::emit(&self.server, event),
+        }
+    }
+
     /// Tells the host's subscribers that `uri` changed: where [`Relay::updates_to`] said, else
     /// through the context of a call in flight (the host's updates are shared by every
     /// session); with neither, the change stays in the log.
@@ -451,6 +480,12 @@ impl<T: Transport<RoleClient>> Transport<RoleClient> for Tagged<T> {
                 }
                 ServerNotification::ResourceUpdatedNotification(u) => {
                     self.relay.deliver_resource_updated(&u.params.uri);
+                }
+                ServerNotification::CustomNotification(c)
+                    if c.method == crate::call::wire::PLUGIN_LOG_METHOD =>
+                {
+                    self.relay
+                        .deliver_plugin_log(c.params.as_ref().unwrap_or(&serde_json::Value::Null));
                 }
                 _ => {}
             },

@@ -11,11 +11,11 @@ use abi_stable::std_types::{ROption, RResult, RStr, RString, RVec};
 use async_ffi::{FfiFuture, FutureExt};
 use axum::http::request::Parts;
 use futures::channel::oneshot;
-use plugin_abi::{ErrorKind, FfiError, HostContext};
+use plugin_abi::{ErrorKind, FfiError, FfiLogEvent, HostContext};
 use rmcp::model::{
-    ClientCapabilities, CreateMessageRequestParams, CustomRequest, ElicitRequestParams,
-    LoggingMessageNotificationParam, ProgressNotificationParam, ProgressToken, Request,
-    RequestNoParam, ServerRequest,
+    ClientCapabilities, CreateMessageRequestParams, CustomNotification, CustomRequest,
+    ElicitRequestParams, LoggingMessageNotificationParam, ProgressNotificationParam, ProgressToken,
+    Request, RequestNoParam, ServerNotification, ServerRequest,
 };
 use rmcp::{RoleServer, service::Peer};
 use serde_json::Value;
@@ -29,7 +29,7 @@ use crate::serve::{
 };
 use crate::{
     call::level::LEVELS,
-    call::wire::AVAILABILITY_METHOD,
+    call::wire::{AVAILABILITY_METHOD, PLUGIN_LOG_METHOD},
     selection::{ActiveSet, Resolution},
 };
 
@@ -51,6 +51,9 @@ pub(super) enum Event {
     BecomesTask,
     /// An isolated plugin's child asks its parent to make the call a task.
     AskParentForTask(oneshot::Sender<()>),
+    /// An isolated plugin's child hands its parent one of its plugin's log events
+    /// ([`crate::call::wire::PLUGIN_LOG_METHOD`]'s params).
+    PluginLogToParent(Value),
     /// An isolated plugin's child tells its parent that its plugin turned a contribution on or
     /// off.
     SetAvailableOnParent {
@@ -108,6 +111,11 @@ pub(crate) struct CallContext {
     /// The W3C trace context of the call's span when traces are on, else the request's, as
     /// the JSON object plugins get.
     pub(super) trace: Option<Arc<str>>,
+    /// The plugin called, when known: whose log events come through this context (when the
+    /// event does not name its plugin).
+    pub(super) plugin: Option<Arc<str>>,
+    /// The span the call runs in: where the plugin's log events are written.
+    pub(super) span: tracing::Span,
 }
 
 impl CallContext {
@@ -124,7 +132,7 @@ impl CallContext {
             availability,
             plugin,
         } = call;
-        let availability = availability.zip(plugin);
+        let availability = availability.zip(plugin.clone());
         let round = client.round.clone();
         let (events, receiver) = mpsc::unbounded_channel();
         let mut session = session_of(request);
@@ -158,6 +166,8 @@ impl CallContext {
             .map(|context| Arc::from(serde_json::Value::Object(context).to_string()));
         let context = Self {
             trace,
+            plugin,
+            span: tracing::Span::current(),
             identity,
             events,
             level: level.for_request(request),
@@ -508,6 +518,28 @@ impl HostContext for CallContext {
     fn trace_context(&self) -> ROption<RString> {
         self.trace.as_deref().map(RString::from).into()
     }
+
+    /// Writes the plugin's event to the host's log in the call's span; in an isolated plugin's
+    /// child, hands it to the parent instead, under the call's progress token, so the parent
+    /// writes it in its own call's span.
+    fn plugin_event(&self, event: FfiLogEvent<'_>) {
+        if self.tells_parent {
+            let params = crate::call::wire::plugin_log_params(&event, self.progress_token.as_ref());
+            let event = Event::PluginLogToParent(params);
+            if let Err(mpsc::error::SendError(event)) = self.events.send(event)
+                && let Some((peer, runtime)) = self.parent.clone()
+            {
+                runtime.spawn(async move { notify(&peer, event).await });
+            }
+            return;
+        }
+        let plugin = match (event.plugin.as_str(), &self.plugin) {
+            ("", Some(called)) => called,
+            (own, _) => own,
+        };
+        let _entered = self.span.enter();
+        crate::observe::plugin_logs::emit(plugin, event);
+    }
 }
 
 /// Sends a log message or a progress report; a client that is gone is not an error here.
@@ -515,6 +547,11 @@ pub(super) async fn notify(peer: &Peer<RoleServer>, event: Event) {
     let sent = match event {
         Event::Log(message) => peer.notify_logging_message(message).await,
         Event::Progress(report) => peer.notify_progress(report).await,
+        Event::PluginLogToParent(params) => {
+            let notification = CustomNotification::new(PLUGIN_LOG_METHOD, Some(params));
+            peer.send_notification(ServerNotification::CustomNotification(notification))
+                .await
+        }
         Event::SetAvailableOnParent {
             kind,
             name,

@@ -103,7 +103,10 @@ impl Call<'_> {
         while let Ok(event) = events.try_recv() {
             if matches!(
                 event,
-                Event::Log(_) | Event::Progress(_) | Event::SetAvailableOnParent { .. }
+                Event::Log(_)
+                    | Event::Progress(_)
+                    | Event::PluginLogToParent(_)
+                    | Event::SetAvailableOnParent { .. }
             ) {
                 notify(peer, event).await;
             }

@@ -70,8 +70,50 @@ fn call_context(
         in_task: false,
         availability: None,
         trace: None,
+        plugin: Some(Arc::from("called")),
+        span: tracing::Span::none(),
     };
     (context, receiver)
+}
+
+#[test]
+fn a_plugin_event_is_written_in_the_calls_span_though_the_plugin_is_not_in_it() {
+    let lines = crate::observe::plugin_logs::tests::json_lines("info", || {
+        let (mut context, _events) = call_context(true, json!({}), false);
+        context.span = tracing::info_span!("tools/call", tool = "count");
+        context.plugin_event(plugin_abi::FfiLogEvent {
+            plugin: "".into(),
+            level: plugin_abi::TraceLevel::Warn as u8,
+            target: "counter".into(),
+            message: "outside the span".into(),
+            fields_json: "{}".into(),
+        });
+    });
+    assert_eq!(lines.len(), 1, "{lines:?}");
+    assert_eq!(lines[0]["target"], "plugin::called", "the call's plugin");
+    assert_eq!(lines[0]["span"]["name"], "tools/call", "{}", lines[0]);
+    assert_eq!(lines[0]["span"]["tool"], "count");
+}
+
+#[test]
+fn a_childs_plugin_event_goes_to_its_parent_under_the_calls_token() {
+    let (mut context, mut events) = call_context(true, json!({}), true);
+    context.tells_parent = true;
+    context.plugin_event(plugin_abi::FfiLogEvent {
+        plugin: "counter".into(),
+        level: plugin_abi::TraceLevel::Info as u8,
+        target: "counter::tools".into(),
+        message: "counting".into(),
+        fields_json: r#"{"n":3}"#.into(),
+    });
+    let Ok(Event::PluginLogToParent(params)) = events.try_recv() else {
+        panic!("the event is not handed to the parent");
+    };
+    assert_eq!(
+        params,
+        json!({"level": 3, "target": "counter::tools", "message": "counting",
+               "fields": {"n": 3}, "progressToken": "t"})
+    );
 }
 
 #[test]

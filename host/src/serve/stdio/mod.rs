@@ -118,6 +118,9 @@ pub(crate) async fn run(
                 return Err(ServeError::Initialize(Box::new(error)));
             }
         };
+        if state.for_parent {
+            plugin_logs_to_parent(service.peer().clone());
+        }
         let ended = service.waiting().await;
         tracing::info!("the client closed the session ({ended:?})");
         Ok::<(), ServeError>(())
@@ -131,4 +134,22 @@ pub(crate) async fn run(
     };
     crate::serve::lifecycle::stop(state.generation().builder()).await;
     outcome
+}
+
+/// In an isolated plugin's child: its plugin's log events from outside any call go to the parent
+/// (`peer`) as [`PLUGIN_LOG_METHOD`](crate::call::wire::PLUGIN_LOG_METHOD) notifications.
+fn plugin_logs_to_parent(peer: rmcp::service::Peer<rmcp::RoleServer>) {
+    use rmcp::model::{CustomNotification, ServerNotification};
+    let runtime = tokio::runtime::Handle::current();
+    crate::observe::plugin_logs::to_parent(Box::new(move |event| {
+        let params = crate::call::wire::plugin_log_params(&event, None);
+        let notification =
+            CustomNotification::new(crate::call::wire::PLUGIN_LOG_METHOD, Some(params));
+        let peer = peer.clone();
+        runtime.spawn(async move {
+            let _ = peer
+                .send_notification(ServerNotification::CustomNotification(notification))
+                .await;
+        });
+    }));
 }
