@@ -19,6 +19,7 @@ mod list;
 mod observe;
 mod parity;
 mod pins;
+mod policies;
 mod reload;
 mod resources;
 mod sandbox;

@@ -10,6 +10,7 @@
 //! - [`json_lines`]: JSON messages one per line over a stream, bounded, with the `id` of a line
 //!   too long to keep.
 //! - [`tls`]: the crypto provider of the host's TLS clients.
+//! - [`watched`]: a file read again when it changes.
 
 pub(crate) mod backoff;
 pub(crate) mod error;
@@ -19,3 +20,4 @@ pub(crate) mod lock;
 pub(crate) mod loopback;
 pub(crate) mod names;
 pub(crate) mod tls;
+pub(crate) mod watched;
