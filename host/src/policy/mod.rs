@@ -322,6 +322,27 @@ pub(crate) mod tests {
     }
 
     #[test]
+    fn the_readmes_example_compiles_and_decides() {
+        let readme = include_str!("../../../README.md");
+        let section = &readme[readme.find("## Policies").unwrap()..];
+        let start = section.find("```toml\n").unwrap() + "```toml\n".len();
+        let example = &section[start..start + section[start..].find("```").unwrap()];
+        let path = Path::new("README.md");
+        let file = PolicyFile::parse(path, example).unwrap();
+        let policy = Policy::compile(path, &file, None).unwrap();
+        let trial = Caller {
+            key: "key:trial-1",
+            name: "trial-1",
+            kind: "key",
+            scopes: &NO_SCOPES,
+        };
+        assert!(policy.hides(&trial, &tool("write", "s", false)).is_some());
+        assert!(policy.hides(&trial, &tool("read", "s", true)).is_none());
+        assert!(policy.hides(&alice(), &tool("write", "s", false)).is_none());
+        assert_eq!(policy.summary(), "2 rule(s), 4 limit(s) and quota(s), 1 concurrency cap(s), 1 breaker(s), 1 result cap(s), 5 session(s) per caller");
+    }
+
+    #[test]
     fn session_quota_counts_what_the_caller_holds() {
         let file = PolicyFile::parse(Path::new("p"), "[sessions]\nper_identity = 2\n").unwrap();
         let policy = Policy::compile(Path::new("p"), &file, None).unwrap();

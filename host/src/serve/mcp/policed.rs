@@ -122,7 +122,8 @@ pub(super) fn capped(mut result: CallToolResult, tool: &str, cap: &ResultCap) ->
             cap.bytes, cap.rule
         ));
     }
-    let mut budget = cap.bytes;
+    // Room is left for the notice, so the cut result stays within the cap.
+    let mut budget = cap.bytes.saturating_sub(NOTICE_BYTES);
     let mut dropped = 0;
     let mut cut_text = 0;
     result.structured_content = None;
@@ -133,10 +134,15 @@ pub(super) fn capped(mut result: CallToolResult, tool: &str, cap: &ResultCap) ->
             result.content.push(block);
             continue;
         }
+        let overhead = block.as_text().map_or(0, |t| size.saturating_sub(t.text.len()));
         if let ContentBlock::Text(text) = &mut block
-            && budget > 0
+            && budget > overhead
         {
-            let keep = floor_char_boundary(&text.text, budget);
+            // Escaped characters take more room as JSON: the text kept is cut to what fits.
+            let mut keep = floor_char_boundary(&text.text, budget - overhead);
+            while keep > 0 && json_len(&text.text[..keep]) + overhead > budget {
+                keep = floor_char_boundary(&text.text, keep - (keep / 16).max(1));
+            }
             cut_text += text.text.len() - keep;
             text.text.truncate(keep);
             budget = 0;
@@ -163,8 +169,11 @@ pub(super) fn capped(mut result: CallToolResult, tool: &str, cap: &ResultCap) ->
     result
 }
 
+/// The room kept in a cut result for the notice saying what was cut.
+const NOTICE_BYTES: usize = 512;
+
 /// The length of `value` as JSON, counted without writing it.
-fn json_len<T: serde::Serialize>(value: &T) -> usize {
+fn json_len<T: serde::Serialize + ?Sized>(value: &T) -> usize {
     struct Counter(usize);
     impl std::io::Write for Counter {
         fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
@@ -204,15 +213,21 @@ mod tests {
     #[test]
     fn a_result_over_its_cap_is_cut_with_a_notice() {
         let result = CallToolResult::success(vec![ContentBlock::text("é".repeat(600))]);
-        let cut = capped(result, "big", &cap(101, OverCap::Cut));
+        let cut = capped(result, "big", &cap(700, OverCap::Cut));
+        assert!(json_len(&cut.content) <= 700, "within the cap");
         let texts: Vec<&str> = cut
             .content
             .iter()
             .filter_map(|b| b.as_text().map(|t| t.text.as_str()))
             .collect();
-        assert_eq!(texts[0], "é".repeat(50), "cut at a character boundary");
         assert!(
-            texts[1].contains("\"textBytesCut\":1100") && texts[1].contains("\"rule\":\"small\""),
+            !texts[0].is_empty() && texts[0].chars().all(|c| c == 'é'),
+            "cut at a character boundary: {}",
+            texts[0]
+        );
+        let cut_bytes = format!("\"textBytesCut\":{}", 1200 - texts[0].len());
+        assert!(
+            texts[1].contains(&cut_bytes) && texts[1].contains("\"rule\":\"small\""),
             "{}",
             texts[1]
         );
