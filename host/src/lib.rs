@@ -121,6 +121,13 @@ pub mod internals {
             trust,
         };
     }
+    /// The policy file.
+    pub mod policy {
+        pub use crate::policy::{
+            Caller, Denial, DenialKind, Policy, ToolFacts,
+            file::{PolicyFile, PolicyFileError},
+        };
+    }
     /// The registry.
     pub mod registry {
         pub use crate::registry::Registry;

@@ -9,7 +9,7 @@ use toml::Spanned;
 
 /// The policy file, as read.
 #[derive(Debug, Clone, Default, PartialEq)]
-pub(crate) struct PolicyFile {
+pub struct PolicyFile {
     /// The sessions one caller may hold at once (`[sessions] per_identity`).
     pub(crate) sessions_per_identity: Option<usize>,
     /// What a call no rule matched gets (`[rules] default`): allowed unless `deny`.
@@ -230,7 +230,7 @@ pub(crate) struct BreakerEntry {
 
 /// Why a policy file could not be read.
 #[derive(Debug, thiserror::Error)]
-pub(crate) enum PolicyFileError {
+pub enum PolicyFileError {
     /// The file cannot be read.
     #[error("cannot read the policy file {path}")]
     Read {
@@ -356,7 +356,7 @@ impl PolicyFile {
     }
 
     /// Parses `text`, the policy file at `path`.
-    pub(crate) fn parse(path: &Path, text: &str) -> Result<Self, PolicyFileError> {
+    pub fn parse(path: &Path, text: &str) -> Result<Self, PolicyFileError> {
         let raw: Raw = toml::from_str(text).map_err(|error| {
             let line = error.span().map_or(1, |span| line_of(text, span.start));
             PolicyFileError::invalid(path, line, error.message().trim_end_matches('\n'))

@@ -41,16 +41,16 @@ use rules::Rules;
 
 /// Who calls, as the policy sees it.
 #[derive(Debug, Clone, Copy)]
-pub(crate) struct Caller<'a> {
+pub struct Caller<'a> {
     /// What its counters are kept under: `key:NAME`, `oauth:SUB`, `relayed:NAME`, or
     /// `anonymous`.
-    pub(crate) key: &'a str,
+    pub key: &'a str,
     /// The key's name or the token's subject; `anonymous` without authentication.
-    pub(crate) name: &'a str,
+    pub name: &'a str,
     /// `key`, `oauth`, `relayed` or `anonymous`.
-    pub(crate) kind: &'a str,
+    pub kind: &'a str,
     /// The token's scopes.
-    pub(crate) scopes: &'a [String],
+    pub scopes: &'a [String],
 }
 
 /// The caller without authentication.
@@ -79,20 +79,20 @@ impl Identity {
 
 /// The tool called, as the policy sees it.
 #[derive(Debug, Clone, Copy)]
-pub(crate) struct ToolFacts<'a> {
+pub struct ToolFacts<'a> {
     /// Its name.
-    pub(crate) name: &'a str,
+    pub name: &'a str,
     /// Its toolset.
-    pub(crate) toolset: &'a str,
+    pub toolset: &'a str,
     /// The plugin serving it.
-    pub(crate) plugin: &'a str,
+    pub plugin: &'a str,
     /// Its annotations, as its extensions leave them.
-    pub(crate) annotations: &'a Annotations,
+    pub annotations: &'a Annotations,
 }
 
 /// Why the policy refused.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum DenialKind {
+pub enum DenialKind {
     /// A rule denied it.
     Rule,
     /// A rate limit is reached.
@@ -123,15 +123,15 @@ impl DenialKind {
 
 /// A refusal: the entry of the policy that refused, why, and when to try again.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct Denial {
+pub struct Denial {
     /// The entry's name.
-    pub(crate) rule: String,
+    pub rule: String,
     /// Why.
-    pub(crate) kind: DenialKind,
+    pub kind: DenialKind,
     /// What to tell the caller.
-    pub(crate) message: String,
+    pub message: String,
     /// How long until a call may pass.
-    pub(crate) retry_after: Option<Duration>,
+    pub retry_after: Option<Duration>,
 }
 
 impl Denial {
@@ -145,7 +145,7 @@ impl Denial {
 
 /// A policy, compiled.
 #[derive(Debug)]
-pub(crate) struct Policy {
+pub struct Policy {
     /// The sessions one caller may hold at once.
     pub(crate) sessions_per_identity: Option<usize>,
     /// Allow and deny rules.
@@ -177,7 +177,7 @@ impl Default for Policy {
 impl Policy {
     /// Compiles `file`, read from `path`, keeping the counters, caps and breakers of
     /// `previous`'s entries that did not change.
-    pub(crate) fn compile(
+    pub fn compile(
         path: &Path,
         file: &PolicyFile,
         previous: Option<&Policy>,
@@ -214,7 +214,7 @@ impl Policy {
     }
 
     /// The rule that hides `tool` from `caller` and refuses it its calls, if one does.
-    pub(crate) fn hides(&self, caller: &Caller<'_>, tool: &ToolFacts<'_>) -> Option<Denial> {
+    pub fn hides(&self, caller: &Caller<'_>, tool: &ToolFacts<'_>) -> Option<Denial> {
         let rule = self.rules.denies(caller, tool)?;
         Some(Denial {
             message: format!("the policy rule `{rule}` denies tool `{}`", tool.name),
@@ -225,7 +225,7 @@ impl Policy {
     }
 
     /// Counts `caller` calling `tool` now against the rate limits and quotas.
-    pub(crate) fn admit(&self, caller: &Caller<'_>, tool: &ToolFacts<'_>) -> Result<(), Denial> {
+    pub fn admit(&self, caller: &Caller<'_>, tool: &ToolFacts<'_>) -> Result<(), Denial> {
         if self.limits.is_empty() {
             return Ok(());
         }
@@ -339,7 +339,10 @@ pub(crate) mod tests {
         assert!(policy.hides(&trial, &tool("write", "s", false)).is_some());
         assert!(policy.hides(&trial, &tool("read", "s", true)).is_none());
         assert!(policy.hides(&alice(), &tool("write", "s", false)).is_none());
-        assert_eq!(policy.summary(), "2 rule(s), 4 limit(s) and quota(s), 1 concurrency cap(s), 1 breaker(s), 1 result cap(s), 5 session(s) per caller");
+        assert_eq!(
+            policy.summary(),
+            "2 rule(s), 4 limit(s) and quota(s), 1 concurrency cap(s), 1 breaker(s), 1 result cap(s), 5 session(s) per caller"
+        );
     }
 
     #[test]

@@ -84,9 +84,13 @@ impl Rules {
                         format!("rule `{}`: {reason}", entry.name),
                     )
                 };
-                let program = env
-                    .compile(&entry.value.when)
-                    .map_err(|error| invalid(format!("its condition is not CEL: {error}")))?;
+                let program = env.compile(&entry.value.when).map_err(|error| {
+                    // The parser's message goes on to draw the expression; its first line
+                    // says what is wrong.
+                    let error = error.to_string();
+                    let first = error.lines().next().unwrap_or_default().trim();
+                    invalid(format!("its condition is not CEL: {first}"))
+                })?;
                 if let Some(unknown) = program
                     .references()
                     .variables()

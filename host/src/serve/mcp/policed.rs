@@ -134,14 +134,21 @@ pub(super) fn capped(mut result: CallToolResult, tool: &str, cap: &ResultCap) ->
             result.content.push(block);
             continue;
         }
-        let overhead = block.as_text().map_or(0, |t| size.saturating_sub(t.text.len()));
+        // What the block takes besides its text's JSON.
+        let overhead = block
+            .as_text()
+            .map_or(0, |t| size.saturating_sub(json_len(t.text.as_str())));
         if let ContentBlock::Text(text) = &mut block
             && budget > overhead
         {
             // Escaped characters take more room as JSON: the text kept is cut to what fits.
             let mut keep = floor_char_boundary(&text.text, budget - overhead);
-            while keep > 0 && json_len(&text.text[..keep]) + overhead > budget {
-                keep = floor_char_boundary(&text.text, keep - (keep / 16).max(1));
+            loop {
+                let over = (json_len(&text.text[..keep]) + overhead).saturating_sub(budget);
+                if over == 0 || keep == 0 {
+                    break;
+                }
+                keep = floor_char_boundary(&text.text, keep.saturating_sub(over));
             }
             cut_text += text.text.len() - keep;
             text.text.truncate(keep);
