@@ -39,6 +39,9 @@
 //! - **reload**: what says the plugins changed (files, `SIGHUP`, a bridged server's list), and
 //!   which plugins a new scan added, replaced and removed.
 //! - **auth**: who calls (API keys, OAuth access tokens) and the bound each caller gets.
+//! - **policy**: who may call what, how often and how much (`--policy FILE`): CEL rules that
+//!   also narrow listings, rate limits and quotas, concurrency caps, circuit breakers, result
+//!   caps; compiled once per load, re-read on change, counted in this process.
 //! - **reports**: the read-only answers over the registry (`GET /toolsets`, `/contributions`,
 //!   `list`, `graph`), from manifests alone, narrowed to a caller's bound.
 //! - **build**: the `Opener` seam, the one `dlopen` (of a private copy), the checks of code
@@ -66,6 +69,7 @@ pub mod cli;
 mod discovery;
 mod embed;
 mod observe;
+mod policy;
 mod providers;
 mod registry;
 mod reload;
@@ -116,6 +120,13 @@ pub mod internals {
             discover, discover_trusted, read,
             servers::{cache::ToolCache, config::ServerEntry, config::Transport},
             trust,
+        };
+    }
+    /// The policy file.
+    pub mod policy {
+        pub use crate::policy::{
+            Caller, Denial, DenialKind, Policy, ToolFacts,
+            file::{PolicyFile, PolicyFileError},
         };
     }
     /// The registry.

@@ -31,7 +31,7 @@ use std::collections::BTreeSet;
 
 use serde::Serialize;
 
-pub(crate) use filter::ToolFilter;
+pub(crate) use filter::{ToolFilter, glob_matches};
 
 /// Whether a bare key's value turns its toolset off (`?name=false`, `=0`, `=off`, `=no`, in
 /// any case); any other value, or none, turns it on.

@@ -20,6 +20,7 @@ mod observe;
 mod parity;
 mod pins;
 mod plugin_logs;
+mod policies;
 mod private_copies;
 mod reload;
 mod resources;

@@ -41,6 +41,10 @@ pub(crate) const LAYERS: &[(&str, &str)] = &[
     ),
     ("auth", "keys, OAuth, identities and their bounds"),
     (
+        "policy",
+        "the policy file: rules, rate limits, quotas, caps, breakers, result caps",
+    ),
+    (
         "reports",
         "/toolsets, /contributions, list, graph; filtering for a caller's bound",
     ),

@@ -1,7 +1,7 @@
 //! The keys file as the server holds it: read at start-up, and read again when it changes.
 //!
 //! [`KeyStore::watch`] looks at the file's modification time and length every
-//! [`POLL`]; when either changed it reads the file again and swaps the new keys in. A file that
+//! [`crate::util::watched::POLL`]; when either changed it reads the file again and swaps the new keys in. A file that
 //! no longer reads (gone, or not TOML/JSON) keeps the keys in force, with an error in the log
 //! naming the file and the reason; bad entries are skipped with a warning each. At start-up,
 //! a file that others than its owner may read or write is warned about once ([`too_open`]).
@@ -9,7 +9,6 @@
 use std::{
     path::{Path, PathBuf},
     sync::{Arc, RwLock},
-    time::{Duration, SystemTime},
 };
 
 use tokio_util::sync::CancellationToken;
@@ -18,13 +17,8 @@ use super::keys::{KeySet, KeysError};
 use crate::util::{
     error::chain,
     lock::{read, write},
+    watched::{Stamp, poll, stamp},
 };
-
-/// How often the file is looked at.
-pub(crate) const POLL: Duration = Duration::from_millis(500);
-
-/// What identifies one version of the file: its modification time and length.
-type Stamp = Option<(SystemTime, u64)>;
 
 /// The keys of a file, kept current.
 #[derive(Debug)]
@@ -81,18 +75,16 @@ impl KeyStore {
         }
     }
 
-    /// Refreshes the store every [`POLL`] until `cancel`.
+    /// Refreshes the store every [`crate::util::watched::POLL`] until `cancel`.
     pub(crate) async fn watch(store: Arc<Self>, cancel: CancellationToken) {
-        let mut ticks = tokio::time::interval(POLL);
-        ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-        loop {
-            tokio::select! {
-                () = cancel.cancelled() => return,
-                _ = ticks.tick() => {}
-            }
-            let refreshing = Arc::clone(&store);
-            let _ = tokio::task::spawn_blocking(move || refreshing.refresh()).await;
-        }
+        poll(
+            move || {
+                store.refresh();
+                true
+            },
+            cancel,
+        )
+        .await;
     }
 }
 
@@ -131,12 +123,6 @@ fn warn_if_open(path: &Path) {
 #[cfg_attr(not(unix), allow(dead_code))]
 fn too_open(mode: u32) -> bool {
     mode & 0o077 != 0
-}
-
-/// The file's modification time and length, `None` when it cannot be read.
-fn stamp(path: &Path) -> Stamp {
-    let meta = std::fs::metadata(path).ok()?;
-    Some((meta.modified().ok()?, meta.len()))
 }
 
 #[cfg(test)]

@@ -9,7 +9,9 @@ use abi_stable::{
     std_types::{RArc, ROption, RResult, RStr, RString, RVec},
 };
 use async_ffi::{FfiFuture, FutureExt as _};
-use plugin_abi::{FfiError, FfiOutput, HostContext, HostContextBox, ToolHandler, ToolHandlerBox};
+use plugin_abi::{
+    FfiError, FfiLogEvent, FfiOutput, HostContext, HostContextBox, ToolHandler, ToolHandlerBox,
+};
 use tracing::Instrument as _;
 
 use crate::observe::traces;

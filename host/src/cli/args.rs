@@ -562,6 +562,10 @@ pub(crate) struct ServedArgs {
     /// them again).
     #[arg(long, env = "REACTOR_MCP_NO_WATCH", value_parser = BoolishValueParser::new())]
     pub(crate) no_watch: bool,
+    /// The policy file (TOML): rules, rate limits, quotas, concurrency caps, circuit breakers,
+    /// result caps; re-read when it changes (README, "Policies").
+    #[arg(long, env = "REACTOR_MCP_POLICY", value_name = "FILE")]
+    pub(crate) policy: Option<PathBuf>,
 }
 
 impl ServedArgs {
@@ -604,6 +608,7 @@ impl StdioArgs {
             name: self.served.name.clone(),
             toolsets_tool: !self.served.no_toolsets_tool,
             sessions: self.session.limits(defaults.sessions),
+            policy: self.served.policy.clone(),
             ..defaults
         }
     }
@@ -776,6 +781,7 @@ impl ServeArgs {
             shutdown_grace: Duration::from_secs(self.connections.shutdown_grace),
             for_parent: false,
             auth: self.auth.options(),
+            policy: self.served.policy.clone(),
         }
     }
 }

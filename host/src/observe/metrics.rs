@@ -135,6 +135,10 @@ pub(crate) struct Metrics {
     pub(crate) bridged_calls: Family<PluginName, Histogram>,
     /// Requests refused for their credentials, per reason.
     pub(crate) auth_failures: Family<Reason, Counter>,
+    /// Calls the policy refused, per reason.
+    pub(crate) policy_denials: Family<Reason, Counter>,
+    /// Whether a plugin's circuit breaker is open (1) or closed (0).
+    pub(crate) breakers_open: Family<PluginName, Gauge>,
 }
 
 /// A histogram over [`DURATION_BUCKETS`].
@@ -161,6 +165,8 @@ impl Metrics {
             processes_parked: Family::default(),
             bridged_calls: Family::new_with_constructor(durations),
             auth_failures: Family::default(),
+            policy_denials: Family::default(),
+            breakers_open: Family::default(),
             registry: Registry::default(),
         };
         registry.register_with_unit(
@@ -236,6 +242,17 @@ impl Metrics {
             "reactor_auth_failures",
             "Requests refused for their credentials, per reason",
             metrics.auth_failures.clone(),
+        );
+        registry.register(
+            "reactor_policy_denials",
+            "Calls the policy refused, per reason (rule, rate_limited, quota_exhausted, busy, \
+             breaker_open, sessions)",
+            metrics.policy_denials.clone(),
+        );
+        registry.register(
+            "reactor_breaker_open",
+            "Whether a plugin's circuit breaker is open (1) or closed (0)",
+            metrics.breakers_open.clone(),
         );
         Self {
             registry,
@@ -320,6 +337,28 @@ pub(crate) fn auth_failure(reason: &'static str) {
             .auth_failures
             .get_or_create(&Reason { reason })
             .inc();
+    }
+}
+
+/// Counts a call the policy refused, for `reason`.
+pub(crate) fn policy_denial(reason: &'static str) {
+    if let Some(metrics) = get() {
+        metrics
+            .policy_denials
+            .get_or_create(&Reason { reason })
+            .inc();
+    }
+}
+
+/// Sets whether the circuit breaker of `plugin` is open.
+pub(crate) fn breaker_state(plugin: &str, open: bool) {
+    if let Some(metrics) = get() {
+        metrics
+            .breakers_open
+            .get_or_create(&PluginName {
+                plugin: plugin.to_owned(),
+            })
+            .set(i64::from(open));
     }
 }
 

@@ -70,6 +70,20 @@ pub(crate) struct ToolsetsReport {
     /// Which generation of the plugin folder this is, when a server answers.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub(crate) generation: Option<GenerationInfo>,
+    /// The circuit breakers of the policy that have seen a failure, by plugin.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub(crate) breakers: Vec<BreakerRow>,
+}
+
+/// One plugin's circuit breaker, as `/toolsets` and `/healthz` show it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub(crate) struct BreakerRow {
+    /// The plugin.
+    pub(crate) plugin: String,
+    /// `closed`, `open` or `half_open`.
+    pub(crate) state: &'static str,
+    /// The policy's `[[breaker]]` entry.
+    pub(crate) breaker: String,
 }
 
 /// What plugins turned off, by served name, sorted: what a running server holds (its rules
@@ -186,6 +200,7 @@ impl ToolsetsReport {
             off: TurnedOff::default(),
             changed_tools: changed_tools(registry),
             generation: None,
+            breakers: Vec::new(),
         }
     }
 

@@ -212,7 +212,20 @@ pub(crate) async fn start(
         .await
         .map_err(ServeError::Startup)?;
     let sealer = rounds::Sealer::from_env()?;
-    let (state, updates, availability) = ServeState::new(builder, args, sealer);
+    let policy = args
+        .policy
+        .as_deref()
+        .map(crate::policy::PolicyStore::open)
+        .transpose()
+        .map_err(ServeError::Policy)?
+        .map(Arc::new);
+    if let Some(store) = &policy {
+        tokio::spawn(crate::policy::PolicyStore::watch(
+            Arc::downgrade(store),
+            CancellationToken::new(),
+        ));
+    }
+    let (state, updates, availability) = ServeState::new(builder, args, sealer, policy);
     if let Some(source) = &source {
         state
             .skipped

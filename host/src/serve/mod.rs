@@ -75,6 +75,8 @@ pub(crate) struct Options {
     pub(crate) for_parent: bool,
     /// Who may call (`crate::auth`).
     pub(crate) auth: AuthOptions,
+    /// The policy file (`--policy`).
+    pub(crate) policy: Option<std::path::PathBuf>,
 }
 
 impl Default for Options {
@@ -98,6 +100,7 @@ impl Default for Options {
             for_parent: false,
             shutdown_grace: SHUTDOWN_GRACE,
             auth: AuthOptions::default(),
+            policy: None,
         }
     }
 }
@@ -147,6 +150,8 @@ pub(crate) enum ServeError {
         source: std::io::Error,
     },
     /// The authentication options cannot be used (a keys file that does not read, ...).
+    #[error("cannot apply the policy")]
+    Policy(#[source] crate::policy::file::PolicyFileError),
     #[error("cannot authenticate callers")]
     Auth(#[source] crate::util::error::Report<crate::auth::keys::KeysError>),
     /// The ready file could not be written.

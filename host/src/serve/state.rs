@@ -56,6 +56,8 @@ pub(crate) struct ServeState {
     /// The calls run as tasks (the tasks extension), server-wide: a task outlives the request,
     /// and the session (none under 2026-07-28), that created it.
     pub(super) tasks: tasks::Tasks,
+    /// The policy file, when there is one.
+    pub(crate) policy: Option<Arc<crate::policy::PolicyStore>>,
 }
 
 impl ServeState {
@@ -83,6 +85,11 @@ impl ServeState {
         report.off = generation.hidden().report(registry, |plugin| {
             caller.is_none_or(|c| c.bound.sees_plugin(registry, plugin))
         });
+        report.breakers = self
+            .breakers()
+            .into_iter()
+            .filter(|row| caller.is_none_or(|c| c.bound.sees_plugin(registry, &row.plugin)))
+            .collect();
         match caller {
             Some(caller) => report.within(&caller.bound, registry),
             None => report,
@@ -112,6 +119,7 @@ impl ServeState {
         builder: Arc<Builder>,
         args: &Options,
         sealer: rounds::Sealer,
+        policy: Option<Arc<crate::policy::PolicyStore>>,
     ) -> (
         Self,
         tokio::sync::mpsc::UnboundedReceiver<String>,
@@ -154,8 +162,36 @@ impl ServeState {
                 per_caller: args.sessions.max_tasks_per_caller,
                 ttl: args.sessions.task_ttl,
             }),
+            policy,
         };
         (state, receiver, changes)
+    }
+
+    /// The policy in force: the file's, or the one without a file (everything allowed,
+    /// nothing counted, the default result cap).
+    pub(crate) fn policy(&self) -> Arc<crate::policy::Policy> {
+        static NONE: std::sync::OnceLock<Arc<crate::policy::Policy>> = std::sync::OnceLock::new();
+        match &self.policy {
+            Some(store) => store.current(),
+            None => Arc::clone(NONE.get_or_init(Arc::default)),
+        }
+    }
+
+    /// The state of the policy's circuit breakers that have seen a failure, by plugin.
+    pub(crate) fn breakers(&self) -> Vec<crate::reports::toolsets::BreakerRow> {
+        let policy = self.policy();
+        policy
+            .breakers
+            .phases(std::time::Instant::now())
+            .into_iter()
+            .map(
+                |(plugin, phase, breaker)| crate::reports::toolsets::BreakerRow {
+                    plugin,
+                    state: phase.as_str(),
+                    breaker,
+                },
+            )
+            .collect()
     }
 
     /// Makes the generation after `old`, over `builder` with what plugins turned off, the

@@ -11,6 +11,7 @@
 //!   too long to keep.
 //! - [`tls`]: the crypto provider of the host's TLS clients.
 //! - [`parallel`]: mapping a list on every core, in order.
+//! - [`watched`]: a file read again when it changes.
 
 pub(crate) mod backoff;
 pub(crate) mod error;
@@ -21,3 +22,4 @@ pub(crate) mod loopback;
 pub(crate) mod names;
 pub(crate) mod parallel;
 pub(crate) mod tls;
+pub(crate) mod watched;

@@ -11,7 +11,8 @@
 //!    and another caller naming its id is told it does not exist (404);
 //! 4. for a POST to the MCP endpoint, the session cap ([`crate::serve::edge::sessions::refuse_when_full`],
 //!    sessions on) and the body check ([`crate::serve::edge::body`]: read once, bounded in size and stall
-//!    time; a body that is not a JSON-RPC message gets the error that says why).
+//!    time; a body that is not a JSON-RPC message gets the error that says why), then the
+//!    policy's rate limits and session quota ([`crate::serve::edge::policy_gate`]).
 
 use std::{convert::Infallible, sync::Arc};
 
@@ -32,6 +33,7 @@ use crate::serve::{
     edge::drain::{self, Drain},
     edge::guard::{self, AccessPolicy},
     edge::index,
+    edge::policy_gate,
     edge::sessions::{self, SESSION_ID, Sessions},
 };
 
@@ -132,6 +134,7 @@ impl Front {
         let response = if request.uri().path() == &*self.mcp_path {
             let (router, body) = (self.router, self.body);
             let (auth, state, identity) = (self.auth, self.state, caller.clone());
+            let sessions = self.sessions.clone();
             let checked =
                 |request: Request| {
                     body::check_body(body, request, |request: Request| async move {
@@ -142,6 +145,17 @@ impl Front {
                                 Ok(request) => request,
                                 Err(challenge) => return challenge,
                             };
+                        let request = match policy_gate::gate(
+                            &state,
+                            sessions.as_deref(),
+                            identity.as_ref(),
+                            request,
+                        )
+                        .await
+                        {
+                            Ok(request) => request,
+                            Err(refusal) => return refusal,
+                        };
                         router
                             .oneshot(request)
                             .await

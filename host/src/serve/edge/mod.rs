@@ -8,6 +8,8 @@
 //! - [`routes`]: `GET /healthz`, `GET /toolsets` and `GET /contributions`.
 //! - [`index`]: `GET /` (and a browser's `GET` of the MCP endpoint): what the server is and how
 //!   to connect.
+//! - [`policy_gate`]: the policy's rate limits, quotas and session quota, before rmcp (HTTP
+//!   429 with `Retry-After`).
 //! - [`body`]: an MCP request's body, read once and bounded, checked to be JSON-RPC.
 //! - [`drain`]: shutting down without dropping a call in flight.
 //! - [`sessions`]: how many sessions, how long idle, what each holds.
@@ -22,6 +24,7 @@ pub(crate) mod guard;
 pub(crate) mod index;
 pub(crate) mod listener;
 pub(crate) mod metrics;
+pub(crate) mod policy_gate;
 pub(crate) mod ready;
 pub(crate) mod routes;
 pub(crate) mod sessions;

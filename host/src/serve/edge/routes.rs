@@ -20,8 +20,9 @@ use crate::{
 /// `detailed`, the state of the processes of opened bridged servers and isolated plugins and
 /// the plugins that failed to open and the files the last scan skipped (a second file of one
 /// plugin among them), each with why, and the bridged servers' tools whose definitions differ
-/// from their pins. Status `degraded` (still HTTP 200: everything else is served) when a
-/// plugin failed to open, while a process is parked, or while a changed tool is not accepted.
+/// from their pins, and the policy's circuit breakers. Status `degraded` (still HTTP 200:
+/// everything else is served) when a plugin failed to open, while a process is parked, while
+/// a changed tool is not accepted, or while a circuit breaker is not closed.
 /// The probe needs no credentials, so with authentication on it is not `detailed`: it names no
 /// plugin, and a caller finds both lists in `/toolsets`, within its bound.
 pub(crate) async fn healthz(State(state): State<Arc<ServeState>>, detailed: bool) -> Json<Value> {
@@ -31,8 +32,11 @@ pub(crate) async fn healthz(State(state): State<Arc<ServeState>>, detailed: bool
     let processes = builder.processes();
     let failed = crate::serve::generation::failed_plugins(&generation);
     let changed_tools = crate::reports::toolsets::changed_tools(registry);
-    let degraded =
-        !failed.is_empty() || processes.iter().any(|p| p.parked) || !changed_tools.is_empty();
+    let breakers = state.breakers();
+    let degraded = !failed.is_empty()
+        || processes.iter().any(|p| p.parked)
+        || !changed_tools.is_empty()
+        || breakers.iter().any(|b| b.state != "closed");
     let mut health = json!({
         "status": if degraded { "degraded" } else { "ok" },
         "version": env!("CARGO_PKG_VERSION"),
@@ -45,6 +49,7 @@ pub(crate) async fn healthz(State(state): State<Arc<ServeState>>, detailed: bool
         health["processes"] = json!(processes);
         health["failed"] = json!(failed);
         health["changed_tools"] = json!(changed_tools);
+        health["breakers"] = json!(breakers);
         health["skipped"] = json!(
             state
                 .skipped

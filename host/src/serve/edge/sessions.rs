@@ -260,6 +260,15 @@ impl Sessions {
             .is_none_or(|opener| opener == owner)
     }
 
+    /// How many open sessions the caller `owner` opened.
+    pub(crate) fn owned_by(&self, owner: &str) -> usize {
+        self.usages
+            .lock()
+            .values()
+            .filter(|usage| usage.owner.as_deref() == Some(owner))
+            .count()
+    }
+
     /// Whether a new session would be refused.
     fn is_full(&self) -> bool {
         self.count() >= self.max

@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use rmcp::{ErrorData, model::CallToolResponse};
 
-use crate::auth::Identity;
+use crate::{auth::Identity, policy::Denial};
 
 /// Logs one `tools/call`: `plugin` is `None` when no plugin was reached (an unknown or hidden
 /// tool, bad arguments, the host's own tool).
@@ -32,5 +32,19 @@ pub(crate) fn tool_call(
         outcome,
         duration_ms = took.as_secs_f64() * 1000.0,
         "tool call"
+    );
+}
+
+/// Logs a call the policy refused, naming the entry that refused it and why.
+pub(crate) fn denied(caller: Option<&Identity>, tool: &str, denial: &Denial) {
+    tracing::info!(
+        target: "audit",
+        identity = caller.map_or("-", |c| c.name.as_str()),
+        tool,
+        outcome = "denied",
+        reason = denial.kind.as_str(),
+        rule = denial.rule,
+        "tool call denied by the policy: {}",
+        denial.message
     );
 }

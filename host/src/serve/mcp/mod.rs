@@ -20,6 +20,7 @@ mod measured;
 pub(crate) mod notifications;
 mod outcome;
 pub(crate) mod params;
+pub(crate) mod policed;
 mod prompts;
 mod request;
 mod resources;
@@ -222,7 +223,15 @@ impl ServerHandler for Handler {
     ) -> Result<ListToolsResult, ErrorData> {
         measured::measure("tools/list", None, &context, async {
             let served = self.served(&context).await?;
-            let listed = ListToolsResult::with_all_items(served.view.tools());
+            let set = served.view.set();
+            let who = policed::Who::new(caller(&context));
+            let tools = policed::listable(
+                &self.state.policy(),
+                &who.caller(),
+                served.view.tools(),
+                |name| set.table().get(name),
+            );
+            let listed = ListToolsResult::with_all_items(tools);
             Ok(hinted!(listed, &context))
         })
         .await

@@ -18,9 +18,12 @@ use crate::serve::{
 use plugin_manifest::TaskSupport;
 
 use super::outcome::{call_result, error_result, missing_capability};
+use super::policed::{self, Who};
 use super::toolsets_tool::unknown_tool;
-use super::{Handler, request::RequestView};
-use crate::call::CallError;
+use super::{Handler, caller, parts, request::RequestView};
+use crate::call::{CallError, CallOutput};
+use crate::policy::{Denial, Policy, ToolFacts};
+use std::time::Instant;
 
 impl Handler {
     /// A `tools/call`: `plugin` is set to the plugin that served it, once one does.
@@ -56,6 +59,12 @@ impl Handler {
         {
             return Err(unknown_tool(&generation, name, &resolution, context));
         }
+        let policy = self.state.policy();
+        let who = Who::new(caller(context));
+        let facts = policed::facts(tool);
+        if let Err(denial) = police(&policy, &who, &facts, context) {
+            return Err(policed::refused(who.identity.as_deref(), name, &denial));
+        }
         // An isolated plugin's child runs plain calls: its parent runs the task.
         let as_task = match tool.decl.task {
             _ if self.state.for_parent => false,
@@ -90,11 +99,15 @@ impl Handler {
         // Over a session, the answers the client gives are kept for the task.
         let session_answers = (input_first && round.is_none()).then(Round::gathering);
         call.client.gathered.clone_from(&session_answers);
+        let held = match policy.caps.enter(&who.caller(), &facts).await {
+            Ok(held) => held,
+            Err(denial) => return Err(policed::refused(who.identity.as_deref(), name, &denial)),
+        };
         let in_flight = crate::observe::metrics::call_in_flight(&tool.plugin);
         let finished = call
             .run(|host| tool.call_with(arguments.clone(), host))
             .await;
-        drop(in_flight);
+        drop((in_flight, held));
         *plugin = Some(tool.plugin.clone());
         let Some(finished) = finished else {
             tracing::info!(
@@ -105,7 +118,10 @@ impl Handler {
             return Ok(call_result(name, Err(cancelled)).into());
         };
         let outcome = match finished.outcome {
-            Ok(outcome) => outcome,
+            Ok(outcome) => {
+                record_breaker(&policy, &tool.plugin, &outcome);
+                outcome
+            }
             Err(Interrupted::NeedsInput(missing)) => {
                 return Ok(self.input_required(missing, round).into());
             }
@@ -137,8 +153,54 @@ impl Handler {
                     .insert(crate::call::wire::OUTPUT_META.to_owned(), output);
                 carried
             }
-            None => call_result(name, outcome),
+            None => policed::capped(
+                call_result(name, outcome),
+                name,
+                policy.results.cap(&who.caller(), &facts),
+            ),
         };
         Ok(result.into())
     }
+}
+
+/// The policy's checks before a call of the tool `facts` by `who`: a rule that hides it, the
+/// rate limits and quotas (unless the front door counted the request), the plugin's breaker.
+fn police(
+    policy: &Policy,
+    who: &Who,
+    facts: &ToolFacts<'_>,
+    context: &RequestContext<RoleServer>,
+) -> Result<(), Denial> {
+    let caller = who.caller();
+    if let Some(denial) = policy.hides(&caller, facts) {
+        return Err(denial);
+    }
+    let counted = parts(context).is_some_and(|p| p.extensions.get::<policed::Counted>().is_some());
+    if !counted {
+        policy.admit(&caller, facts)?;
+    }
+    if !policy.breakers.is_empty() {
+        policy.breakers.check(facts.plugin, Instant::now())?;
+    }
+    Ok(())
+}
+
+/// Tells `plugin`'s circuit breaker, if it has one, how a call of it ended: a tool error, a
+/// panic or output that is not JSON is a failure; bad arguments and a cancelled call are not.
+fn record_breaker(policy: &Policy, plugin: &str, outcome: &Result<CallOutput, CallError>) {
+    if policy.breakers.is_empty() {
+        return;
+    }
+    let failure = match outcome {
+        Ok(_) => Ok(()),
+        Err(CallError::InvalidArguments(_) | CallError::Cancelled(_) | CallError::NotFound(_)) => {
+            return;
+        }
+        Err(error) => Err(error.to_string()),
+    };
+    policy.breakers.record(
+        plugin,
+        failure.as_ref().copied().map_err(String::as_str),
+        Instant::now(),
+    );
 }
