@@ -3,11 +3,13 @@
 //! and a request's answer comes back through a oneshot the plugin can poll anywhere.
 
 use std::sync::{
-    Arc, OnceLock,
+    Arc, Mutex, OnceLock,
     atomic::{AtomicUsize, Ordering},
 };
 
 use abi_stable::std_types::{ROption, RResult, RStr, RString, RVec};
+
+use crate::util::lock::lock;
 use async_ffi::{FfiFuture, FutureExt};
 use axum::http::request::Parts;
 use futures::channel::oneshot;
@@ -114,8 +116,36 @@ pub(crate) struct CallContext {
     /// The plugin called, when known: whose log events come through this context (when the
     /// event does not name its plugin).
     pub(super) plugin: Option<Arc<str>>,
-    /// The span the call runs in: where the plugin's log events are written.
-    pub(super) span: tracing::Span,
+    /// The span the call runs in, while it runs: where the plugin's log events are written.
+    /// [`CallSpan::end`] lets it go when the call ends, since a plugin may keep its context,
+    /// and a span held on would never end (nor be exported).
+    pub(super) span: CallSpan,
+}
+
+/// The span of a call, held until the call ends; none when there is no span.
+#[derive(Debug, Clone, Default)]
+pub(super) struct CallSpan(Option<Arc<Mutex<tracing::Span>>>);
+
+impl CallSpan {
+    /// The current span, unless there is none.
+    fn current() -> Self {
+        let span = tracing::Span::current();
+        Self((!span.is_none()).then(|| Arc::new(Mutex::new(span))))
+    }
+
+    /// The span, while the call runs.
+    fn get(&self) -> tracing::Span {
+        self.0
+            .as_ref()
+            .map_or_else(tracing::Span::none, |span| lock(span).clone())
+    }
+
+    /// Lets the span go: the call ended.
+    pub(super) fn end(&self) {
+        if let Some(span) = &self.0 {
+            *lock(span) = tracing::Span::none();
+        }
+    }
 }
 
 impl CallContext {
@@ -167,7 +197,7 @@ impl CallContext {
         let context = Self {
             trace,
             plugin,
-            span: tracing::Span::current(),
+            span: CallSpan::current(),
             identity,
             events,
             level: level.for_request(request),
@@ -537,7 +567,8 @@ impl HostContext for CallContext {
             ("", Some(called)) => called,
             (own, _) => own,
         };
-        let _entered = self.span.enter();
+        let span = self.span.get();
+        let _entered = span.enter();
         crate::observe::plugin_logs::emit(plugin, event);
     }
 }

@@ -66,6 +66,7 @@ impl Call<'_> {
         let (round, gathered) = (self.client.round.clone(), self.client.gathered.clone());
         let (context, mut events) = CallContext::new(self);
         let undeclared = Arc::clone(&context.undeclared);
+        let _span_ends = SpanEnds(context.span.clone());
         let route = match task_input(request) {
             Some(task) => Route::Task(task, round.as_deref()),
             None if context.tells_parent => Route::Parent,
@@ -123,4 +124,13 @@ pub(super) fn task_input(
     request: &RequestContext<RoleServer>,
 ) -> Option<&crate::serve::mcp::tasks::Input> {
     request.extensions.get::<crate::serve::mcp::tasks::Input>()
+}
+
+/// Ends the call's span when the call ends, however it ends.
+struct SpanEnds(super::context::CallSpan);
+
+impl Drop for SpanEnds {
+    fn drop(&mut self) {
+        self.0.end();
+    }
 }
