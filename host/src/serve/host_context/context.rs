@@ -129,7 +129,11 @@ pub(super) struct CallSpan(Option<Arc<Mutex<tracing::Span>>>);
 impl CallSpan {
     /// The current span, unless there is none.
     fn current() -> Self {
-        let span = tracing::Span::current();
+        Self::of(tracing::Span::current())
+    }
+
+    /// `span`, unless it is none.
+    pub(super) fn of(span: tracing::Span) -> Self {
         Self((!span.is_none()).then(|| Arc::new(Mutex::new(span))))
     }
 

@@ -71,7 +71,7 @@ fn call_context(
         availability: None,
         trace: None,
         plugin: Some(Arc::from("called")),
-        span: tracing::Span::none(),
+        span: super::context::CallSpan::default(),
     };
     (context, receiver)
 }
@@ -80,7 +80,8 @@ fn call_context(
 fn a_plugin_event_is_written_in_the_calls_span_though_the_plugin_is_not_in_it() {
     let lines = crate::observe::plugin_logs::tests::json_lines("info", || {
         let (mut context, _events) = call_context(true, json!({}), false);
-        context.span = tracing::info_span!("tools/call", tool = "count");
+        context.span =
+            super::context::CallSpan::of(tracing::info_span!("tools/call", tool = "count"));
         context.plugin_event(plugin_abi::FfiLogEvent {
             plugin: "".into(),
             level: plugin_abi::TraceLevel::Warn as u8,
