@@ -1,0 +1,10 @@
+# A minimal OTLP/HTTP sink: answers 200 to every export and counts bytes.
+import http.server, sys
+class H(http.server.BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    def do_POST(self):
+        n = int(self.headers.get('content-length', 0)); self.rfile.read(n)
+        self.send_response(200); self.send_header('content-type', 'application/x-protobuf')
+        self.send_header('content-length', '0'); self.end_headers()
+    def log_message(self, *a): pass
+http.server.ThreadingHTTPServer(('127.0.0.1', int(sys.argv[1])), H).serve_forever()
