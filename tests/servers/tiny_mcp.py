@@ -7,7 +7,8 @@ TINY_DELAY seconds before answering initialize); `hang` (never answers tools/cal
 (prints a line that is not JSON before each answer); `fail` (writes to stderr and exits at once);
 `fail-once` (as `fail` unless the file TINY_MARKER exists, which it then creates).
 `echo` with `"env": true` answers the names of its environment variables, as a JSON list;
-with `"meta": true`, the `_meta` of the request, as JSON text.
+with `"meta": true`, the `_meta` of the request, as JSON text; with `"fail": true`, a JSON-RPC
+error (the server's own failure, not the tool's).
 `echo` with `"log": true` sends its text as a log message (`notifications/message`) first; with
 `"change": true` it adds the tool `added` and sends `notifications/tools/list_changed`.
 With TINY_DESCRIPTION_FILE set, `echo`'s description is that file's text, read at each
@@ -81,6 +82,10 @@ def main():
                 open(os.environ["TINY_MARKER"], "w").close()
                 sys.exit(1)
             if MODE == "hang":
+                continue
+            if name == "echo" and arguments.get("fail"):
+                send({"jsonrpc": "2.0", "id": rid,
+                      "error": {"code": -32603, "message": "tiny: the database is down"}})
                 continue
             if name == "echo" and arguments.get("log"):
                 send({"jsonrpc": "2.0", "method": "notifications/message",

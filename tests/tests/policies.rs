@@ -6,7 +6,8 @@
 //! hides a tool from one key's `tools/list` and refuses its call (audited with the rule) while
 //! another key sees and calls it; a 5 MB result cut with the notice; a policy edited under a
 //! running server taking effect without a restart, and a broken edit keeping it; a failing
-//! plugin's circuit breaker opening, shown in `/healthz`, and a later success closing it.
+//! plugin's and a failing bridged server's circuit breakers opening, shown in `/healthz` and
+//! `/toolsets`, and a later success closing them.
 
 use std::{
     path::PathBuf,
@@ -15,7 +16,7 @@ use std::{
 
 use e2e::{
     HostProcess, PluginDir,
-    mcp::{call_tool, connect, connect_with_token, text, tool_names},
+    mcp::{call_tool, connect, connect_with_token, get_ok_json, text, tool_names},
     run_host,
 };
 use serde_json::{Value, json};
@@ -329,15 +330,7 @@ async fn a_failing_plugin_opens_its_breaker_and_a_later_success_closes_it() {
         refused.contains("circuit breaker `panics` is open"),
         "{refused}"
     );
-    let health = |base: String| async move {
-        let body = e2e::http()
-            .get(format!("{base}/healthz"))
-            .send()
-            .await
-            .unwrap();
-        body.json::<Value>().await.unwrap()
-    };
-    let open = health(base.clone()).await;
+    let open = get_ok_json(&format!("{base}/healthz")).await;
     assert_eq!(open["status"], "degraded", "{open}");
     assert_eq!(open["breakers"][0]["plugin"], "panicky", "{open}");
     assert_eq!(open["breakers"][0]["state"], "open", "{open}");
@@ -351,7 +344,62 @@ async fn a_failing_plugin_opens_its_breaker_and_a_later_success_closes_it() {
         },
     )
     .await;
-    let closed = health(base).await;
+    let closed = get_ok_json(&format!("{base}/healthz")).await;
     assert_eq!(closed["breakers"][0]["state"], "closed", "{closed}");
     assert_eq!(closed["status"], "ok", "{closed}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_failing_bridged_server_opens_its_breaker_and_a_later_success_closes_it() {
+    let policy = "[[breaker]]\nname = \"tiny down\"\nplugin = \"tiny\"\nfailures = 2\nwindow = \"1m\"\nopen_for = \"2s\"\n";
+    let (dir, policy_file, _, _) = folder(&[], policy, &[]);
+    let script = e2e::workspace_root().join("tests/servers/tiny_mcp.py");
+    let servers = json!({"mcpServers": {"tiny": {"command": "python3", "args": [script]}}});
+    std::fs::write(dir.file("mcp.json"), servers.to_string()).unwrap();
+    let cache = tempfile::tempdir().unwrap();
+    let host = HostProcess::serve(
+        &dir,
+        &[
+            "--cache-dir",
+            cache.path().to_str().unwrap(),
+            "--policy",
+            policy_file.to_str().unwrap(),
+        ],
+    );
+    let base = host.base_url();
+    let client = connect(&format!("{base}/mcp?toolsets=tiny")).await;
+    for _ in 0..2 {
+        let failed = client
+            .call_tool(e2e::mcp::call("tiny__echo", json!({"fail": true})))
+            .await;
+        let failed = format!("{failed:?}");
+        assert!(failed.contains("the database is down"), "{failed}");
+    }
+    let refused = client
+        .call_tool(e2e::mcp::call("tiny__echo", json!({"text": "a"})))
+        .await
+        .expect_err("the breaker is open")
+        .to_string();
+    assert!(
+        refused.contains("circuit breaker `tiny down` is open")
+            && refused.contains("the database is down"),
+        "{refused}"
+    );
+    let open = get_ok_json(&format!("{base}/toolsets")).await;
+    assert_eq!(open["breakers"][0]["plugin"], "tiny", "{open}");
+    assert_eq!(open["breakers"][0]["state"], "open", "{open}");
+    let health = get_ok_json(&format!("{base}/healthz")).await;
+    assert_eq!(health["status"], "degraded", "{health}");
+    eventually(
+        "the probe is let through and closes the breaker",
+        || async {
+            matches!(
+                client.call_tool(e2e::mcp::call("tiny__echo", json!({"text": "back"}))).await,
+                Ok(result) if text(&result) == "back"
+            )
+        },
+    )
+    .await;
+    let closed = get_ok_json(&format!("{base}/toolsets")).await;
+    assert_eq!(closed["breakers"][0]["state"], "closed", "{closed}");
 }
