@@ -78,6 +78,7 @@ fn bench(c: &mut Criterion) {
         name: "alice",
         kind: "key",
         scopes: &scopes,
+        claims: None,
     };
     let annotations = Annotations {
         read_only: Some(true),

@@ -88,7 +88,7 @@ pub mod internals {
     /// Authentication.
     pub mod auth {
         pub use crate::auth::{
-            AuthOptions, Authenticator, Challenge, Identity,
+            AuthOptions, Authenticator, Challenge, Identity, TokenClaims,
             jwks::{GetError, Jwks, JwksError},
             jwt,
             keys::{KeyEntry, KeySet, KeysError, Lookup},

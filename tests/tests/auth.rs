@@ -897,3 +897,51 @@ async fn the_index_page_needs_no_credentials_and_names_the_endpoint() {
         .unwrap();
     assert_eq!(stream.status(), 401);
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_policy_rule_reads_a_claim_of_the_token() {
+    let key = SigningKey::es256("k");
+    let issuer = Issuer::start(&[&key]).await;
+    let dir = PluginDir::with(&["benchmarks"]);
+    let policy = dir.path().join("policy.toml");
+    std::fs::write(
+        &policy,
+        "[[rule]]\nname = \"echo for admins\"\neffect = \"deny\"\nwhen = \"mcp.tool.name == \
+         'echo' && !(has(jwt.groups) && 'admins' in jwt.groups)\"\n",
+    )
+    .unwrap();
+    let mut host = HostProcess::serve(
+        &dir,
+        &[
+            "--oauth-issuer",
+            issuer.url.as_str(),
+            "--oauth-audience",
+            AUDIENCE,
+            "--policy",
+            policy.to_str().unwrap(),
+        ],
+    );
+    let url = format!("{}/mcp?only=benchmarks", host.base_url());
+    let token = |groups: Value| {
+        let mut claims = issuer.claims(AUDIENCE, "carol", "");
+        claims["groups"] = groups;
+        key.sign(&claims)
+    };
+    let admin = connect_with_token(&url, &token(json!(["admins", "staff"]))).await;
+    assert!(tool_names(&admin).await.contains(&"echo".to_owned()));
+    assert_eq!(
+        text(&call_tool(&admin, "echo", json!({"text": "hi"})).await),
+        "hi"
+    );
+    let staff = connect_with_token(&url, &token(json!(["staff"]))).await;
+    let names = tool_names(&staff).await;
+    assert!(!names.contains(&"echo".to_owned()), "{names:?}");
+    let refused = staff
+        .call_tool(e2e::mcp::call("echo", json!({"text": "hi"})))
+        .await
+        .expect_err("the rule denies it")
+        .to_string();
+    assert!(refused.contains("Unknown tool"), "{refused}");
+    let line = host.wait_for_stderr("denied by the policy", Duration::from_secs(20));
+    assert!(line.contains("echo for admins"), "{line}");
+}

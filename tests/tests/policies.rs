@@ -5,9 +5,9 @@
 //! a second key unaffected; one key's sessions capped while another opens sessions; a rule
 //! hides a tool from one key's `tools/list` and refuses its call (audited with the rule) while
 //! another key sees and calls it; a 5 MB result cut with the notice; a policy edited under a
-//! running server taking effect without a restart, and a broken edit keeping it; a failing
-//! plugin's and a failing bridged server's circuit breakers opening, shown in `/healthz` and
-//! `/toolsets`, and a later success closing them.
+//! running server taking effect without a restart (its sessions hear their tool list changed),
+//! and a broken edit keeping it; a failing plugin's and a failing bridged server's circuit
+//! breakers opening, shown in `/healthz` and `/toolsets`, and a later success closing them.
 
 use std::{
     path::PathBuf,
@@ -16,7 +16,7 @@ use std::{
 
 use e2e::{
     HostProcess, PluginDir,
-    mcp::{call_tool, connect, connect_with_token, get_ok_json, text, tool_names},
+    mcp::{call_tool, connect, connect_as, connect_with_token, get_ok_json, text, tool_names},
     run_host,
 };
 use serde_json::{Value, json};
@@ -117,6 +117,19 @@ fn initialize() -> Value {
     json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
         "protocolVersion": "2025-06-18", "capabilities": {},
         "clientInfo": {"name": "raw", "version": "1"}}})
+}
+
+/// A client that says each time it hears `notifications/tools/list_changed`.
+#[derive(Debug, Clone)]
+struct Hearing(tokio::sync::mpsc::UnboundedSender<()>);
+
+impl rmcp::ClientHandler for Hearing {
+    async fn on_tool_list_changed(
+        &self,
+        _context: rmcp::service::NotificationContext<rmcp::RoleClient>,
+    ) {
+        let _ = self.0.send(());
+    }
 }
 
 /// Retries `ask` until it says yes, within [`PATIENCE`].
@@ -278,17 +291,22 @@ async fn a_policy_edited_under_a_running_server_takes_effect_without_a_restart()
     let (dir, policy_file, _, _) = folder(&["benchmarks"], "", &[]);
     let mut host = HostProcess::serve(&dir, &["--policy", policy_file.to_str().unwrap()]);
     let url = format!("{}/mcp?only=benchmarks", host.base_url());
-    let client = connect(&url).await;
+    let (heard, mut hearing) = tokio::sync::mpsc::unbounded_channel();
+    let client = connect_as(&url, Hearing(heard)).await;
     assert!(tool_names(&client).await.contains(&"echo".to_owned()));
     std::fs::write(
         &policy_file,
         "[[rule]]\nname = \"no echo\"\neffect = \"deny\"\nwhen = \"mcp.tool.name == 'echo'\"\n",
     )
     .unwrap();
-    eventually("the new rule hides echo", || async {
-        !tool_names(&client).await.contains(&"echo".to_owned())
-    })
-    .await;
+    tokio::time::timeout(PATIENCE, hearing.recv())
+        .await
+        .expect("the session hears its tool list changed")
+        .expect("the client is gone");
+    assert!(
+        !tool_names(&client).await.contains(&"echo".to_owned()),
+        "the new rule hides echo"
+    );
     std::fs::write(
         &policy_file,
         "\n[[rule]]\neffect = \"allow\"\nwhen = \"1 +\"\n",

@@ -1,7 +1,7 @@
 //! Who a request comes from, and how far that caller may reach: an [`Identity`] and its
 //! [`Bound`], which narrows a request's selection as the operator's flags do, never widening it.
 
-use std::collections::BTreeSet;
+use std::{collections::BTreeSet, sync::Arc};
 
 use crate::{
     registry::Registry,
@@ -31,6 +31,26 @@ pub struct Identity {
     pub(crate) proof: Proof,
     /// What the caller may be served at most.
     pub(crate) bound: Bound,
+    /// Its token's claims (OAuth only), as policy rules read them.
+    pub(crate) claims: Option<Arc<TokenClaims>>,
+}
+
+/// The claims of a caller's access token, as policy rules read them (`jwt.email`,
+/// `jwt.groups`, ...).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct TokenClaims {
+    /// Every claim of the token, by name.
+    pub(crate) values: serde_json::Map<String, serde_json::Value>,
+    /// `values` as JSON text: what a policy's decision for the caller is kept under.
+    pub(crate) text: String,
+}
+
+impl TokenClaims {
+    /// The claims `values`.
+    pub fn new(values: serde_json::Map<String, serde_json::Value>) -> Self {
+        let text = serde_json::Value::Object(values.clone()).to_string();
+        Self { values, text }
+    }
 }
 
 impl Identity {

@@ -9,8 +9,12 @@ use jsonwebtoken::{
     jwk::{Jwk, KeyAlgorithm},
 };
 use serde::Deserialize;
+use serde_json::Value;
 
-use super::jwks::{Jwks, JwksError};
+use super::{
+    identity::TokenClaims,
+    jwks::{Jwks, JwksError},
+};
 
 /// Why an access token is refused.
 #[derive(Debug, thiserror::Error)]
@@ -68,6 +72,9 @@ pub struct Claims {
     /// When the token expires, in seconds since the epoch (whole seconds).
     #[serde(default, deserialize_with = "whole_seconds")]
     pub(crate) exp: Option<i64>,
+    /// The other claims (`iss`, `aud`, `email`, `groups`, ...).
+    #[serde(flatten)]
+    pub(crate) other: serde_json::Map<String, serde_json::Value>,
 }
 
 /// A NumericDate (RFC 7519), which may have a fraction, as whole seconds.
@@ -87,6 +94,24 @@ impl Claims {
             .clone()
             .or_else(|| self.client_id.clone())
             .unwrap_or_else(|| "unknown".to_owned())
+    }
+
+    /// Every claim, as the token has them.
+    pub(crate) fn all(&self) -> TokenClaims {
+        let mut values = self.other.clone();
+        let named = [
+            ("sub", self.sub.clone().map(Value::from)),
+            ("client_id", self.client_id.clone().map(Value::from)),
+            ("scope", self.scope.clone().map(Value::from)),
+            ("scp", self.scp.clone().map(Value::from)),
+            ("exp", self.exp.map(Value::from)),
+        ];
+        for (name, value) in named {
+            if let Some(value) = value {
+                values.insert(name.to_owned(), value);
+            }
+        }
+        TokenClaims::new(values)
     }
 
     /// The scopes, from `scope` or `scp`.

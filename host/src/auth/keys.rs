@@ -276,6 +276,7 @@ fn check(value: Value) -> Result<KeyEntry, String> {
             name: written.name,
             scopes: Vec::new(),
             proof: Proof::Key,
+            claims: None,
         }),
         sha256,
         expires,

@@ -36,8 +36,8 @@ use crate::util::{
 
 pub use challenge::Challenge;
 pub(crate) use challenge::Rejection;
-pub use identity::Identity;
 pub(crate) use identity::{Bound, Proof, RequestIdentity};
+pub use identity::{Identity, TokenClaims};
 
 use keys::{KeysError, Lookup};
 use oauth::{OAuth, OAuthOptions};

@@ -130,6 +130,7 @@ impl OAuth {
             bound: self.bound(&scopes),
             scopes,
             proof: Proof::OAuth,
+            claims: Some(Arc::new(claims.all())),
         });
         if let Some(exp) = claims.exp {
             let mut remembered = self.remembered();
@@ -237,6 +238,7 @@ mod tests {
             bound: oauth.bound(&scopes),
             scopes,
             proof: Proof::OAuth,
+            claims: None,
         }
     }
 

@@ -28,7 +28,7 @@ use std::{path::Path, time::Duration, time::Instant};
 
 use plugin_manifest::Annotations;
 
-use crate::auth::{Identity, Proof};
+use crate::auth::{Identity, Proof, TokenClaims};
 
 pub(crate) use store::PolicyStore;
 
@@ -51,6 +51,8 @@ pub struct Caller<'a> {
     pub kind: &'a str,
     /// The token's scopes.
     pub scopes: &'a [String],
+    /// The token's claims (OAuth only).
+    pub claims: Option<&'a TokenClaims>,
 }
 
 /// The caller without authentication.
@@ -59,6 +61,7 @@ pub(crate) const ANONYMOUS: Caller<'static> = Caller {
     name: "anonymous",
     kind: "anonymous",
     scopes: &[],
+    claims: None,
 };
 
 impl Identity {
@@ -73,6 +76,7 @@ impl Identity {
                 Proof::Relayed => "relayed",
             },
             scopes: &self.scopes,
+            claims: self.claims.as_deref(),
         }
     }
 }
@@ -208,6 +212,11 @@ impl Policy {
         )
     }
 
+    /// Whether a rule may hide a tool from some caller's `tools/list`.
+    pub(crate) fn has_rules(&self) -> bool {
+        !self.rules.allow_all()
+    }
+
     /// Whether counting calls against limits is needed at all.
     pub(crate) fn counts_calls(&self) -> bool {
         !self.limits.is_empty()
@@ -272,6 +281,7 @@ pub(crate) mod tests {
             name: "alice",
             kind: "key",
             scopes: &NO_SCOPES,
+            claims: None,
         }
     }
 
@@ -282,6 +292,7 @@ pub(crate) mod tests {
             name: "bob",
             kind: "key",
             scopes: &NO_SCOPES,
+            claims: None,
         }
     }
 
@@ -335,6 +346,7 @@ pub(crate) mod tests {
             name: "trial-1",
             kind: "key",
             scopes: &NO_SCOPES,
+            claims: None,
         };
         assert!(policy.hides(&trial, &tool("write", "s", false)).is_some());
         assert!(policy.hides(&trial, &tool("read", "s", true)).is_none());

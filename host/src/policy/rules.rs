@@ -4,7 +4,9 @@
 //!
 //! - `identity.name`, `identity.kind` (`key`, `oauth`, `relayed` or `anonymous`),
 //!   `identity.scopes`;
-//! - `jwt.sub` and `jwt.scopes` (an OAuth caller's; empty for others);
+//! - `jwt.sub` and `jwt.scopes` (an OAuth caller's; empty for others), and every other claim of
+//!   an OAuth caller's token under its name (`jwt.email`, `jwt.groups`, `jwt.iss`; absent for
+//!   other callers: test with `has(jwt.groups)`);
 //! - `mcp.tool.name`, `mcp.tool.toolset`, `mcp.tool.plugin`, and
 //!   `mcp.tool.annotations.read_only`, `.destructive`, `.idempotent`, `.open_world` (false when
 //!   the tool does not say).
@@ -188,13 +190,14 @@ fn decision_key(caller: &Caller<'_>, tool: &ToolFacts<'_>) -> String {
         .iter()
         .collect::<String>();
     format!(
-        "{}\0{}\0{}\0{}\0{}\0{}\0{bits}",
+        "{}\0{}\0{}\0{}\0{}\0{}\0{bits}\0{}",
         caller.key,
         caller.kind,
         caller.scopes.join(" "),
         tool.name,
         tool.toolset,
-        tool.plugin
+        tool.plugin,
+        caller.claims.map_or("", |c| c.text.as_str())
     )
 }
 
@@ -221,12 +224,25 @@ fn identity_value(caller: &Caller<'_>) -> Value {
     ])
 }
 
+/// The token's claims, each under its name (a claim CEL cannot hold is left out), then `sub`
+/// and `scopes` as the caller has them (empty strings and lists for a caller without a token).
 fn jwt_value(caller: &Caller<'_>) -> Value {
     let oauth = caller.kind == "oauth";
-    map([
-        ("sub", Value::from(if oauth { caller.name } else { "" })),
-        ("scopes", strings(if oauth { caller.scopes } else { &[] })),
-    ])
+    let mut claims: HashMap<String, Value> = caller
+        .claims
+        .into_iter()
+        .flat_map(|c| &c.values)
+        .filter_map(|(name, value)| Some((name.clone(), cel::to_value(value).ok()?)))
+        .collect();
+    claims.insert(
+        "sub".to_owned(),
+        Value::from(if oauth { caller.name } else { "" }),
+    );
+    claims.insert(
+        "scopes".to_owned(),
+        strings(if oauth { caller.scopes } else { &[] }),
+    );
+    Value::from(claims)
 }
 
 fn mcp_value(tool: &ToolFacts<'_>) -> Value {
@@ -283,6 +299,49 @@ mod tests {
             Some("no writes"),
             "kept"
         );
+    }
+
+    #[test]
+    fn rules_read_any_claim_of_the_token() {
+        let rules = rules(
+            "[[rule]]\nname = \"admins only\"\neffect = \"deny\"\nwhen = \"mcp.tool.toolset == \
+             'admin' && !(has(jwt.groups) && 'admins' in jwt.groups)\"\n",
+        )
+        .unwrap();
+        let token = |groups: serde_json::Value| {
+            let serde_json::Value::Object(values) = serde_json::json!({
+                "sub": "carol", "email": "carol@example.com", "groups": groups
+            }) else {
+                unreachable!()
+            };
+            crate::auth::TokenClaims::new(values)
+        };
+        let (admin, staff) = (
+            token(serde_json::json!(["admins"])),
+            token(serde_json::json!(["staff"])),
+        );
+        let oauth = |key, claims| Caller {
+            key,
+            name: "carol",
+            kind: "oauth",
+            scopes: &[],
+            claims: Some(claims),
+        };
+        let reset = tool("reset", "admin", false);
+        assert_eq!(rules.denies(&oauth("oauth:carol", &admin), &reset), None);
+        assert_eq!(
+            rules
+                .denies(&oauth("oauth:carol", &staff), &reset)
+                .as_deref(),
+            Some("admins only"),
+            "the same subject with other claims is decided again"
+        );
+        assert_eq!(
+            rules.denies(&alice(), &reset).as_deref(),
+            Some("admins only"),
+            "a key has no claims"
+        );
+        assert_eq!(rules.denies(&alice(), &tool("read", "files", true)), None);
     }
 
     #[test]

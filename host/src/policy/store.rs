@@ -71,10 +71,23 @@ impl PolicyStore {
     }
 
     /// Refreshes the store every [`crate::util::watched::POLL`] until `cancel`, or until
-    /// the server drops it.
-    pub(crate) async fn watch(store: Weak<Self>, cancel: CancellationToken) {
+    /// the server drops it; `changed` runs after each change that may change what a caller is
+    /// listed (the rules, before or after).
+    pub(crate) async fn watch<F>(store: Weak<Self>, cancel: CancellationToken, changed: F)
+    where
+        F: Fn() + Clone + Send + 'static,
+    {
         poll(
-            move || store.upgrade().map(|store| store.refresh()).is_some(),
+            move || {
+                let Some(store) = store.upgrade() else {
+                    return false;
+                };
+                let had_rules = store.current().has_rules();
+                if store.refresh() && (had_rules || store.current().has_rules()) {
+                    changed();
+                }
+                true
+            },
             cancel,
         )
         .await;

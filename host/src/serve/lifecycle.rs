@@ -219,12 +219,6 @@ pub(crate) async fn start(
         .transpose()
         .map_err(ServeError::Policy)?
         .map(Arc::new);
-    if let Some(store) = &policy {
-        tokio::spawn(crate::policy::PolicyStore::watch(
-            Arc::downgrade(store),
-            CancellationToken::new(),
-        ));
-    }
     let (state, updates, availability) = ServeState::new(builder, args, sealer, policy);
     if let Some(source) = &source {
         state
@@ -232,6 +226,19 @@ pub(crate) async fn start(
             .store(Arc::new(crate::reports::SkippedRow::all(&source.first)));
     }
     let state = Arc::new(state);
+    if let Some(store) = &state.policy {
+        let listening = Arc::downgrade(&state);
+        tokio::spawn(crate::policy::PolicyStore::watch(
+            Arc::downgrade(store),
+            CancellationToken::new(),
+            move || {
+                if let Some(state) = listening.upgrade() {
+                    let told = state.announce_policy_change();
+                    tracing::debug!("told {told} sessions their tool lists may have changed");
+                }
+            },
+        ));
+    }
     tokio::spawn(availability::apply_changes(
         Arc::clone(&state),
         availability,

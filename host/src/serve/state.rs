@@ -220,6 +220,15 @@ impl ServeState {
             .announce(old, next, code, self.fallback.as_ref(), &self.bounds)
     }
 
+    /// Tells every session that its tool list may have changed: the policy's rules did, and a
+    /// rule hides tools from `tools/list`. How many were told.
+    pub(crate) fn announce_policy_change(&self) -> usize {
+        self.listeners.announce_to_all(notifications::Lists {
+            tools: true,
+            ..notifications::Lists::default()
+        })
+    }
+
     /// The current generation: a request takes it once and is served from it to its end.
     pub(crate) fn generation(&self) -> Arc<Generation> {
         self.current.load_full()

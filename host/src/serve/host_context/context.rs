@@ -186,6 +186,7 @@ impl CallContext {
                     scopes: relayed.scopes,
                     proof: crate::auth::Proof::Relayed,
                     bound: crate::auth::Bound::default(),
+                    claims: None,
                 })
             });
             session = caller.session.map(Arc::from);

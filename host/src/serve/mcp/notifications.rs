@@ -216,18 +216,37 @@ impl Listeners {
                 };
                 resolve(old).differs(&resolve(new), changed)
             });
-            let tell = lists.and(listener.wants);
-            if tell.any() {
-                told += 1;
-                let target = listener.target.clone();
-                tokio::spawn(async move {
-                    if let Err(error) = target.tell(tell).await {
-                        tracing::debug!("a session did not hear that its lists changed: {error}");
-                    }
-                });
-            }
+            told += usize::from(listener.tell(lists));
         }
         told
+    }
+
+    /// Tells every listener that wants to hear of them that `lists` may have changed, for a
+    /// change no generation shows (a policy's rules); how many were told.
+    pub(crate) fn announce_to_all(&self, lists: Lists) -> usize {
+        let listeners: Vec<Listener> = self.lock().values().cloned().collect();
+        listeners
+            .iter()
+            .filter(|listener| listener.tell(lists))
+            .count()
+    }
+}
+
+impl Listener {
+    /// Sends, in a task of its own, the notifications of the lists in `changed` this listener
+    /// wants; whether there were any.
+    fn tell(&self, changed: Lists) -> bool {
+        let tell = changed.and(self.wants);
+        if !tell.any() {
+            return false;
+        }
+        let target = self.target.clone();
+        tokio::spawn(async move {
+            if let Err(error) = target.tell(tell).await {
+                tracing::debug!("a session did not hear that its lists changed: {error}");
+            }
+        });
+        true
     }
 }
 
