@@ -7,7 +7,8 @@
 //! cancelling the tool (the plugin sees it); an elicitation parked in `inputRequests` and
 //! answered by `tasks/update` (also with the plugin isolated); an `input_first` tool gathering
 //! its input on the session (2025-11-25) or in an input-required round (2026-07-28) before it
-//! becomes a task (also isolated); the per-session bound; a task invisible to another session.
+//! becomes a task (also isolated); the per-session bound; a task invisible to another session;
+//! a policy's concurrency cap held by a running task until it ends.
 
 use std::{
     sync::{
@@ -349,4 +350,34 @@ async fn another_session_cannot_see_a_task() {
         get(&owner, &id).await.expect("its own task").task.status(),
         TaskStatus::Working
     );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_concurrency_cap_counts_a_task_until_it_ends() {
+    let dir = PluginDir::with(&["fixture-context"]);
+    let policy = dir.path().join("policy.toml");
+    std::fs::write(
+        &policy,
+        "[[concurrency]]\nname = \"one wait\"\ntool = \"task_wait\"\nper = [\"tool\"]\nmax = 1\nqueue = 0\n",
+    )
+    .unwrap();
+    let host = HostProcess::serve(&dir, &["--policy", policy.to_str().unwrap()]);
+    let url = format!("{}/mcp?context", host.base_url());
+    let client = connect(&url, true).await;
+    let first = start(&client, "task_wait", json!({})).await;
+    let refused = client
+        .call_tool_once(call("task_wait", json!({})))
+        .await
+        .expect_err("the cap is held by the running task");
+    let error = mcp_error(refused);
+    assert_eq!(error.code, ErrorCode(429), "{error:?}");
+    assert!(error.message.contains("one wait"), "{}", error.message);
+    client
+        .cancel_task(CancelTaskParams::new(&first))
+        .await
+        .expect("tasks/cancel");
+    until(&client, &first, TaskStatus::Cancelled).await;
+    let second = start(&client, "task_wait", json!({"ms": 1})).await;
+    let done = until(&client, &second, TaskStatus::Completed).await;
+    assert_eq!(result_text(&done), "waited 1 ms");
 }

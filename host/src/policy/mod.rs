@@ -30,6 +30,8 @@ use plugin_manifest::Annotations;
 
 use crate::auth::{Identity, Proof, TokenClaims};
 
+pub(crate) use concurrency::Held;
+pub(crate) use results::ResultCap;
 pub(crate) use store::PolicyStore;
 
 use breakers::Breakers;

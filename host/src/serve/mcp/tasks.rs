@@ -32,6 +32,7 @@ use super::{
     Handler,
     outcome::{call_result, missing_capability, panicked},
     owner,
+    tools::TaskPolicy,
 };
 use crate::util::lock::lock;
 use crate::{
@@ -258,6 +259,7 @@ impl Handler {
         context: &RequestContext<RoleServer>,
         resolution: &Arc<Resolution>,
         gathered: Option<Arc<Round>>,
+        policed: TaskPolicy,
     ) -> Result<CallToolResponse, ErrorData> {
         let mut request = context.clone();
         // The request ends now; the call ends with the task.
@@ -292,7 +294,7 @@ impl Handler {
                     .run(|host| tool.call_with(arguments, host));
                     tokio::select! {
                         () = task.cancelled() => Err(TaskExit::Cancelled),
-                        finished = run => task_outcome(&name, finished),
+                        finished = run => policed.finish(&name, &tool.plugin, finished),
                     }
                 })
             })?;

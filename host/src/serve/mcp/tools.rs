@@ -22,7 +22,7 @@ use super::policed::{self, Who};
 use super::toolsets_tool::unknown_tool;
 use super::{Handler, caller, parts, request::RequestView};
 use crate::call::{CallError, CallOutput};
-use crate::policy::{Denial, Policy, ToolFacts};
+use crate::policy::{Denial, Held, Policy, ResultCap, ToolFacts};
 use std::time::Instant;
 
 impl Handler {
@@ -91,7 +91,8 @@ impl Handler {
         let input_first = as_task && tool.decl.input_first;
         if as_task && !input_first {
             *plugin = Some(tool.plugin.clone());
-            return self.call_as_task(tool.clone(), arguments, context, &resolution, None);
+            let policed = TaskPolicy::enter(&policy, &who, &facts, name).await?;
+            return self.call_as_task(tool.clone(), arguments, context, &resolution, None, policed);
         }
         let mut call = self.call_of(context, &resolution, &round);
         call.plugin = Some(Arc::from(tool.plugin.as_str()));
@@ -127,7 +128,15 @@ impl Handler {
             }
             Err(Interrupted::BecomesTask) => {
                 let gathered = round.map(|(round, _)| round).or(session_answers);
-                return self.call_as_task(tool.clone(), arguments, context, &resolution, gathered);
+                let policed = TaskPolicy::enter(&policy, &who, &facts, name).await?;
+                return self.call_as_task(
+                    tool.clone(),
+                    arguments,
+                    context,
+                    &resolution,
+                    gathered,
+                    policed,
+                );
             }
         };
         // 2026-07-28: a call that failed for want of a capability the client did not declare is
@@ -183,6 +192,54 @@ fn police(
         policy.breakers.check(facts.plugin, Instant::now())?;
     }
     Ok(())
+}
+
+/// What the policy asks of a call run as a task, taken when the task starts: its places in
+/// the concurrency caps, held until it ends; the breaker to tell how it ended; the cap on its
+/// result.
+pub(super) struct TaskPolicy {
+    policy: Arc<Policy>,
+    held: Held,
+    cap: ResultCap,
+}
+
+impl TaskPolicy {
+    /// Enters the caps for a task of the tool `facts` called by `who`: refused as a plain call
+    /// is when they are full.
+    async fn enter(
+        policy: &Arc<Policy>,
+        who: &Who,
+        facts: &ToolFacts<'_>,
+        name: &str,
+    ) -> Result<Self, ErrorData> {
+        let caller = who.caller();
+        let held = policy
+            .caps
+            .enter(&caller, facts)
+            .await
+            .map_err(|denial| policed::refused(who.identity.as_deref(), name, &denial))?;
+        Ok(Self {
+            policy: Arc::clone(policy),
+            held,
+            cap: policy.results.cap(&caller, facts).clone(),
+        })
+    }
+
+    /// Lets go of the caps once the task of `tool` (served by `plugin`) finished, tells its
+    /// breaker how, and caps its result.
+    pub(super) fn finish(
+        self,
+        tool: &str,
+        plugin: &str,
+        finished: Option<host_context::Finished<Result<CallOutput, CallError>>>,
+    ) -> Result<rmcp::model::CallToolResult, rmcp::task_manager::TaskExit> {
+        drop(self.held);
+        if let Some(Ok(outcome)) = finished.as_ref().map(|f| &f.outcome) {
+            record_breaker(&self.policy, plugin, outcome);
+        }
+        super::tasks::task_outcome(tool, finished)
+            .map(|result| policed::capped(result, tool, &self.cap))
+    }
 }
 
 /// Tells `plugin`'s circuit breaker, if it has one, how a call of it ended: a tool error, a
