@@ -11,55 +11,7 @@ use plugin_manifest::Annotations;
 use reactor_mcp_server::internals::policy::{Caller, Policy, PolicyFile, ToolFacts};
 
 /// 10 rules no call below matches (each runs), and 3 buckets every call passes through.
-const POLICY: &str = r#"
-[[limit]]
-name = "each key"
-per = ["identity"]
-rate = 1000000000
-period = "1s"
-
-[[limit]]
-name = "each key and tool"
-per = ["identity", "tool"]
-rate = 1000000000
-period = "1s"
-
-[[limit]]
-name = "the server"
-rate = 1000000000
-period = "1s"
-
-[[rule]]
-effect = "deny"
-when = "identity.name == 'mallory'"
-[[rule]]
-effect = "deny"
-when = "mcp.tool.name.startsWith('admin_')"
-[[rule]]
-effect = "deny"
-when = "mcp.tool.toolset == 'secrets' && !('admin' in identity.scopes)"
-[[rule]]
-effect = "deny"
-when = "mcp.tool.annotations.destructive && identity.kind == 'anonymous'"
-[[rule]]
-effect = "deny"
-when = "jwt.sub == 'banned'"
-[[rule]]
-effect = "deny"
-when = "identity.name.startsWith('trial-') && !mcp.tool.annotations.read_only"
-[[rule]]
-effect = "deny"
-when = "mcp.tool.plugin == 'legacy'"
-[[rule]]
-effect = "deny"
-when = "'blocked' in jwt.scopes"
-[[rule]]
-effect = "deny"
-when = "mcp.tool.name == 'drop_database' || mcp.tool.name == 'rm_rf'"
-[[rule]]
-effect = "deny"
-when = "identity.kind == 'relayed' && mcp.tool.toolset == 'internal'"
-"#;
+const POLICY: &str = include_str!("../fixtures/policy.toml");
 
 fn policy(text: &str) -> Policy {
     let path = Path::new("policy.toml");
