@@ -208,6 +208,13 @@ impl ServerBuilder {
         self
     }
 
+    /// How long the server serves on once shutting down, `/readyz` answering 503, before it
+    /// drains (`--shutdown-delay`; none by default).
+    pub fn shutdown_delay(mut self, delay: Duration) -> Self {
+        self.options.shutdown_delay = delay;
+        self
+    }
+
     /// The address [`ServerBuilder::run`] binds (`--host`, `--port`; `127.0.0.1:4040` by
     /// default, port 0 for a free one).
     pub fn address(mut self, host: impl Into<String>, port: u16) -> Self {
@@ -330,7 +337,7 @@ impl Shared {
     async fn shutdown(&self) {
         self.stopped
             .get_or_init(|| async {
-                self.serving.drain().await;
+                self.serving.leave().await;
                 self.serving.stop().await;
             })
             .await;

@@ -2,7 +2,8 @@
 //! malformed message gets the JSON-RPC error that names what is wrong (HTTP 400, or `-32602`
 //! in band for a known method's bad `params`); a second `Host` header is refused; connections
 //! are bounded in number and in the time a client may take to send its headers or its body, or
-//! to read its answer; SIGTERM drains, with sessions and without.
+//! to read its answer; SIGTERM drains, with sessions and without, after turning `/readyz` to 503
+//! for the shutdown delay.
 
 use std::{
     io::{ErrorKind, Read, Write},
@@ -305,4 +306,38 @@ async fn sigterm_drains_with_sessions() {
 #[tokio::test(flavor = "multi_thread")]
 async fn sigterm_drains_without_sessions() {
     sigterm_drains(&["--stateless"]).await;
+}
+
+/// The status and JSON body of `GET url`.
+async fn status_of(url: &str) -> (u16, Value) {
+    let answer = e2e::http().get(url).send().await.expect("an answer");
+    let status = answer.status().as_u16();
+    (status, answer.json().await.expect("JSON"))
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn sigterm_turns_readyz_to_503_and_serves_on_for_the_shutdown_delay() {
+    let (_dir, mut host) = benchmarks_host(&["--shutdown-delay", "2"]);
+    let base = host.base_url();
+    let (status, ready) = status_of(&format!("{base}/readyz")).await;
+    assert_eq!(status, 200, "{ready}");
+    assert_eq!(ready["status"], "ready");
+    assert_eq!(ready["watcher"], "running");
+    let client = connect(&format!("{base}/mcp?only=benchmarks")).await;
+
+    terminate(host.pid());
+    host.wait_for_stderr("serving on for 2 s (--shutdown-delay)", PATIENCE);
+    let (status, leaving) = status_of(&format!("{base}/readyz")).await;
+    assert_eq!(status, 503, "{leaving}");
+    assert_eq!(leaving["reasons"], json!(["shutting down"]));
+    let (status, _) = status_of(&format!("{base}/healthz")).await;
+    assert_eq!(status, 200, "still alive");
+    let echoed = client
+        .call_tool(call("echo", json!({"text": "still served"})))
+        .await
+        .expect("calls are served during the delay");
+    assert_eq!(text(&echoed), "still served");
+
+    let status = host.wait_for_exit(PATIENCE).expect("the host exits");
+    assert!(status.success(), "{status:?}");
 }

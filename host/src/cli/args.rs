@@ -512,6 +512,16 @@ pub(crate) struct ConnectionArgs {
         default_value_t = SHUTDOWN_GRACE.as_secs()
     )]
     pub(crate) shutdown_grace: u64,
+    /// Seconds the server serves on after SIGTERM or Ctrl-C with `/readyz` answering 503, before
+    /// it drains: time for a load balancer to stop sending it requests (Kubernetes: a few
+    /// seconds, within terminationGracePeriodSeconds with the grace).
+    #[arg(
+        long,
+        env = "REACTOR_MCP_SHUTDOWN_DELAY",
+        value_name = "SECONDS",
+        default_value_t = 0
+    )]
+    pub(crate) shutdown_delay: u64,
 }
 
 impl ConnectionArgs {
@@ -779,6 +789,7 @@ impl ServeArgs {
             sessions: self.sessions.limits(),
             connections: self.connections.limits(),
             shutdown_grace: Duration::from_secs(self.connections.shutdown_grace),
+            shutdown_delay: Duration::from_secs(self.connections.shutdown_delay),
             for_parent: false,
             auth: self.auth.options(),
             policy: self.served.policy.clone(),

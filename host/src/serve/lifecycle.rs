@@ -43,6 +43,8 @@ pub(crate) struct Serving {
     drain: Arc<drain::Drain>,
     sessions_cancel: CancellationToken,
     grace: Duration,
+    /// How long to serve on, not ready, before draining.
+    delay: Duration,
     /// Reloading goes on while this lives.
     _reloading: Option<reload::Reloading>,
 }
@@ -86,6 +88,7 @@ impl Serving {
             drain,
             sessions_cancel,
             grace: args.shutdown_grace,
+            delay: args.shutdown_delay,
             _reloading: reloading,
         })
     }
@@ -93,6 +96,20 @@ impl Serving {
     /// The front door: every route behind the guard, the drain and the credential check.
     pub(crate) fn front(&self) -> Front {
         self.front.clone()
+    }
+
+    /// Turns `/readyz` to 503, serves on for the shutdown delay, then drains.
+    pub(crate) async fn leave(&self) {
+        self.state.readiness.leave();
+        if !self.delay.is_zero() {
+            tracing::info!(
+                "shutting down: /readyz answers 503; serving on for {} s (--shutdown-delay) \
+                 before draining",
+                self.delay.as_secs()
+            );
+            tokio::time::sleep(self.delay).await;
+        }
+        self.drain().await;
     }
 
     /// Refuses new requests, gives those in flight up to the shutdown grace to finish and send
@@ -181,7 +198,7 @@ pub(crate) async fn serve_on(
         closing.clone(),
     ));
     shutdown.await;
-    serving.drain().await;
+    serving.leave().await;
     closing.cancel();
     if tokio::time::timeout(CLOSE_GRACE, &mut server)
         .await

@@ -69,6 +69,9 @@ pub(crate) struct Options {
     pub(crate) connections: ConnectionLimits,
     /// How long calls in flight may run on after a shutdown signal.
     pub(crate) shutdown_grace: Duration,
+    /// How long the server serves on after a shutdown signal, `/readyz` answering 503, before
+    /// it drains.
+    pub(crate) shutdown_delay: Duration,
     /// Whether this serves an isolated plugin's parent: each call's `Context` answers for the
     /// caller the parent names, and each result says what the tool answered
     /// ([`crate::call::wire`]).
@@ -99,6 +102,7 @@ impl Default for Options {
             connections: ConnectionLimits::default(),
             for_parent: false,
             shutdown_grace: SHUTDOWN_GRACE,
+            shutdown_delay: Duration::ZERO,
             auth: AuthOptions::default(),
             policy: None,
         }

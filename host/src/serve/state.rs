@@ -58,6 +58,8 @@ pub(crate) struct ServeState {
     pub(super) tasks: tasks::Tasks,
     /// The policy file, when there is one.
     pub(crate) policy: Option<Arc<crate::policy::PolicyStore>>,
+    /// What `/readyz` answers.
+    pub(crate) readiness: crate::serve::edge::readiness::Readiness,
 }
 
 impl ServeState {
@@ -163,6 +165,7 @@ impl ServeState {
                 ttl: args.sessions.task_ttl,
             }),
             policy,
+            readiness: crate::serve::edge::readiness::Readiness::default(),
         };
         (state, receiver, changes)
     }

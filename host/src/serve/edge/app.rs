@@ -1,5 +1,6 @@
-//! The app: the MCP endpoint (rmcp's streamable-HTTP service), `/healthz`, `/toolsets` and
-//! `/contributions`, behind the front door; and the MCP path it is served at, checked.
+//! The app: the MCP endpoint (rmcp's streamable-HTTP service), `/healthz`, `/readyz`,
+//! `/toolsets` and `/contributions`, behind the front door; and the MCP path it is served at,
+//! checked.
 
 use std::sync::Arc;
 
@@ -11,7 +12,7 @@ use crate::{
     auth::Authenticator,
     serve::{
         MAX_REQUEST_BODY_BYTES, Options, ServeError, ServeState,
-        edge::{body, drain, front, guard, routes, sessions},
+        edge::{body, drain, front, guard, readiness, routes, sessions},
         mcp,
     },
 };
@@ -54,6 +55,7 @@ pub(crate) fn front_door(
             let detailed = auth.is_none();
             get(move |state| routes::healthz(state, detailed))
         })
+        .route("/readyz", get(readiness::readyz))
         .route("/toolsets", get(routes::toolsets))
         .route("/contributions", get(routes::contributions))
         .route_service(path, mcp)
@@ -87,7 +89,7 @@ pub(crate) fn check_path(path: &str) -> Result<String, ServeError> {
             reason: "must be a plain URL path starting with `/`",
         });
     }
-    if ["/", "/healthz", "/toolsets", "/contributions"].contains(&path)
+    if ["/", "/healthz", "/readyz", "/toolsets", "/contributions"].contains(&path)
         || path.starts_with("/.well-known/")
     {
         return Err(ServeError::Path {

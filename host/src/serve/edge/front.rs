@@ -226,9 +226,9 @@ async fn step_up(
     Ok(Request::from_parts(parts, Body::from(bytes)))
 }
 
-/// Whether a request to `path` needs credentials: all but the probe and the OAuth metadata.
+/// Whether a request to `path` needs credentials: all but the probes and the OAuth metadata.
 fn needs_credentials(path: &str) -> bool {
-    path != "/healthz" && !path.starts_with("/.well-known/")
+    !["/healthz", "/readyz"].contains(&path) && !path.starts_with("/.well-known/")
 }
 
 /// The 404 rmcp gives an unknown session, for a request naming a session another caller opened:

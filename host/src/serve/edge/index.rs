@@ -54,6 +54,7 @@ browser. Add <code>?toolsets=NAME,NAME</code> to the URL to choose its toolsets.
 <li><a href="/toolsets">/toolsets</a>: the toolsets, which are active, and what a URL would get</li>
 <li><a href="/contributions">/contributions</a>: every tool and the extensions applied to it</li>
 <li><a href="/healthz">/healthz</a>: whether it is up, and what failed</li>
+<li><a href="/readyz">/readyz</a>: whether it takes new requests (503 once shutting down)</li>
 </ul>
 </main>
 </body>

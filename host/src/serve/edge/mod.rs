@@ -6,6 +6,7 @@
 //!   credentials, the session cap and the body check.
 //! - [`guard`]: which `Host` and `Origin` headers are accepted.
 //! - [`routes`]: `GET /healthz`, `GET /toolsets` and `GET /contributions`.
+//! - [`readiness`]: `GET /readyz`, and what it depends on.
 //! - [`index`]: `GET /` (and a browser's `GET` of the MCP endpoint): what the server is and how
 //!   to connect.
 //! - [`policy_gate`]: the policy's rate limits, quotas and session quota, before rmcp (HTTP
@@ -25,6 +26,7 @@ pub(crate) mod index;
 pub(crate) mod listener;
 pub(crate) mod metrics;
 pub(crate) mod policy_gate;
+pub(crate) mod readiness;
 pub(crate) mod ready;
 pub(crate) mod routes;
 pub(crate) mod sessions;

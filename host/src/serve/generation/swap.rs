@@ -7,7 +7,7 @@ use std::{collections::BTreeSet, path::PathBuf, sync::Arc};
 
 use tokio::sync::mpsc;
 
-use crate::serve::{ServeState, generation::Generation};
+use crate::serve::{ServeState, edge::readiness::Watcher, generation::Generation};
 use crate::{
     discovery::{self, Discovery},
     registry::Registry,
@@ -36,10 +36,16 @@ pub(crate) fn start(
             .chain(&source.trust_files)
             .cloned()
             .collect();
-        reload::watch(&source.plugin_dir, &files, triggers.clone())
+        let watching = reload::watch(&source.plugin_dir, &files, triggers.clone());
+        state.readiness.set_watcher(match &watching {
+            Ok(_) => Watcher::Running,
+            Err(error) => Watcher::Failed(error.to_string()),
+        });
+        watching
             .inspect_err(|error| {
                 tracing::warn!(
-                    "cannot watch {} for changes: {error}; send SIGHUP to scan it again",
+                    "cannot watch {} for changes: {error}; send SIGHUP to scan it again \
+                     (/readyz answers 503; --no-watch serves without watching)",
                     source.plugin_dir.display()
                 );
             })
