@@ -8,7 +8,8 @@
 //! answered by `tasks/update` (also with the plugin isolated); an `input_first` tool gathering
 //! its input on the session (2025-11-25) or in an input-required round (2026-07-28) before it
 //! becomes a task (also isolated); the per-session bound; a task invisible to another session;
-//! a policy's concurrency cap held by a running task until it ends.
+//! a policy's concurrency cap held by a running task until it ends; a replica's task ids
+//! starting with its name.
 
 use std::{
     sync::{
@@ -380,4 +381,26 @@ async fn a_concurrency_cap_counts_a_task_until_it_ends() {
     let second = start(&client, "task_wait", json!({"ms": 1})).await;
     let done = until(&client, &second, TaskStatus::Completed).await;
     assert_eq!(result_text(&done), "waited 1 ms");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_replicas_task_ids_start_with_its_name_for_the_balancer_to_route_on() {
+    let (_dir, _host, url) = serve(&["--replica-id", "r1"]);
+    let client = connect(&url, true).await;
+    let id = start(&client, "task_wait", json!({"ms": 1})).await;
+    let rest = id.strip_prefix("r1.").expect("the replica's name first");
+    let task = until(&client, &id, TaskStatus::Completed).await;
+    assert_eq!(task.task.task.task_id, id);
+    assert_eq!(result_text(&task), "waited 1 ms");
+    let elsewhere = get(&client, &format!("r2.{rest}"))
+        .await
+        .expect_err("another replica's task");
+    let error = mcp_error(elsewhere);
+    assert!(
+        error
+            .message
+            .contains("made by replica `r2`, and this is `r1`"),
+        "{}",
+        error.message
+    );
 }

@@ -395,6 +395,10 @@ pub(crate) struct ServeArgs {
     /// address of their own, `HOST:PORT` or a port alone on loopback (`9464`); off without it.
     #[arg(long, env = "REACTOR_MCP_METRICS_ADDR", value_name = "ADDR")]
     pub(crate) metrics_addr: Option<String>,
+    /// This replica's name among several behind one load balancer: its task ids start with
+    /// `NAME.`, so the balancer routes `tasks/*` requests to the replica that runs the task.
+    #[arg(long, env = "REACTOR_MCP_REPLICA_ID", value_name = "NAME", value_parser = replica_id)]
+    pub(crate) replica_id: Option<String>,
     /// The bounds on sessions.
     #[command(flatten)]
     pub(crate) sessions: SessionArgs,
@@ -766,6 +770,23 @@ const fn to_u64(n: usize) -> u64 {
 }
 
 /// A flag's value as a count (saturating on 32-bit targets).
+/// A replica id: letters, digits, `-` and `_`, 1 to 64 of them (no `.`: it ends the prefix of
+/// a task id).
+fn replica_id(name: &str) -> Result<String, String> {
+    let fits = (1..=64).contains(&name.len())
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_');
+    if fits {
+        Ok(name.to_owned())
+    } else {
+        Err(format!(
+            "`{name}` is not a replica id: 1 to 64 of A-Z a-z 0-9 - _ (it starts task ids, \
+             before a `.`)"
+        ))
+    }
+}
+
 fn to_usize(n: u64) -> usize {
     usize::try_from(n).unwrap_or(usize::MAX)
 }
@@ -786,6 +807,7 @@ impl ServeArgs {
             allowed_origins: self.allowed_origins.clone(),
             ready_file: self.ready_file.clone(),
             metrics_addr: self.metrics_addr.clone(),
+            replica_id: self.replica_id.clone(),
             sessions: self.sessions.limits(),
             connections: self.connections.limits(),
             shutdown_grace: Duration::from_secs(self.connections.shutdown_grace),
@@ -993,6 +1015,16 @@ mod tests {
                 true
             )
         );
+    }
+
+    #[test]
+    fn a_replica_id_is_a_plain_name_without_a_dot() {
+        let parsed = Cli::try_parse_from(["reactor-mcp-server", "--replica-id", "r-1"]).unwrap();
+        assert_eq!(parsed.serve.replica_id.as_deref(), Some("r-1"));
+        let refused = Cli::try_parse_from(["reactor-mcp-server", "--replica-id", "r.1"])
+            .unwrap_err()
+            .to_string();
+        assert!(refused.contains("is not a replica id"), "{refused}");
     }
 
     #[test]

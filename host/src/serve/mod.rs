@@ -63,6 +63,8 @@ pub(crate) struct Options {
     pub(crate) ready_file: Option<std::path::PathBuf>,
     /// Where to serve `GET /metrics`, if anywhere (`--metrics-addr`).
     pub(crate) metrics_addr: Option<String>,
+    /// This replica's name, which its task ids start with (`--replica-id`).
+    pub(crate) replica_id: Option<String>,
     /// The bounds on sessions and on what each holds.
     pub(crate) sessions: SessionLimits,
     /// The bounds on connections.
@@ -98,6 +100,7 @@ impl Default for Options {
             allowed_origins: Vec::new(),
             ready_file: None,
             metrics_addr: None,
+            replica_id: None,
             sessions: SessionLimits::default(),
             connections: ConnectionLimits::default(),
             for_parent: false,

@@ -158,12 +158,15 @@ impl ServeState {
             sessions: !args.stateless,
             sealer,
             skipped: ArcSwap::default(),
-            tasks: tasks::Tasks::new(tasks::TaskLimits {
-                max_running: args.sessions.max_tasks,
-                per_owner: args.sessions.max_tasks_per_session,
-                per_caller: args.sessions.max_tasks_per_caller,
-                ttl: args.sessions.task_ttl,
-            }),
+            tasks: tasks::Tasks::new(
+                tasks::TaskLimits {
+                    max_running: args.sessions.max_tasks,
+                    per_owner: args.sessions.max_tasks_per_session,
+                    per_caller: args.sessions.max_tasks_per_caller,
+                    ttl: args.sessions.task_ttl,
+                },
+                tasks::TaskIds::new(args.replica_id.clone()),
+            ),
             policy,
             readiness: crate::serve::edge::readiness::Readiness::default(),
         };

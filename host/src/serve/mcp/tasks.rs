@@ -70,9 +70,56 @@ pub(crate) struct TaskLimits {
     pub(crate) ttl: Duration,
 }
 
+/// The task ids of one replica: `REPLICA.ID` when the server has a replica id
+/// (`--replica-id`), so a load balancer routes `tasks/*` requests on the part before the first
+/// `.`; the id rmcp made alone otherwise.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub(crate) struct TaskIds {
+    replica: Option<String>,
+}
+
+impl TaskIds {
+    /// The ids of the replica `replica`, if any.
+    pub(crate) fn new(replica: Option<String>) -> Self {
+        Self { replica }
+    }
+
+    /// The id a client is given for the task rmcp calls `id`.
+    fn external(&self, id: &str) -> String {
+        match &self.replica {
+            Some(replica) => format!("{replica}.{id}"),
+            None => id.to_owned(),
+        }
+    }
+
+    /// The id rmcp knows for the task a client calls `id`; refused, naming both replicas, when
+    /// another replica made it.
+    fn internal<'a>(&self, id: &'a str) -> Result<&'a str, ErrorData> {
+        let Some(replica) = &self.replica else {
+            return Ok(id);
+        };
+        match id.split_once('.') {
+            Some((prefix, rest)) if prefix == replica => Ok(rest),
+            Some((prefix, _)) => Err(ErrorData::invalid_params(
+                format!(
+                    "unknown task: {id}: it was made by replica `{prefix}`, and this is \
+                     `{replica}`; a load balancer routes tasks/* requests on the part of the id \
+                     before the first `.` (README: Running several replicas)"
+                ),
+                None,
+            )),
+            None => Err(ErrorData::invalid_params(
+                format!("unknown task: {id}"),
+                None,
+            )),
+        }
+    }
+}
+
 /// The server's tasks and their owners.
 pub(crate) struct Tasks {
     manager: TaskManager,
+    ids: TaskIds,
     /// The owner of every task the manager may still hold, by task id.
     owners: Mutex<HashMap<String, Owner>>,
     limits: TaskLimits,
@@ -94,9 +141,10 @@ pub(crate) fn missing_extension() -> ErrorData {
 }
 
 impl Tasks {
-    pub(crate) fn new(limits: TaskLimits) -> Self {
+    pub(crate) fn new(limits: TaskLimits, ids: TaskIds) -> Self {
         Self {
             manager: TaskManager::new(),
+            ids,
             owners: Mutex::default(),
             limits,
         }
@@ -145,17 +193,20 @@ impl Tasks {
             }
         }
         let ttl = u64::try_from(self.limits.ttl.as_millis()).unwrap_or(u64::MAX);
-        let task = self
+        let mut task = self
             .manager
             .spawn(TaskOptions::new().with_ttl_ms(ttl), operation);
         owners.insert(task.task_id.clone(), owner);
+        task.task_id = self.ids.external(&task.task_id);
         Ok(task)
     }
 
     /// `tasks/get`: the task's state, if `owner` has it.
     pub(crate) fn get(&self, owner: &Owner, id: &str) -> Result<DetailedTask, ErrorData> {
-        self.check(owner, id)?;
-        self.manager.get_task(id)
+        let internal = self.check(owner, id)?;
+        let mut task = self.manager.get_task(internal)?;
+        task.task.task_id = id.to_owned();
+        Ok(task)
     }
 
     /// `tasks/update`: hands the client's answers to the requests the task waits on.
@@ -165,22 +216,24 @@ impl Tasks {
         id: &str,
         answers: impl IntoIterator<Item = (String, Value)>,
     ) -> Result<(), ErrorData> {
-        self.check(owner, id)?;
-        self.manager.update_task(id, answers)
+        let internal = self.check(owner, id)?;
+        self.manager.update_task(internal, answers)
     }
 
     /// `tasks/cancel`: cancels the tool (a no-op on an ended task).
     pub(crate) fn cancel(&self, owner: &Owner, id: &str) -> Result<(), ErrorData> {
-        self.check(owner, id)?;
-        self.manager.cancel_task(id)
+        let internal = self.check(owner, id)?;
+        self.manager.cancel_task(internal)
     }
 
-    /// Fails unless `owner` created the task `id` (which may since have been evicted).
-    fn check(&self, owner: &Owner, id: &str) -> Result<(), ErrorData> {
+    /// The id rmcp knows for the task a client calls `id`; fails unless this replica made it
+    /// and `owner` created it (it may since have been evicted).
+    fn check<'a>(&self, owner: &Owner, id: &'a str) -> Result<&'a str, ErrorData> {
+        let internal = self.ids.internal(id)?;
         let mut owners = self.lock();
         self.forget_evicted(&mut owners);
-        match owners.get(id) {
-            Some(o) if o == owner => Ok(()),
+        match owners.get(internal) {
+            Some(o) if o == owner => Ok(internal),
             _ => Err(ErrorData::invalid_params(
                 format!("unknown task: {id}"),
                 None,
@@ -376,7 +429,7 @@ mod tests {
 
     #[tokio::test]
     async fn a_session_runs_at_most_its_bound_and_the_error_names_it() {
-        let tasks = Tasks::new(limits(10, 2, Duration::from_secs(60)));
+        let tasks = Tasks::new(limits(10, 2, Duration::from_secs(60)), TaskIds::default());
         let a = owner("a");
         tasks.spawn(a.clone(), "t", forever).unwrap();
         let second = tasks.spawn(a.clone(), "t", forever).unwrap();
@@ -397,10 +450,13 @@ mod tests {
 
     #[tokio::test]
     async fn a_caller_runs_at_most_its_bound_across_its_sessions() {
-        let tasks = Tasks::new(TaskLimits {
-            per_caller: 3,
-            ..limits(100, 2, Duration::from_secs(60))
-        });
+        let tasks = Tasks::new(
+            TaskLimits {
+                per_caller: 3,
+                ..limits(100, 2, Duration::from_secs(60))
+            },
+            TaskIds::default(),
+        );
         let of = |session: &str, caller: Option<&str>| Owner {
             session: Some(Arc::from(session)),
             caller: caller.map(str::to_owned),
@@ -442,7 +498,7 @@ mod tests {
 
     #[tokio::test]
     async fn the_server_runs_at_most_its_bound() {
-        let tasks = Tasks::new(limits(2, 10, Duration::from_secs(60)));
+        let tasks = Tasks::new(limits(2, 10, Duration::from_secs(60)), TaskIds::default());
         tasks.spawn(owner("a"), "t", forever).unwrap();
         tasks.spawn(owner("b"), "t", forever).unwrap();
         let error = tasks.spawn(owner("c"), "t", forever).unwrap_err();
@@ -455,7 +511,7 @@ mod tests {
 
     #[tokio::test]
     async fn finished_tasks_do_not_count() {
-        let tasks = Tasks::new(limits(1, 1, Duration::from_secs(60)));
+        let tasks = Tasks::new(limits(1, 1, Duration::from_secs(60)), TaskIds::default());
         let first = tasks.spawn(owner("a"), "t", done).unwrap();
         until(&tasks, &owner("a"), &first.task_id, TaskStatus::Completed).await;
         tasks.spawn(owner("a"), "t", done).unwrap();
@@ -463,7 +519,7 @@ mod tests {
 
     #[tokio::test]
     async fn only_the_owner_sees_a_task() {
-        let tasks = Tasks::new(limits(10, 10, Duration::from_secs(60)));
+        let tasks = Tasks::new(limits(10, 10, Duration::from_secs(60)), TaskIds::default());
         let task = tasks.spawn(owner("a"), "t", forever).unwrap();
         let other = Owner {
             session: Some(Arc::from("a")),
@@ -482,8 +538,31 @@ mod tests {
     }
 
     #[tokio::test]
+    async fn a_replicas_task_ids_carry_its_name_and_another_replicas_are_named() {
+        let tasks = Tasks::new(
+            limits(10, 10, Duration::from_secs(60)),
+            TaskIds::new(Some("r1".to_owned())),
+        );
+        let task = tasks.spawn(owner("a"), "t", forever).unwrap();
+        let rest = task.task_id.strip_prefix("r1.").expect("routable");
+        let got = tasks.get(&owner("a"), &task.task_id).unwrap();
+        assert_eq!(got.task.task_id, task.task_id);
+        let foreign = tasks.get(&owner("a"), &format!("r2.{rest}")).unwrap_err();
+        assert!(
+            foreign
+                .message
+                .contains("made by replica `r2`, and this is `r1`"),
+            "{}",
+            foreign.message
+        );
+        assert!(tasks.get(&owner("a"), rest).is_err(), "without its prefix");
+        tasks.cancel(&owner("a"), &task.task_id).unwrap();
+        until(&tasks, &owner("a"), &task.task_id, TaskStatus::Cancelled).await;
+    }
+
+    #[tokio::test]
     async fn a_task_past_its_ttl_fails_then_is_forgotten() {
-        let tasks = Tasks::new(limits(10, 1, Duration::from_millis(30)));
+        let tasks = Tasks::new(limits(10, 1, Duration::from_millis(30)), TaskIds::default());
         let a = owner("a");
         let task = tasks.spawn(a.clone(), "t", forever).unwrap();
         assert_eq!(task.ttl_ms, Some(30));
