@@ -168,7 +168,7 @@ impl ServeState {
                 tasks::TaskIds::new(args.replica_id.clone()),
             ),
             policy,
-            readiness: crate::serve::edge::readiness::Readiness::default(),
+            readiness: crate::serve::edge::readiness::Readiness::new(args.replica_id.clone()),
         };
         (state, receiver, changes)
     }

@@ -25,6 +25,8 @@ use crate::{serve::ServeState, util::lock::lock};
 pub(crate) struct Readiness {
     leaving: AtomicBool,
     watcher: Mutex<Watcher>,
+    /// This replica's name (`--replica-id`), which `/readyz` says.
+    replica: Option<String>,
 }
 
 /// The watcher's state, as `/readyz` says it.
@@ -40,6 +42,14 @@ pub(crate) enum Watcher {
 }
 
 impl Readiness {
+    /// The readiness of the replica `replica`, if it has a name.
+    pub(crate) fn new(replica: Option<String>) -> Self {
+        Self {
+            replica,
+            ..Self::default()
+        }
+    }
+
     /// Says how the watcher is.
     pub(crate) fn set_watcher(&self, watcher: Watcher) {
         *lock(&self.watcher) = watcher;
@@ -71,7 +81,7 @@ impl Readiness {
     }
 }
 
-/// `GET /readyz`: 200 `{"status": "ready", ...}`, or 503 `{"status": "not_ready", "reasons":
+/// `GET /readyz`: 200 `{"status": "ready", ...}` (with the replica's name, when it has one), or 503 `{"status": "not_ready", "reasons":
 /// [...]}`. Open to anyone, like `/healthz`: it names no plugin.
 pub(crate) async fn readyz(State(state): State<std::sync::Arc<ServeState>>) -> Response {
     let readiness = &state.readiness;
@@ -80,6 +90,7 @@ pub(crate) async fn readyz(State(state): State<std::sync::Arc<ServeState>>) -> R
         "status": if reasons.is_empty() { "ready" } else { "not_ready" },
         "reasons": reasons,
         "watcher": readiness.watcher_name(),
+        "replica": readiness.replica,
         "generation": state.generation().info().number,
     });
     let status = if reasons.is_empty() {
