@@ -29,6 +29,7 @@ mod build_plugins;
 mod clients;
 mod compat;
 mod conformance;
+mod deploy;
 mod layers;
 mod new_plugin;
 mod npm;
@@ -89,6 +90,10 @@ enum Task {
     Semver(compat::SemverArgs),
     /// Check that every module of host/src imports only from the layers below it.
     Tidy,
+    /// Validate the deployment files under deploy/: the Kubernetes manifests against the API
+    /// schemas (needs python3 and PyPI once), the HAProxy and nginx configurations when those
+    /// are installed.
+    Deploy(deploy::Args),
 }
 
 fn main() -> ExitCode {
@@ -106,6 +111,7 @@ fn main() -> ExitCode {
         Task::Compat(args) => compat::run(args),
         Task::Semver(args) => compat::semver(args),
         Task::Tidy => tidy_layers(),
+        Task::Deploy(args) => deploy::run(args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -61,6 +61,11 @@ pub(crate) fn run(args: &Args) -> Result<()> {
         "a change above breaks semver against the last release: bump the version it needs",
         || compat::semver(&compat::SemverArgs::default()),
     )?;
+    step(
+        "deployment files",
+        "fix the file named above (cargo xtask deploy checks them alone)",
+        || crate::deploy::run(&crate::deploy::Args::default()),
+    )?;
     let mut prometheus = None;
     step(
         "Prometheus parser",
