@@ -5,8 +5,9 @@
 #   bench/scripts/ab.sh 'A=--policy /tmp/none.toml' 'B=--isolate benchmarks' C=plain
 #
 # Each argument is LABEL=ARGS: a release host serving the release `benchmarks` plugin with
-# these extra arguments (an `ENV=value` word before them sets a variable), or LABEL=plain for
-# plain rmcp's echo server. SESSIONS (default "1 16"), ROUNDS (5) and SECS (3) say how long.
+# these extra arguments (an `ENV=value` word before them sets a variable; a first word `@PATH`
+# runs the host binary at PATH instead, to compare two builds), or LABEL=plain for plain rmcp's
+# echo server. SESSIONS (default "1 16"), ROUNDS (5) and SECS (3) say how long.
 set -euo pipefail
 R=${R:-target/release}
 ROUNDS=${ROUNDS:-5}; SECS=${SECS:-3}; SESSIONS=${SESSIONS:-1 16}
@@ -21,11 +22,12 @@ start() { # index port -> "pid url"
     "$R/plain-rmcp-echo" --port "$port" >/dev/null 2>&1 &
     echo "$! http://127.0.0.1:$port/mcp"
   else
-    local env=() args=()
+    local env=() args=() host="$R/reactor-mcp-server"
     for word in $command; do
-      if [ ${#args[@]} = 0 ] && [[ $word == [A-Z]*=* ]]; then env+=("$word"); else args+=("$word"); fi
+      if [ ${#args[@]} = 0 ] && [[ $word == @* ]]; then host=${word#@}
+      elif [ ${#args[@]} = 0 ] && [[ $word == [A-Z]*=* ]]; then env+=("$word"); else args+=("$word"); fi
     done
-    env "${env[@]}" "$R/reactor-mcp-server" --plugin-dir "$W/p" --port "$port" --no-watch \
+    env "${env[@]}" "$host" --plugin-dir "$W/p" --port "$port" --no-watch \
       "${args[@]}" >/dev/null 2>&1 &
     echo "$! http://127.0.0.1:$port/mcp?only=benchmarks"
   fi

@@ -27,6 +27,8 @@ pub(super) async fn measure<T>(
     context: &RequestContext<RoleServer>,
     answer: impl Future<Output = Result<T, ErrorData>>,
 ) -> Result<T, ErrorData> {
+    // Boxed: rmcp spawns a task per request holding this future, and moves it as it goes.
+    let answer = Box::pin(answer);
     let span = span(method, name, context);
     if metrics::get().is_none() && span.is_none() {
         return answer.await;

@@ -246,8 +246,9 @@ impl ServerHandler for Handler {
         let name = request.name.to_string();
         let span = measured::span("tools/call", Some(&name), &context);
         let mut plugin = None;
-        let answer = self
-            .call(request, &context, &mut plugin)
+        // Boxed: rmcp spawns a task per request holding this future, and moves it as it goes;
+        // the call's own state machine is kilobytes, a box is a pointer.
+        let answer = Box::pin(self.call(request, &context, &mut plugin))
             .instrument(span.clone())
             .await;
         measured::record_call(&name, &context, &span, &answer, started.elapsed());
