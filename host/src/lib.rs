@@ -39,6 +39,8 @@
 //! - **reload**: what says the plugins changed (files, `SIGHUP`, a bridged server's list), and
 //!   which plugins a new scan added, replaced and removed.
 //! - **auth**: who calls (API keys, OAuth access tokens) and the bound each caller gets.
+//! - **shared**: what the replicas of a deployment share in Redis (`--redis-url`): events,
+//!   requests to the replica that runs a task, task and session records.
 //! - **policy**: who may call what, how often and how much (`--policy FILE`): CEL rules that
 //!   also narrow listings, rate limits and quotas, concurrency caps, circuit breakers, result
 //!   caps; compiled once per load, re-read on change, counted in this process.
@@ -76,6 +78,7 @@ mod reload;
 mod reports;
 mod selection;
 mod serve;
+mod shared;
 mod util;
 
 pub use embed::{Error, McpService, Server, ServerBuilder, ShutdownHandle};

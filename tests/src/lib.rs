@@ -14,6 +14,7 @@ pub mod maps;
 pub mod mcp;
 mod plugin_dir;
 pub mod procs;
+pub mod tasks;
 
 pub use build::{
     FIXTURES, PLUGINS, SERVER_BIN_ENV, embed_example_bin, ensure_built, host_bin, library,

@@ -12,62 +12,25 @@
 //! starting with its name.
 
 use std::{
-    sync::{
-        Arc,
-        atomic::{AtomicUsize, Ordering},
-    },
+    sync::atomic::Ordering,
     time::{Duration, Instant},
 };
 
-use e2e::{HostProcess, PluginDir, mcp::call};
-use rmcp::{
-    ClientHandler, ErrorData, RoleClient, ServiceError,
-    model::{
-        CallToolResponse, CancelTaskParams, ClientCapabilities, ClientConfig, ElicitRequestParams,
-        ElicitResult, ErrorCode, GetTaskParams, GetTaskResult, Implementation, InputResponses,
-        TaskPayload, TaskStatus, UpdateTaskParams,
-    },
-    service::{RequestContext, RunningService},
+use e2e::{
+    HostProcess, PluginDir,
+    mcp::call,
+    tasks::{PATIENCE, TaskClient, TaskPeer, get, result_text, start, until},
 };
-use serde_json::{Value, json};
+use rmcp::{
+    ServiceError,
+    model::{
+        CallToolResponse, CancelTaskParams, ErrorCode, InputResponses, TaskPayload, TaskStatus,
+        UpdateTaskParams,
+    },
+};
+use serde_json::json;
 
-/// How long a test waits for something that should happen within milliseconds.
-const PATIENCE: Duration = Duration::from_secs(10);
-
-/// A client that declares the tasks extension (or not) and elicitation, to which it answers
-/// that the user is Ada (counting how often it was asked).
-#[derive(Debug, Clone, Default)]
-struct TaskClient {
-    tasks: bool,
-    elicited: Arc<AtomicUsize>,
-}
-
-impl ClientHandler for TaskClient {
-    async fn create_elicitation(
-        &self,
-        _request: ElicitRequestParams,
-        _context: RequestContext<RoleClient>,
-    ) -> Result<ElicitResult, ErrorData> {
-        self.elicited.fetch_add(1, Ordering::SeqCst);
-        Ok(
-            serde_json::from_value(json!({"action": "accept", "content": {"name": "Ada"}}))
-                .expect("an elicitation result"),
-        )
-    }
-
-    fn get_info(&self) -> ClientConfig {
-        let capabilities = if self.tasks {
-            json!({"elicitation": {}, "extensions": {"io.modelcontextprotocol/tasks": {}}})
-        } else {
-            json!({"elicitation": {}})
-        };
-        let capabilities: ClientCapabilities =
-            serde_json::from_value(capabilities).expect("client capabilities");
-        ClientConfig::new(capabilities, Implementation::new("tasks-test", "0"))
-    }
-}
-
-type Client = RunningService<RoleClient, TaskClient>;
+type Client = TaskPeer;
 
 /// A host serving `fixture-context` with `host_args`, and the URL of its `context` toolset.
 fn serve(host_args: &[&str]) -> (PluginDir, HostProcess, String) {
@@ -85,54 +48,10 @@ async fn connect(url: &str, tasks: bool) -> Client {
     e2e::mcp::connect_as(url, client).await
 }
 
-/// Calls `tool`; the id of the task it created. Panics on any other answer.
-async fn start(client: &Client, tool: &str, arguments: Value) -> String {
-    match client.call_tool_once(call(tool, arguments)).await {
-        Ok(CallToolResponse::Task(created)) => {
-            assert_eq!(created.task.status, TaskStatus::Working);
-            assert!(created.task.ttl_ms.is_some_and(|ttl| ttl > 0));
-            created.task.task_id
-        }
-        other => panic!("{tool} did not start a task: {other:?}"),
-    }
-}
-
-async fn get(client: &Client, id: &str) -> Result<GetTaskResult, ServiceError> {
-    client.get_task(GetTaskParams::new(id)).await
-}
-
-/// Polls `tasks/get` until the task's status is `status` (or it ended); its last state.
-async fn until(client: &Client, id: &str, status: TaskStatus) -> GetTaskResult {
-    let started = Instant::now();
-    loop {
-        let task = get(client, id).await.expect("tasks/get");
-        if task.task.status() == status || task.task.status().is_terminal() {
-            return task;
-        }
-        assert!(
-            started.elapsed() < PATIENCE,
-            "task {id} is still {:?}",
-            task.task.status()
-        );
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
-}
-
 fn mcp_error(error: ServiceError) -> rmcp::ErrorData {
     match error {
         ServiceError::McpError(error) => error,
         other => panic!("not an MCP error: {other}"),
-    }
-}
-
-/// The text of a completed task's inlined result.
-fn result_text(task: &GetTaskResult) -> String {
-    match &task.task.payload {
-        TaskPayload::Completed { result } => result["content"][0]["text"]
-            .as_str()
-            .unwrap_or_default()
-            .to_owned(),
-        other => panic!("not completed: {other:?}"),
     }
 }
 

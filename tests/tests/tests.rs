@@ -13,6 +13,7 @@ mod discovery;
 mod embed;
 mod extensions;
 mod filters;
+mod fleet;
 mod harness;
 mod isolation;
 mod list;

@@ -41,6 +41,10 @@ pub(crate) const LAYERS: &[(&str, &str)] = &[
     ),
     ("auth", "keys, OAuth, identities and their bounds"),
     (
+        "shared",
+        "state replicas share in Redis: events, requests between replicas, records, sessions",
+    ),
+    (
         "policy",
         "the policy file: rules, rate limits, quotas, caps, breakers, result caps",
     ),

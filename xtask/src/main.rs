@@ -30,6 +30,7 @@ mod clients;
 mod compat;
 mod conformance;
 mod deploy;
+mod fleet;
 mod layers;
 mod new_plugin;
 mod npm;
@@ -94,6 +95,9 @@ enum Task {
     /// schemas (needs python3 and PyPI once), the HAProxy and nginx configurations when those
     /// are installed.
     Deploy(deploy::Args),
+    /// Run the fleet tests alone: three replicas sharing state in Redis, behind HAProxy (needs
+    /// Debian's redis-server and haproxy).
+    Fleet(fleet::Args),
 }
 
 fn main() -> ExitCode {
@@ -112,6 +116,7 @@ fn main() -> ExitCode {
         Task::Semver(args) => compat::semver(args),
         Task::Tidy => tidy_layers(),
         Task::Deploy(args) => deploy::run(args),
+        Task::Fleet(args) => fleet::run(args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -399,6 +399,21 @@ pub(crate) struct ServeArgs {
     /// `NAME.`, so the balancer routes `tasks/*` requests to the replica that runs the task.
     #[arg(long, env = "REACTOR_MCP_REPLICA_ID", value_name = "NAME", value_parser = replica_id)]
     pub(crate) replica_id: Option<String>,
+    /// Share state with the other replicas in this Redis (`redis://[USER:PASSWORD@]HOST[:PORT][/DB]`,
+    /// `rediss://` for TLS): tasks any replica answers for, resource updates and list changes
+    /// every replica hears, 2025-11-25 sessions that outlive their replica. Without a
+    /// `--replica-id`, the replica makes itself a name.
+    #[arg(long, env = "REACTOR_MCP_REDIS_URL", value_name = "URL")]
+    pub(crate) redis_url: Option<String>,
+    /// What this deployment's keys and channels in Redis start with, so deployments can share
+    /// one Redis.
+    #[arg(
+        long,
+        env = "REACTOR_MCP_REDIS_PREFIX",
+        value_name = "PREFIX",
+        default_value = "reactor-mcp"
+    )]
+    pub(crate) redis_prefix: String,
     /// The bounds on sessions.
     #[command(flatten)]
     pub(crate) sessions: SessionArgs,
@@ -815,6 +830,13 @@ impl ServeArgs {
             for_parent: false,
             auth: self.auth.options(),
             policy: self.served.policy.clone(),
+            redis: self
+                .redis_url
+                .clone()
+                .map(|url| crate::shared::RedisOptions {
+                    url,
+                    prefix: self.redis_prefix.clone(),
+                }),
         }
     }
 }

@@ -236,13 +236,22 @@ pub(crate) async fn start(
         .transpose()
         .map_err(ServeError::Policy)?
         .map(Arc::new);
-    let (state, updates, availability) = ServeState::new(builder, args, sealer, policy);
+    let shared = args
+        .redis
+        .as_ref()
+        .map(|redis| redis.connect(args.replica_id.as_deref()))
+        .transpose()?;
+    let (state, updates, availability) =
+        ServeState::new(builder, args, sealer, policy, shared.clone());
     if let Some(source) = &source {
         state
             .skipped
             .store(Arc::new(crate::reports::SkippedRow::all(&source.first)));
     }
     let state = Arc::new(state);
+    if let Some(shared) = &shared {
+        crate::serve::replicas::join(&state, shared);
+    }
     if let Some(store) = &state.policy {
         let listening = Arc::downgrade(&state);
         tokio::spawn(crate::policy::PolicyStore::watch(

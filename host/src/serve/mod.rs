@@ -22,7 +22,8 @@ pub(crate) mod generation;
 pub(crate) mod host_context;
 pub(crate) mod lifecycle;
 pub(crate) mod mcp;
-pub(crate) mod state;
+pub(crate) mod replicas;
+mod state;
 pub(crate) mod stdio;
 
 use std::time::Duration;
@@ -82,6 +83,8 @@ pub(crate) struct Options {
     pub(crate) auth: AuthOptions,
     /// The policy file (`--policy`).
     pub(crate) policy: Option<std::path::PathBuf>,
+    /// The state shared with other replicas (`--redis-url`), if any.
+    pub(crate) redis: Option<crate::shared::RedisOptions>,
 }
 
 impl Default for Options {
@@ -108,6 +111,7 @@ impl Default for Options {
             shutdown_delay: Duration::ZERO,
             auth: AuthOptions::default(),
             policy: None,
+            redis: None,
         }
     }
 }
@@ -147,6 +151,9 @@ pub(crate) enum ServeError {
         #[source]
         source: rmcp::model::RequestStateError,
     },
+    /// The shared state cannot be used.
+    #[error("cannot share state with other replicas")]
+    Shared(#[from] crate::shared::SharedError),
     /// The address could not be bound.
     #[error("cannot listen on {address}")]
     Bind {

@@ -60,6 +60,8 @@ pub(crate) struct ServeState {
     pub(crate) policy: Option<Arc<crate::policy::PolicyStore>>,
     /// What `/readyz` answers.
     pub(crate) readiness: crate::serve::edge::readiness::Readiness,
+    /// The state shared with the other replicas, with `--redis-url`.
+    pub(crate) shared: Option<Arc<crate::shared::Shared>>,
 }
 
 impl ServeState {
@@ -122,6 +124,7 @@ impl ServeState {
         args: &Options,
         sealer: rounds::Sealer,
         policy: Option<Arc<crate::policy::PolicyStore>>,
+        shared: Option<Arc<crate::shared::Shared>>,
     ) -> (
         Self,
         tokio::sync::mpsc::UnboundedReceiver<String>,
@@ -137,8 +140,16 @@ impl ServeState {
             args.name.clone(),
             env!("CARGO_PKG_VERSION"),
         ));
+        // With shared state, the replica has a name: the one given, or one made at start-up.
+        let replica = shared
+            .as_ref()
+            .map(|shared| shared.replica().to_owned())
+            .or_else(|| args.replica_id.clone());
         let (updates, receiver) = subscriptions::Updates::channel();
+        let updates = updates.mirrored(shared.as_ref().map(crate::serve::replicas::mirror_updates));
         let (availability, changes) = availability::Toggles::channel();
+        let availability =
+            availability.mirrored(shared.as_ref().map(crate::serve::replicas::mirror_toggles));
         let state = Self {
             current: ArcSwap::from_pointee(Generation::first(builder, args.toolsets_tool)),
             availability,
@@ -165,10 +176,12 @@ impl ServeState {
                     per_caller: args.sessions.max_tasks_per_caller,
                     ttl: args.sessions.task_ttl,
                 },
-                tasks::TaskIds::new(args.replica_id.clone()),
+                tasks::TaskIds::new(replica.clone()),
+                shared.clone(),
             ),
             policy,
-            readiness: crate::serve::edge::readiness::Readiness::new(args.replica_id.clone()),
+            readiness: crate::serve::edge::readiness::Readiness::new(replica),
+            shared,
         };
         (state, receiver, changes)
     }

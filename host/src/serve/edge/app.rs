@@ -38,7 +38,17 @@ pub(crate) fn front_door(
             .with_legacy_session_mode(false)
             .with_json_response(true);
     }
-    let sessions = sessions::Sessions::new(&args.sessions);
+    // With shared state, 2025-11-25 sessions are kept in Redis too, so another replica can
+    // take one over when this one is gone.
+    let shared_sessions = state
+        .shared
+        .clone()
+        .filter(|_| !args.stateless)
+        .map(crate::shared::sessions::SharedSessions::new);
+    if let Some(store) = &shared_sessions {
+        config.session_store = Some(Arc::new(store.clone()));
+    }
+    let sessions = sessions::Sessions::new(&args.sessions, shared_sessions);
     tokio::spawn(sessions::Sessions::expire_idle(
         Arc::downgrade(&sessions),
         cancel,

@@ -104,7 +104,12 @@ impl Front {
             _ => None,
         };
         if let (Some(identity), Some(sessions)) = (&caller, &self.sessions)
-            && let Some(refusal) = foreign_session(sessions, &request, identity)
+            && let Some(refusal) = foreign_session(
+                sessions,
+                request.headers().get(SESSION_ID).cloned(),
+                identity,
+            )
+            .await
         {
             return Ok(refusal);
         }
@@ -233,13 +238,13 @@ fn needs_credentials(path: &str) -> bool {
 
 /// The 404 rmcp gives an unknown session, for a request naming a session another caller opened:
 /// to this caller, it does not exist.
-fn foreign_session(
+async fn foreign_session(
     sessions: &Sessions,
-    request: &Request,
+    id: Option<axum::http::HeaderValue>,
     identity: &Identity,
 ) -> Option<Response> {
-    let id = request.headers().get(SESSION_ID)?;
-    if sessions.is_owned_by(id.as_bytes(), &identity.owner()) {
+    let id = id?;
+    if sessions.may_use(id.as_bytes(), &identity.owner()).await {
         return None;
     }
     tracing::warn!(

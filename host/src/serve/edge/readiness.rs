@@ -3,7 +3,8 @@
 //! listener binds), while the watcher runs when files are watched, and until shutting down
 //! begins: a shutdown signal turns `/readyz` to 503 first, and the server serves on for
 //! `--shutdown-delay` before it drains, so a balancer stops sending before requests are
-//! refused.
+//! refused. With `--redis-url`, ready only while Redis answers and the replica hears the
+//! others.
 
 use std::sync::{
     Mutex,
@@ -85,12 +86,23 @@ impl Readiness {
 /// [...]}`. Open to anyone, like `/healthz`: it names no plugin.
 pub(crate) async fn readyz(State(state): State<std::sync::Arc<ServeState>>) -> Response {
     let readiness = &state.readiness;
-    let reasons = readiness.reasons();
+    let mut reasons = readiness.reasons();
+    let redis = state
+        .shared
+        .as_ref()
+        .map(|shared| match shared.unreachable() {
+            Some(why) => {
+                reasons.push(why);
+                "unreachable"
+            }
+            None => "connected",
+        });
     let body = json!({
         "status": if reasons.is_empty() { "ready" } else { "not_ready" },
         "reasons": reasons,
         "watcher": readiness.watcher_name(),
         "replica": readiness.replica,
+        "redis": redis,
         "generation": state.generation().info().number,
     });
     let status = if reasons.is_empty() {

@@ -34,6 +34,7 @@ use std::{
 };
 
 use crate::observe::metrics;
+use crate::shared::sessions::SharedSessions;
 use crate::util::lock::lock;
 use axum::{
     body::Body,
@@ -48,7 +49,7 @@ use rmcp::{
         WorkerTransport,
         common::server_side_http::SessionId,
         streamable_http_server::session::{
-            ServerSseMessage, SessionManager,
+            RestoreOutcome, ServerSseMessage, SessionManager,
             local::{LocalSessionManager, LocalSessionManagerError, LocalSessionWorker},
         },
     },
@@ -214,11 +215,14 @@ pub(crate) struct Sessions {
     /// Sessions admitted: being created, or open.
     admitted: AtomicUsize,
     usages: Arc<Usages>,
+    /// The sessions of every replica, with `--redis-url`.
+    shared: Option<SharedSessions>,
 }
 
 impl Sessions {
-    /// A manager within `limits`; [`Sessions::expire_idle`] must run beside it.
-    pub(crate) fn new(limits: &SessionLimits) -> Arc<Self> {
+    /// A manager within `limits`, keeping sessions in `shared` too if given;
+    /// [`Sessions::expire_idle`] must run beside it.
+    pub(crate) fn new(limits: &SessionLimits, shared: Option<SharedSessions>) -> Arc<Self> {
         let mut inner = LocalSessionManager::default();
         // Idle sessions are closed by `expire_idle`, which knows about calls in flight.
         inner.session_config.keep_alive = None;
@@ -229,6 +233,7 @@ impl Sessions {
             idle: limits.idle_timeout,
             admitted: AtomicUsize::new(0),
             usages: Arc::default(),
+            shared,
         })
     }
 
@@ -242,8 +247,33 @@ impl Sessions {
         let Ok(id) = std::str::from_utf8(id) else {
             return;
         };
+        if let Some(shared) = &self.shared {
+            shared.bind(id, &owner);
+        }
         if let Some(usage) = self.usages.lock().get_mut(id) {
             usage.owner = Some(owner);
+        }
+    }
+
+    /// Whether the session `id` may be used by the caller `owner`, as
+    /// [`Sessions::is_owned_by`] says; for a session another replica opened, as its record in
+    /// Redis says (a record that cannot be read refuses).
+    pub(crate) async fn may_use(&self, id: &[u8], owner: &str) -> bool {
+        let (Some(shared), Ok(text)) = (&self.shared, std::str::from_utf8(id)) else {
+            return self.is_owned_by(id, owner);
+        };
+        if self.usages.lock().contains_key(text) {
+            return self.is_owned_by(id, owner);
+        }
+        match shared.owner(text).await {
+            Ok(opener) => opener.is_none_or(|opener| opener == owner),
+            Err(error) => {
+                tracing::warn!(
+                    session = text,
+                    "cannot read who opened the session: {error}"
+                );
+                false
+            }
         }
     }
 
@@ -288,6 +318,19 @@ impl Sessions {
             })
     }
 
+    /// Starts counting the use of the session `id`, just opened (by `owner`, if known).
+    fn opened(&self, id: &SessionId, owner: Option<String>) {
+        let now = Instant::now();
+        let usage = Usage {
+            streams: 0,
+            idle_since: now,
+            opened: now,
+            owner,
+        };
+        self.usages.lock().insert(SessionId::clone(id), usage);
+        metrics::session_opened();
+    }
+
     /// Forgets `id`, giving back its place; whether it was open.
     fn forget(&self, id: &SessionId) -> bool {
         let forgotten = self.usages.lock().remove(id);
@@ -317,6 +360,9 @@ impl Sessions {
             let expired = manager.usages.take_idle(idle, Instant::now());
             for id in expired {
                 manager.admitted.fetch_sub(1, Ordering::AcqRel);
+                if let Some(shared) = &manager.shared {
+                    shared.forget(&id);
+                }
                 tracing::info!(session = %id, "closing a session idle for {idle:?}");
                 if let Err(error) = manager.inner.close_session(&id).await {
                     tracing::warn!(session = %id, "cannot close an idle session: {error}");
@@ -358,16 +404,7 @@ impl SessionManager for Sessions {
         self.admit()?;
         match self.inner.create_session().await {
             Ok((id, transport)) => {
-                self.usages.lock().insert(
-                    SessionId::clone(&id),
-                    Usage {
-                        streams: 0,
-                        idle_since: Instant::now(),
-                        opened: Instant::now(),
-                        owner: None,
-                    },
-                );
-                metrics::session_opened();
+                self.opened(&id, None);
                 Ok((id, transport))
             }
             Err(error) => {
@@ -393,7 +430,34 @@ impl SessionManager for Sessions {
 
     async fn close_session(&self, id: &SessionId) -> Result<(), Self::Error> {
         self.forget(id);
+        if let Some(shared) = &self.shared {
+            shared.forget(id);
+        }
         Ok(self.inner.close_session(id).await?)
+    }
+
+    /// A session another replica opened, taken over here from its record in Redis (rmcp
+    /// replays its `initialize`): counted as a session of this replica, bound to its opener.
+    async fn restore_session(
+        &self,
+        id: SessionId,
+    ) -> Result<RestoreOutcome<Self::Transport>, Self::Error> {
+        let Some(shared) = &self.shared else {
+            return Ok(RestoreOutcome::NotSupported);
+        };
+        let owner = shared.owner(&id).await.ok().flatten();
+        self.admit()?;
+        match self.inner.restore_session(SessionId::clone(&id)).await {
+            Ok(RestoreOutcome::Restored(transport)) => {
+                self.opened(&id, owner);
+                tracing::info!(session = %id, "took over a session another replica opened");
+                Ok(RestoreOutcome::Restored(transport))
+            }
+            other => {
+                self.admitted.fetch_sub(1, Ordering::AcqRel);
+                Ok(other?)
+            }
+        }
     }
 
     async fn create_stream(
@@ -545,7 +609,7 @@ mod tests {
 
     #[tokio::test]
     async fn sessions_beyond_the_cap_are_refused_until_one_closes() {
-        let sessions = Sessions::new(&limits(2, Duration::from_secs(60)));
+        let sessions = Sessions::new(&limits(2, Duration::from_secs(60)), None);
         let (a, _ta) = sessions.create_session().await.unwrap();
         let (_b, _tb) = sessions.create_session().await.unwrap();
         assert_eq!(sessions.count(), 2);
@@ -610,7 +674,7 @@ mod tests {
 
     #[tokio::test]
     async fn an_idle_session_is_closed_and_gives_back_its_place() {
-        let sessions = Sessions::new(&limits(1, Duration::from_millis(40)));
+        let sessions = Sessions::new(&limits(1, Duration::from_millis(40)), None);
         let cancel = CancellationToken::new();
         tokio::spawn(Sessions::expire_idle(
             Arc::downgrade(&sessions),

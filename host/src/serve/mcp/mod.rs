@@ -25,6 +25,7 @@ mod prompts;
 mod request;
 mod resources;
 pub(crate) mod subscriptions;
+mod task_records;
 pub(crate) mod tasks;
 mod tools;
 mod toolsets_tool;
@@ -91,7 +92,11 @@ impl ServerHandler for Handler {
         request: GetTaskParams,
         context: RequestContext<RoleServer>,
     ) -> Result<GetTaskResult, ErrorData> {
-        let task = self.state.tasks.get(&owner(&context), &request.task_id)?;
+        let task = self
+            .state
+            .tasks
+            .get(&owner(&context), &request.task_id)
+            .await?;
         Ok(GetTaskResult::new(task))
     }
 
@@ -104,6 +109,7 @@ impl ServerHandler for Handler {
         self.state
             .tasks
             .update(&owner(&context), &request.task_id, answers)
+            .await
     }
 
     async fn cancel_task(
@@ -111,7 +117,10 @@ impl ServerHandler for Handler {
         request: CancelTaskParams,
         context: RequestContext<RoleServer>,
     ) -> Result<(), ErrorData> {
-        self.state.tasks.cancel(&owner(&context), &request.task_id)
+        self.state
+            .tasks
+            .cancel(&owner(&context), &request.task_id)
+            .await
     }
 
     /// A tool whose argument is mirrored into a header, for rmcp's check of `Mcp-Param-*`

@@ -28,12 +28,14 @@ use std::{
 };
 use tokio_util::sync::CancellationToken;
 
+pub(crate) use super::task_records::{Records, TaskRequest};
 use super::{
     Handler,
     outcome::{call_result, missing_capability, panicked},
     owner,
     tools::TaskPolicy,
 };
+use crate::shared::Shared;
 use crate::util::lock::lock;
 use crate::{
     build::LoadedTool,
@@ -43,17 +45,35 @@ use crate::{
 };
 use rmcp::{
     ErrorData,
-    model::{ClientCapabilities, DetailedTask, InputRequest, Task},
+    model::{ClientCapabilities, DetailedTask, InputRequest, InputResponses, Task},
     task_manager::{TaskContext, TaskExit, TaskFuture, TaskManager, TaskOptions},
 };
 use serde_json::Value;
 
 /// Whom a task belongs to: the session it was created in (none without sessions) and the
 /// authenticated caller (none without authentication). Only the same pair sees it.
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub(crate) struct Owner {
+    #[serde(with = "arc_str")]
     pub(crate) session: Option<Arc<str>>,
     pub(crate) caller: Option<String>,
+}
+
+/// An owner's session as JSON text.
+mod arc_str {
+    use std::sync::Arc;
+
+    use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+    pub(super) fn serialize<S: Serializer>(v: &Option<Arc<str>>, s: S) -> Result<S::Ok, S::Error> {
+        v.as_deref().serialize(s)
+    }
+
+    pub(super) fn deserialize<'de, D: Deserializer<'de>>(
+        d: D,
+    ) -> Result<Option<Arc<str>>, D::Error> {
+        Ok(Option::<String>::deserialize(d)?.map(Arc::from))
+    }
 }
 
 /// The bounds on tasks.
@@ -85,11 +105,18 @@ impl TaskIds {
     }
 
     /// The id a client is given for the task rmcp calls `id`.
-    fn external(&self, id: &str) -> String {
+    pub(super) fn external(&self, id: &str) -> String {
         match &self.replica {
             Some(replica) => format!("{replica}.{id}"),
             None => id.to_owned(),
         }
+    }
+
+    /// The replica that made the task a client calls `id`, when it is not this one.
+    fn elsewhere<'a>(&self, id: &'a str) -> Option<&'a str> {
+        let replica = self.replica.as_deref()?;
+        let (prefix, _) = id.split_once('.')?;
+        (prefix != replica).then_some(prefix)
     }
 
     /// The id rmcp knows for the task a client calls `id`; refused, naming both replicas, when
@@ -121,8 +148,10 @@ pub(crate) struct Tasks {
     manager: TaskManager,
     ids: TaskIds,
     /// The owner of every task the manager may still hold, by task id.
-    owners: Mutex<HashMap<String, Owner>>,
+    owners: Arc<Mutex<HashMap<String, Owner>>>,
     limits: TaskLimits,
+    /// Where each task's state is recorded for the other replicas, with `--redis-url`.
+    records: Option<Records>,
 }
 
 impl std::fmt::Debug for Tasks {
@@ -141,13 +170,27 @@ pub(crate) fn missing_extension() -> ErrorData {
 }
 
 impl Tasks {
-    pub(crate) fn new(limits: TaskLimits, ids: TaskIds) -> Self {
+    pub(crate) fn new(limits: TaskLimits, ids: TaskIds, shared: Option<Arc<Shared>>) -> Self {
+        let (manager, owners) = (TaskManager::new(), Arc::<Mutex<_>>::default());
+        let records = shared.map(|shared| Records {
+            manager: manager.clone(),
+            owners: Arc::clone(&owners),
+            ids: ids.clone(),
+            shared,
+            ttl: limits.ttl,
+        });
         Self {
-            manager: TaskManager::new(),
+            manager,
             ids,
-            owners: Mutex::default(),
+            owners,
             limits,
+            records,
         }
+    }
+
+    /// What records this server's tasks for the other replicas, with `--redis-url`.
+    pub(crate) fn records(&self) -> Option<&Records> {
+        self.records.as_ref()
     }
 
     /// Starts `operation` as a task of `owner`, within the limits, and returns its seed state
@@ -193,37 +236,93 @@ impl Tasks {
             }
         }
         let ttl = u64::try_from(self.limits.ttl.as_millis()).unwrap_or(u64::MAX);
+        let records = self.records.clone();
         let mut task = self
             .manager
-            .spawn(TaskOptions::new().with_ttl_ms(ttl), operation);
+            .spawn(TaskOptions::new().with_ttl_ms(ttl), |context| {
+                let id = context.task_id().to_owned();
+                let running = operation(context);
+                match records {
+                    Some(records) => Box::pin(async move {
+                        let ended = running.await;
+                        records.record_once_settled(id);
+                        ended
+                    }),
+                    None => running,
+                }
+            });
         owners.insert(task.task_id.clone(), owner);
+        drop(owners);
+        if let Some(records) = &self.records {
+            records.record(&task.task_id);
+        }
         task.task_id = self.ids.external(&task.task_id);
         Ok(task)
     }
 
-    /// `tasks/get`: the task's state, if `owner` has it.
-    pub(crate) fn get(&self, owner: &Owner, id: &str) -> Result<DetailedTask, ErrorData> {
+    /// `tasks/get`: the task's state, if `owner` has it; asked of the replica that runs it,
+    /// or read from its record, when another replica made it.
+    pub(crate) async fn get(&self, owner: &Owner, id: &str) -> Result<DetailedTask, ErrorData> {
+        if let (Some(records), Some(replica)) = (&self.records, self.ids.elsewhere(id)) {
+            return records.get_elsewhere(replica, owner, id).await;
+        }
+        self.get_here(owner, id)
+    }
+
+    /// `tasks/get` of a task this replica made.
+    pub(crate) fn get_here(&self, owner: &Owner, id: &str) -> Result<DetailedTask, ErrorData> {
         let internal = self.check(owner, id)?;
         let mut task = self.manager.get_task(internal)?;
         task.task.task_id = id.to_owned();
         Ok(task)
     }
 
-    /// `tasks/update`: hands the client's answers to the requests the task waits on.
-    pub(crate) fn update(
+    /// `tasks/update`: hands the client's answers to the requests the task waits on, on the
+    /// replica that runs it.
+    pub(crate) async fn update(
         &self,
         owner: &Owner,
         id: &str,
-        answers: impl IntoIterator<Item = (String, Value)>,
+        answers: InputResponses,
     ) -> Result<(), ErrorData> {
-        let internal = self.check(owner, id)?;
-        self.manager.update_task(internal, answers)
+        if let (Some(records), Some(replica)) = (&self.records, self.ids.elsewhere(id)) {
+            return records.update_elsewhere(replica, owner, id, answers).await;
+        }
+        self.update_here(owner, id, answers)
     }
 
-    /// `tasks/cancel`: cancels the tool (a no-op on an ended task).
-    pub(crate) fn cancel(&self, owner: &Owner, id: &str) -> Result<(), ErrorData> {
+    /// `tasks/update` of a task this replica runs.
+    pub(crate) fn update_here(
+        &self,
+        owner: &Owner,
+        id: &str,
+        answers: InputResponses,
+    ) -> Result<(), ErrorData> {
         let internal = self.check(owner, id)?;
-        self.manager.cancel_task(internal)
+        self.manager.update_task(internal, answers)?;
+        if let Some(records) = &self.records {
+            records.record(internal);
+        }
+        Ok(())
+    }
+
+    /// `tasks/cancel`: cancels the tool (a no-op on an ended task), on the replica that runs
+    /// it.
+    pub(crate) async fn cancel(&self, owner: &Owner, id: &str) -> Result<(), ErrorData> {
+        if let (Some(records), Some(replica)) = (&self.records, self.ids.elsewhere(id)) {
+            return records.cancel_elsewhere(replica, owner, id).await;
+        }
+        self.cancel_here(owner, id)
+    }
+
+    /// `tasks/cancel` of a task this replica runs.
+    pub(crate) fn cancel_here(&self, owner: &Owner, id: &str) -> Result<(), ErrorData> {
+        let internal = self.check(owner, id)?;
+        self.manager.cancel_task(internal)?;
+        if let Some(records) = &self.records {
+            records.record(internal);
+        }
+        Ok(())
     }
 
     /// The id rmcp knows for the task a client calls `id`; fails unless this replica made it
@@ -274,11 +373,12 @@ fn full(message: String) -> ErrorData {
 #[derive(Clone)]
 pub(crate) struct Input {
     task: TaskContext,
+    records: Option<Records>,
 }
 
 impl Input {
-    pub(crate) fn new(task: TaskContext) -> Self {
-        Self { task }
+    pub(crate) fn new(task: TaskContext, records: Option<Records>) -> Self {
+        Self { task, records }
     }
 
     /// Parks the task on `request` (for `method`) under `key` until the client answers it with
@@ -289,7 +389,22 @@ impl Input {
         request: InputRequest,
         method: &str,
     ) -> Result<Value, String> {
-        match self.task.request_input(key, request).await {
+        let asking = std::pin::pin!(self.task.request_input(key, request));
+        let answered = match &self.records {
+            // The request is in the task's `inputRequests` once the first poll returns.
+            Some(records) => {
+                let mut asking = asking;
+                match futures::poll!(asking.as_mut()) {
+                    std::task::Poll::Ready(answered) => answered,
+                    std::task::Poll::Pending => {
+                        records.record(self.task.task_id());
+                        asking.await
+                    }
+                }
+            }
+            None => asking.await,
+        };
+        match answered {
             Ok(value) => Ok(value),
             Err(TaskExit::Cancelled) => Err(format!(
                 "{method} was not answered: task {} was cancelled",
@@ -328,11 +443,12 @@ impl Handler {
             self.state.availability.clone(),
             Arc::from(tool.plugin.as_str()),
         );
+        let records = self.state.tasks.records().cloned();
         let task = self
             .state
             .tasks
             .spawn(owner(context), &name.clone(), move |task| {
-                request.extensions.insert(Input::new(task.clone()));
+                request.extensions.insert(Input::new(task.clone(), records));
                 Box::pin(async move {
                     let run = Call {
                         request: &request,
@@ -415,7 +531,7 @@ mod tests {
     /// Waits until the task `id` of `owner` has `status`.
     async fn until(tasks: &Tasks, owner: &Owner, id: &str, status: TaskStatus) {
         for _ in 0..200 {
-            if tasks.get(owner, id).unwrap().status() == status {
+            if tasks.get_here(owner, id).unwrap().status() == status {
                 return;
             }
             tokio::time::sleep(Duration::from_millis(5)).await;
@@ -429,7 +545,11 @@ mod tests {
 
     #[tokio::test]
     async fn a_session_runs_at_most_its_bound_and_the_error_names_it() {
-        let tasks = Tasks::new(limits(10, 2, Duration::from_secs(60)), TaskIds::default());
+        let tasks = Tasks::new(
+            limits(10, 2, Duration::from_secs(60)),
+            TaskIds::default(),
+            None,
+        );
         let a = owner("a");
         tasks.spawn(a.clone(), "t", forever).unwrap();
         let second = tasks.spawn(a.clone(), "t", forever).unwrap();
@@ -443,7 +563,7 @@ mod tests {
         // Another session has its own bound.
         tasks.spawn(owner("b"), "t", forever).unwrap();
         // An ended task no longer counts.
-        tasks.cancel(&a, &second.task_id).unwrap();
+        tasks.cancel_here(&a, &second.task_id).unwrap();
         until(&tasks, &a, &second.task_id, TaskStatus::Cancelled).await;
         tasks.spawn(a, "t", forever).unwrap();
     }
@@ -456,6 +576,7 @@ mod tests {
                 ..limits(100, 2, Duration::from_secs(60))
             },
             TaskIds::default(),
+            None,
         );
         let of = |session: &str, caller: Option<&str>| Owner {
             session: Some(Arc::from(session)),
@@ -489,7 +610,7 @@ mod tests {
             tasks.spawn(of(session, None), "t", forever).unwrap();
         }
         // An ended task no longer counts.
-        tasks.cancel(&first, &ended.task_id).unwrap();
+        tasks.cancel_here(&first, &ended.task_id).unwrap();
         until(&tasks, &first, &ended.task_id, TaskStatus::Cancelled).await;
         tasks
             .spawn(of("s3", Some("key:alice")), "t", forever)
@@ -498,7 +619,11 @@ mod tests {
 
     #[tokio::test]
     async fn the_server_runs_at_most_its_bound() {
-        let tasks = Tasks::new(limits(2, 10, Duration::from_secs(60)), TaskIds::default());
+        let tasks = Tasks::new(
+            limits(2, 10, Duration::from_secs(60)),
+            TaskIds::default(),
+            None,
+        );
         tasks.spawn(owner("a"), "t", forever).unwrap();
         tasks.spawn(owner("b"), "t", forever).unwrap();
         let error = tasks.spawn(owner("c"), "t", forever).unwrap_err();
@@ -511,7 +636,11 @@ mod tests {
 
     #[tokio::test]
     async fn finished_tasks_do_not_count() {
-        let tasks = Tasks::new(limits(1, 1, Duration::from_secs(60)), TaskIds::default());
+        let tasks = Tasks::new(
+            limits(1, 1, Duration::from_secs(60)),
+            TaskIds::default(),
+            None,
+        );
         let first = tasks.spawn(owner("a"), "t", done).unwrap();
         until(&tasks, &owner("a"), &first.task_id, TaskStatus::Completed).await;
         tasks.spawn(owner("a"), "t", done).unwrap();
@@ -519,20 +648,28 @@ mod tests {
 
     #[tokio::test]
     async fn only_the_owner_sees_a_task() {
-        let tasks = Tasks::new(limits(10, 10, Duration::from_secs(60)), TaskIds::default());
+        let tasks = Tasks::new(
+            limits(10, 10, Duration::from_secs(60)),
+            TaskIds::default(),
+            None,
+        );
         let task = tasks.spawn(owner("a"), "t", forever).unwrap();
         let other = Owner {
             session: Some(Arc::from("a")),
             caller: Some("key:mallory".into()),
         };
         for someone in [owner("b"), other] {
-            let error = tasks.get(&someone, &task.task_id).unwrap_err();
+            let error = tasks.get_here(&someone, &task.task_id).unwrap_err();
             assert_eq!(error.message, format!("unknown task: {}", task.task_id));
-            assert!(tasks.cancel(&someone, &task.task_id).is_err());
-            assert!(tasks.update(&someone, &task.task_id, []).is_err());
+            assert!(tasks.cancel_here(&someone, &task.task_id).is_err());
+            assert!(
+                tasks
+                    .update_here(&someone, &task.task_id, InputResponses::new())
+                    .is_err()
+            );
         }
         assert_eq!(
-            tasks.get(&owner("a"), &task.task_id).unwrap().status(),
+            tasks.get_here(&owner("a"), &task.task_id).unwrap().status(),
             TaskStatus::Working
         );
     }
@@ -542,12 +679,15 @@ mod tests {
         let tasks = Tasks::new(
             limits(10, 10, Duration::from_secs(60)),
             TaskIds::new(Some("r1".to_owned())),
+            None,
         );
         let task = tasks.spawn(owner("a"), "t", forever).unwrap();
         let rest = task.task_id.strip_prefix("r1.").expect("routable");
-        let got = tasks.get(&owner("a"), &task.task_id).unwrap();
+        let got = tasks.get_here(&owner("a"), &task.task_id).unwrap();
         assert_eq!(got.task.task_id, task.task_id);
-        let foreign = tasks.get(&owner("a"), &format!("r2.{rest}")).unwrap_err();
+        let foreign = tasks
+            .get_here(&owner("a"), &format!("r2.{rest}"))
+            .unwrap_err();
         assert!(
             foreign
                 .message
@@ -555,26 +695,33 @@ mod tests {
             "{}",
             foreign.message
         );
-        assert!(tasks.get(&owner("a"), rest).is_err(), "without its prefix");
-        tasks.cancel(&owner("a"), &task.task_id).unwrap();
+        assert!(
+            tasks.get_here(&owner("a"), rest).is_err(),
+            "without its prefix"
+        );
+        tasks.cancel_here(&owner("a"), &task.task_id).unwrap();
         until(&tasks, &owner("a"), &task.task_id, TaskStatus::Cancelled).await;
     }
 
     #[tokio::test]
     async fn a_task_past_its_ttl_fails_then_is_forgotten() {
-        let tasks = Tasks::new(limits(10, 1, Duration::from_millis(30)), TaskIds::default());
+        let tasks = Tasks::new(
+            limits(10, 1, Duration::from_millis(30)),
+            TaskIds::default(),
+            None,
+        );
         let a = owner("a");
         let task = tasks.spawn(a.clone(), "t", forever).unwrap();
         assert_eq!(task.ttl_ms, Some(30));
         tokio::time::sleep(Duration::from_millis(40)).await;
         assert_eq!(
-            tasks.get(&a, &task.task_id).unwrap().status(),
+            tasks.get_here(&a, &task.task_id).unwrap().status(),
             TaskStatus::Failed
         );
         // Expired, it no longer counts against the session.
         let next = tasks.spawn(a.clone(), "t", done).unwrap();
         tokio::time::sleep(Duration::from_millis(40)).await;
-        assert!(tasks.get(&a, &task.task_id).is_err(), "evicted");
+        assert!(tasks.get_here(&a, &task.task_id).is_err(), "evicted");
         assert!(!tasks.lock().contains_key(&task.task_id));
         drop(next);
     }
