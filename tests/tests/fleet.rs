@@ -404,3 +404,43 @@ async fn readyz_says_when_redis_is_gone() {
     .await;
     call_tool(&client, "log_levels", json!({})).await;
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn replicas_draw_on_one_rate_limit() {
+    let Some((_redis, url)) = redis("a shared rate limit") else {
+        return;
+    };
+    let dir = PluginDir::with(&["fixture-context"]);
+    let policy = dir.path().join("policy.toml");
+    std::fs::write(
+        &policy,
+        "[[limit]]\nname = \"fleet\"\nrate = 4\nperiod = \"1m\"\n",
+    )
+    .unwrap();
+    let policy = ["--policy", policy.to_str().unwrap()];
+    let (r1, r2) = (
+        replica(&dir, &url, "r1", &policy),
+        replica(&dir, &url, "r2", &policy),
+    );
+    all_ready(&[&r1, &r2]).await;
+    let client = |host: &HostProcess| {
+        let url = format!("{}/mcp?context", host.base_url());
+        async move { connect_2026(&url, ClientConfig::default()).await }
+    };
+    let (one, two) = (client(&r1).await, client(&r2).await);
+    for _ in 0..2 {
+        call_tool(&one, "log_levels", json!({})).await;
+        call_tool(&two, "log_levels", json!({})).await;
+    }
+    for (name, replica) in [("r1", &one), ("r2", &two)] {
+        let refused = replica
+            .call_tool(call("log_levels", json!({})))
+            .await
+            .expect_err("the fifth call of the minute, on either replica");
+        // The front door's HTTP 429 (its body names the limit: tests/tests/policies.rs).
+        assert!(
+            refused.to_string().contains("HTTP 429"),
+            "{name}: {refused}"
+        );
+    }
+}

@@ -2,7 +2,10 @@
 //! every one that applies to it, and takes nothing from any when one refuses it. Counters
 //! outlive a reload of the policy when their entry did not change.
 
-use std::{sync::Arc, time::Instant};
+use std::{
+    sync::Arc,
+    time::{Duration, Instant},
+};
 
 use super::{
     Caller, Denial, DenialKind, ToolFacts,
@@ -13,7 +16,7 @@ use super::{
 
 /// One rate limit, compiled.
 #[derive(Debug)]
-struct Limit {
+pub(crate) struct Limit {
     name: String,
     entry: LimitEntry,
     matcher: Matcher,
@@ -23,7 +26,7 @@ struct Limit {
 
 /// One quota, compiled.
 #[derive(Debug)]
-struct Quota {
+pub(crate) struct Quota {
     name: String,
     entry: QuotaEntry,
     matcher: Matcher,
@@ -35,12 +38,6 @@ struct Quota {
 pub(crate) struct Limits {
     limits: Vec<Limit>,
     quotas: Vec<Quota>,
-}
-
-/// A counter taken by a call, to give back when a later one refuses it.
-enum Taken<'a> {
-    Bucket(&'a Limit, String),
-    Window(&'a Quota, String),
 }
 
 impl Limits {
@@ -106,85 +103,170 @@ impl Limits {
     pub(crate) fn is_empty(&self) -> bool {
         self.limits.is_empty() && self.quotas.is_empty()
     }
+}
+
+/// A counter a call draws on: a limit's bucket or a quota's window, under its key.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Counter<'a> {
+    /// A token bucket of a rate limit.
+    Bucket(&'a Limit, &'a str),
+    /// A fixed window of a quota.
+    Window(&'a Quota, &'a str),
+}
+
+/// How one counter counts, as a shared store counts it ([`crate::policy::shared_limits`]).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) enum Counting {
+    /// A token bucket of `capacity` tokens refilled at `per_second`.
+    Bucket { capacity: f64, per_second: f64 },
+    /// At most `calls` per `period`.
+    Window { calls: u64, period: Duration },
+}
+
+impl Counter<'_> {
+    /// The entry's name and how the counter counts: with its key, what names it in a shared
+    /// store (a changed entry starts anew, as it does in one process).
+    pub(crate) fn identity(&self) -> (&str, Counting) {
+        match self {
+            Self::Bucket(limit, _) => {
+                let shape = limit.buckets.config();
+                let counting = Counting::Bucket {
+                    capacity: shape.capacity,
+                    per_second: shape.per_second,
+                };
+                (&limit.name, counting)
+            }
+            Self::Window(quota, _) => {
+                let (calls, period) = quota.windows.config();
+                (&quota.name, Counting::Window { calls, period })
+            }
+        }
+    }
+
+    /// The key counted under: the caller, the tool, ... as the entry's `per` says.
+    pub(crate) fn key(&self) -> &str {
+        match self {
+            Self::Bucket(_, key) | Self::Window(_, key) => key,
+        }
+    }
+
+    /// The refusal of a call by this counter, a call passing again in `wait`.
+    pub(crate) fn denial(&self, wait: Duration) -> Denial {
+        match self {
+            Self::Bucket(limit, _) => Denial {
+                rule: limit.name.clone(),
+                kind: DenialKind::RateLimited,
+                message: format!(
+                    "rate limit `{}` reached ({} call(s) per {:?}{})",
+                    limit.name,
+                    limit.entry.rate,
+                    limit.entry.period,
+                    per_text(&limit.per)
+                ),
+                retry_after: Some(wait),
+            },
+            Self::Window(quota, _) => {
+                let (calls, period) = quota.windows.config();
+                Denial {
+                    rule: quota.name.clone(),
+                    kind: DenialKind::QuotaExhausted,
+                    message: format!(
+                        "quota `{}` used up ({calls} call(s) per {period:?} per caller)",
+                        quota.name
+                    ),
+                    retry_after: Some(wait),
+                }
+            }
+        }
+    }
+
+    /// Takes one call from this counter in this process at `now`, or says how long to wait.
+    fn take(&self, now: Instant) -> Result<(), Duration> {
+        match self {
+            Self::Bucket(limit, key) => {
+                let shape = limit.buckets.config();
+                limit.buckets.with(key, now, |b| b.take(shape, now))
+            }
+            Self::Window(quota, key) => {
+                let (calls, period) = quota.windows.config();
+                quota.windows.with(key, now, |w| w.take(calls, period, now))
+            }
+        }
+    }
+
+    /// Gives back the call [`Counter::take`] took.
+    fn give_back(&self, now: Instant) {
+        match self {
+            Self::Bucket(limit, key) => {
+                let shape = limit.buckets.config();
+                limit.buckets.with(key, now, |b| b.give_back(shape));
+            }
+            Self::Window(quota, key) => quota.windows.with(key, now, Window::give_back),
+        }
+    }
+}
+
+impl Limits {
+    /// The keys `caller` calling `tool` counts under, one per limit and quota that applies,
+    /// limits first, in the policy's order.
+    pub(crate) fn keys(&self, caller: &Caller<'_>, tool: &ToolFacts<'_>) -> Vec<String> {
+        let limits = self
+            .limits
+            .iter()
+            .filter(|limit| limit.matcher.matches(caller, tool))
+            .map(|limit| key(&limit.per, caller, tool));
+        let quotas = self
+            .quotas
+            .iter()
+            .filter(|quota| quota.matcher.matches(caller, tool))
+            .map(|_| caller.key.to_owned());
+        limits.chain(quotas).collect()
+    }
+
+    /// The counters `caller` calling `tool` draws on, under `keys` ([`Limits::keys`]).
+    pub(crate) fn counters<'a>(
+        &'a self,
+        caller: &Caller<'_>,
+        tool: &ToolFacts<'_>,
+        keys: &'a [String],
+    ) -> Vec<Counter<'a>> {
+        let limits = self
+            .limits
+            .iter()
+            .filter(|limit| limit.matcher.matches(caller, tool))
+            .map(Ok);
+        let quotas = self
+            .quotas
+            .iter()
+            .filter(|quota| quota.matcher.matches(caller, tool))
+            .map(Err);
+        limits
+            .chain(quotas)
+            .zip(keys)
+            .map(|(entry, key)| match entry {
+                Ok(limit) => Counter::Bucket(limit, key),
+                Err(quota) => Counter::Window(quota, key),
+            })
+            .collect()
+    }
 
     /// Counts `caller` calling `tool` at `now` against every limit and quota that applies,
-    /// or refuses it, naming the entry and how long until a call would pass it.
+    /// or refuses it, naming the entry and how long until a call would pass it; a refused
+    /// call takes from none.
     pub(crate) fn admit(
         &self,
         caller: &Caller<'_>,
         tool: &ToolFacts<'_>,
         now: Instant,
     ) -> Result<(), Denial> {
-        let mut taken = Vec::new();
-        let refused = self.take_all(caller, tool, now, &mut taken);
-        if refused.is_err() {
-            for taken in taken {
-                match taken {
-                    Taken::Bucket(limit, key) => {
-                        let shape = limit.buckets.config();
-                        limit.buckets.with(&key, now, |b| b.give_back(shape));
-                    }
-                    Taken::Window(quota, key) => quota.windows.with(&key, now, Window::give_back),
+        let keys = self.keys(caller, tool);
+        let counters = self.counters(caller, tool, &keys);
+        for (taken, counter) in counters.iter().enumerate() {
+            if let Err(wait) = counter.take(now) {
+                for earlier in &counters[..taken] {
+                    earlier.give_back(now);
                 }
-            }
-        }
-        refused
-    }
-
-    /// Takes from each counter that applies, noting each in `taken`, until one refuses.
-    fn take_all<'a>(
-        &'a self,
-        caller: &Caller<'_>,
-        tool: &ToolFacts<'_>,
-        now: Instant,
-        taken: &mut Vec<Taken<'a>>,
-    ) -> Result<(), Denial> {
-        for limit in &self.limits {
-            if !limit.matcher.matches(caller, tool) {
-                continue;
-            }
-            let key = key(&limit.per, caller, tool);
-            let shape = limit.buckets.config();
-            match limit.buckets.with(&key, now, |b| b.take(shape, now)) {
-                Ok(()) => taken.push(Taken::Bucket(limit, key)),
-                Err(wait) => {
-                    return Err(Denial {
-                        rule: limit.name.clone(),
-                        kind: DenialKind::RateLimited,
-                        message: format!(
-                            "rate limit `{}` reached ({} call(s) per {:?}{})",
-                            limit.name,
-                            limit.entry.rate,
-                            limit.entry.period,
-                            per_text(&limit.per)
-                        ),
-                        retry_after: Some(wait),
-                    });
-                }
-            }
-        }
-        for quota in &self.quotas {
-            if !quota.matcher.matches(caller, tool) {
-                continue;
-            }
-            let key = caller.key.to_owned();
-            let (calls, period) = quota.windows.config();
-            match quota
-                .windows
-                .with(&key, now, |w| w.take(calls, period, now))
-            {
-                Ok(()) => taken.push(Taken::Window(quota, key)),
-                Err(wait) => {
-                    return Err(Denial {
-                        rule: quota.name.clone(),
-                        kind: DenialKind::QuotaExhausted,
-                        message: format!(
-                            "quota `{}` used up ({calls} call(s) per {period:?} per caller)",
-                            quota.name
-                        ),
-                        retry_after: Some(wait),
-                    });
-                }
+                return Err(counter.denial(wait));
             }
         }
         Ok(())
@@ -210,7 +292,7 @@ fn per_text(per: &[Per]) -> String {
 
 #[cfg(test)]
 mod tests {
-    use std::{path::Path, time::Duration};
+    use std::path::Path;
 
     use super::*;
     use crate::policy::{

@@ -22,6 +22,7 @@ mod limits;
 mod matcher;
 pub(crate) mod results;
 pub(crate) mod rules;
+mod shared_limits;
 pub(crate) mod store;
 
 use std::{path::Path, time::Duration, time::Instant};
@@ -111,6 +112,8 @@ pub enum DenialKind {
     BreakerOpen,
     /// The caller holds all the sessions it may.
     Sessions,
+    /// The counters shared with other replicas cannot be reached.
+    Unshared,
 }
 
 impl DenialKind {
@@ -123,6 +126,7 @@ impl DenialKind {
             Self::Busy => "busy",
             Self::BreakerOpen => "breaker_open",
             Self::Sessions => "sessions",
+            Self::Unshared => "unshared",
         }
     }
 }
@@ -241,6 +245,21 @@ impl Policy {
             return Ok(());
         }
         self.limits.admit(caller, tool, Instant::now())
+    }
+
+    /// [`Policy::admit`] with the counters every replica shares in Redis.
+    pub(crate) async fn admit_shared(
+        &self,
+        caller: &Caller<'_>,
+        tool: &ToolFacts<'_>,
+        shared: &crate::shared::Shared,
+    ) -> Result<(), Denial> {
+        if self.limits.is_empty() {
+            return Ok(());
+        }
+        let keys = self.limits.keys(caller, tool);
+        let counters = self.limits.counters(caller, tool, &keys);
+        shared_limits::admit(shared, &counters).await
     }
 
     /// The refusal of a session `caller` would open while holding `held`, if over its quota.

@@ -90,7 +90,7 @@ pub(crate) async fn gate(
             let Some(tool) = message.params.and_then(|p| p.name) else {
                 return Ok(request);
             };
-            if let Err(denial) = count(state, &policy, &who, &tool) {
+            if let Err(denial) = count(state, &policy, &who, &tool).await {
                 audit::denied(identity.map(Arc::as_ref), &tool, &denial);
                 crate::observe::metrics::policy_denial(denial.kind.as_str());
                 return Err(too_many(&denial, message.id));
@@ -103,8 +103,9 @@ pub(crate) async fn gate(
 }
 
 /// Counts a call of `tool` by `who` against the limits, when the tool is a plugin's and no
-/// rule hides it from `who` (the handler refuses those, uncounted).
-fn count(state: &ServeState, policy: &Policy, who: &Who, tool: &str) -> Result<(), Denial> {
+/// rule hides it from `who` (the handler refuses those, uncounted); in the counters every
+/// replica shares, with `--redis-url`.
+async fn count(state: &ServeState, policy: &Policy, who: &Who, tool: &str) -> Result<(), Denial> {
     let generation = state.generation();
     let registry = generation.registry();
     let Some(entry) = registry.tools().iter().find(|t| t.decl.name == tool) else {
@@ -131,7 +132,10 @@ fn count(state: &ServeState, policy: &Policy, who: &Who, tool: &str) -> Result<(
             return Ok(());
         }
     }
-    policy.admit(&caller, &facts)
+    match &state.shared {
+        Some(shared) => policy.admit_shared(&caller, &facts, shared).await,
+        None => policy.admit(&caller, &facts),
+    }
 }
 
 /// HTTP 429 with `Retry-After` and the JSON-RPC error answering request `id`.
