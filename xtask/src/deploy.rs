@@ -1,8 +1,10 @@
 //! `cargo xtask deploy`: checks the deployment files under `deploy/`. The Kubernetes manifests
 //! are validated against the Kubernetes API schemas (strictly: an unknown field is an error) by
 //! `kubernetes-validate` [`VERSION`] from PyPI, in a virtual environment `.tools/deploy/python`
-//! installed once; the balancer configurations by HAProxy's and nginx's own checks when those
-//! are installed (Debian's `haproxy` and `nginx-light`), said and skipped otherwise.
+//! installed once; the compose file against the Compose Specification's schema by
+//! `check-jsonschema` [`COMPOSE_VERSION`] (which carries that schema) in the same environment;
+//! the balancer configurations by HAProxy's and nginx's own checks when those are installed
+//! (Debian's `haproxy` and `nginx-light`), said and skipped otherwise.
 
 use std::{path::Path, process::Command};
 
@@ -12,6 +14,9 @@ use crate::{clients, project_root, run_command};
 
 /// The pinned validator; it carries the schemas, so it validates offline.
 const VERSION: &str = "1.37.0";
+
+/// The pinned validator of the compose file; it carries the Compose Specification's schema.
+const COMPOSE_VERSION: &str = "0.39.0";
 
 /// The options of `cargo xtask deploy` (none).
 #[derive(Debug, Default, clap::Args)]
@@ -35,12 +40,26 @@ pub(crate) fn run(_args: &Args) -> Result<()> {
     )
     .context("a Kubernetes manifest does not validate")?;
     eprintln!("{} Kubernetes manifest file(s) valid", manifests.len());
-    check_with(
-        "haproxy",
-        &["-c", "-f"],
-        &deploy.join("haproxy.cfg"),
-        "apt-get install haproxy",
-    )?;
+    let python = clients::python_with(&venv, "check-jsonschema", COMPOSE_VERSION)?;
+    run_command(
+        Command::new(&python)
+            .args([
+                "-m",
+                "check_jsonschema",
+                "--builtin-schema",
+                "vendor.compose-spec",
+            ])
+            .arg(deploy.join("compose.yaml")),
+    )
+    .context("deploy/compose.yaml does not follow the Compose Specification")?;
+    for config in ["haproxy.cfg", "compose/haproxy.cfg"] {
+        check_with(
+            "haproxy",
+            &["-c", "-f"],
+            &deploy.join(config),
+            "apt-get install haproxy",
+        )?;
+    }
     check_with(
         "nginx",
         &["-t", "-c"],
