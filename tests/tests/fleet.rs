@@ -14,6 +14,10 @@ use std::{
     net::TcpListener,
     path::{Path, PathBuf},
     process::{Child, Command, Stdio},
+    sync::{
+        Arc, Mutex,
+        atomic::{AtomicBool, AtomicUsize, Ordering},
+    },
     time::{Duration, Instant},
 };
 
@@ -443,4 +447,96 @@ async fn replicas_draw_on_one_rate_limit() {
             "{name}: {refused}"
         );
     }
+}
+
+/// Sends `signal` to the process `pid`.
+fn signal(pid: u32, signal: &str) {
+    let sent = Command::new("kill")
+        .args([&format!("-{signal}"), &pid.to_string()])
+        .status()
+        .expect("kill runs");
+    assert!(sent.success(), "kill -{signal} {pid}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn replicas_leave_the_balancer_without_losing_calls_that_had_not_reached_them() {
+    let Some((_redis, url)) = redis("replicas leaving under load") else {
+        return;
+    };
+    let dir = PluginDir::with(&["fixture-context"]);
+    let delay = ["--shutdown-delay", "1"];
+    let replicas = [
+        replica(&dir, &url, "r1", &delay),
+        replica(&dir, &url, "r2", &delay),
+        replica(&dir, &url, "r3", &delay),
+    ];
+    all_ready(&replicas.iter().collect::<Vec<_>>()).await;
+    let named: Vec<(&str, &HostProcess)> = ["r1", "r2", "r3"].into_iter().zip(&replicas).collect();
+    let Some((_proxy, front, _config)) =
+        haproxy("replicas leaving under load", "roundrobin", &named)
+    else {
+        return;
+    };
+    let [r1, r2, r3] = replicas;
+    let stop = Arc::new(AtomicBool::new(false));
+    let failed = Arc::new(Mutex::new(Vec::<(Instant, String)>::new()));
+    let served = Arc::new(AtomicUsize::new(0));
+    let mut clients = Vec::new();
+    for _ in 0..4 {
+        let client = connect_2026(&format!("{front}/mcp?context"), ClientConfig::default()).await;
+        let (stop, failed, served) = (Arc::clone(&stop), Arc::clone(&failed), Arc::clone(&served));
+        clients.push(tokio::spawn(async move {
+            while !stop.load(Ordering::Relaxed) {
+                match client.call_tool(call("log_levels", json!({}))).await {
+                    Ok(_) => {
+                        served.fetch_add(1, Ordering::Relaxed);
+                    }
+                    Err(error) => failed
+                        .lock()
+                        .unwrap()
+                        .push((Instant::now(), error.to_string())),
+                }
+            }
+        }));
+    }
+    tokio::time::sleep(Duration::from_millis(500)).await;
+
+    // SIGTERM: /readyz turns 503 while the replica still serves, so HAProxy stops first.
+    let mut r1 = r1;
+    signal(r1.pid(), "TERM");
+    let (status, body) = get_json(&format!("{}/readyz", r1.base_url())).await;
+    assert_eq!(status, 503, "not ready once SIGTERM came: {body}");
+    assert!(
+        r1.wait_for_exit(PATIENCE).is_some(),
+        "r1 ended after its delay and drain"
+    );
+    let after_term = failed.lock().unwrap().len();
+    assert_eq!(
+        after_term,
+        0,
+        "a replica leaving on SIGTERM lost calls: {:?}",
+        failed.lock().unwrap()
+    );
+
+    // SIGKILL: only the calls r2 was running may fail; HAProxy sends the rest elsewhere.
+    let killed = Instant::now();
+    drop(r2);
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    stop.store(true, Ordering::Relaxed);
+    for client in clients {
+        client.await.unwrap();
+    }
+    let failed = failed.lock().unwrap();
+    assert!(
+        failed.len() <= 4,
+        "more calls failed than were in flight on the killed replica: {failed:?}"
+    );
+    assert!(
+        failed
+            .iter()
+            .all(|(at, _)| at.duration_since(killed) < Duration::from_millis(500)),
+        "calls failed after the balancer knew: {failed:?}"
+    );
+    assert!(served.load(Ordering::Relaxed) > 20);
+    drop(r3);
 }
