@@ -4,7 +4,8 @@
 //! installed once; the compose file against the Compose Specification's schema by
 //! `check-jsonschema` [`COMPOSE_VERSION`] (which carries that schema) in the same environment;
 //! the balancer configurations by HAProxy's and nginx's own checks when those are installed
-//! (Debian's `haproxy` and `nginx-light`), said and skipped otherwise.
+//! (Debian's `haproxy` and `nginx-light`), said and skipped otherwise; and the image, with
+//! podman or buildah when one is installed, said and skipped otherwise.
 
 use std::{path::Path, process::Command};
 
@@ -65,7 +66,33 @@ pub(crate) fn run(_args: &Args) -> Result<()> {
         &["-t", "-c"],
         &deploy.join("nginx.conf"),
         "apt-get install nginx-light",
-    )
+    )?;
+    build_image()
+}
+
+/// Builds the image of `deploy/Containerfile` with podman or buildah when one is installed
+/// (it pulls its base images from docker.io); says so and skips it otherwise.
+fn build_image() -> Result<()> {
+    let root = project_root();
+    let file = root.join("deploy").join("Containerfile");
+    for (tool, verb) in [("podman", "build"), ("buildah", "bud")] {
+        if Command::new(tool).arg("--version").output().is_ok() {
+            return run_command(
+                Command::new(tool)
+                    .args([verb, "--file"])
+                    .arg(&file)
+                    .args(["--tag", "reactor-mcp-server:check"])
+                    .arg(&root),
+            )
+            .with_context(|| format!("{tool} cannot build {}", file.display()));
+        }
+    }
+    eprintln!(
+        "neither podman nor buildah is installed: the image of {} is not built \
+         (apt-get install podman builds it)",
+        file.display()
+    );
+    Ok(())
 }
 
 /// Runs `program ARGS FILE`, the program's own check of its configuration, if it is installed.

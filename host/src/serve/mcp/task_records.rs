@@ -84,6 +84,11 @@ impl std::fmt::Debug for Records {
 }
 
 impl Records {
+    /// This replica's name.
+    pub(super) fn replica(&self) -> &str {
+        self.shared.replica()
+    }
+
     fn key(&self, external: &str) -> String {
         self.shared.key(&format!("task:{external}"))
     }
@@ -133,19 +138,29 @@ impl Records {
         match self.ask(replica, asked).await {
             Ok(task) => serde_json::from_value(task).map_err(internal),
             Err(Reached::Refused(error)) => Err(error),
-            Err(Reached::Not(why)) => {
-                let mut record = self.recorded(owner, id).await?;
-                if !record.task.status().is_terminal() {
-                    record.task = DetailedTask::new(
-                        record.task.task,
-                        TaskPayload::Failed {
-                            error: stopped(id, replica, &why),
-                        },
-                    );
-                }
-                Ok(record.task)
-            }
+            Err(Reached::Not(why)) => self.last_state(replica, owner, id, &why).await,
         }
+    }
+
+    /// The task `id` as its record last says, for `owner`: failed, naming `replica` and `why`,
+    /// if it had not ended (the replica that ran it is gone).
+    pub(super) async fn last_state(
+        &self,
+        replica: &str,
+        owner: &Owner,
+        id: &str,
+        why: &str,
+    ) -> Result<DetailedTask, ErrorData> {
+        let mut record = self.recorded(owner, id).await?;
+        if !record.task.status().is_terminal() {
+            record.task = DetailedTask::new(
+                record.task.task,
+                TaskPayload::Failed {
+                    error: stopped(id, replica, why),
+                },
+            );
+        }
+        Ok(record.task)
     }
 
     /// `tasks/update` of the task `id` that `replica` runs.

@@ -263,10 +263,21 @@ impl Tasks {
     /// `tasks/get`: the task's state, if `owner` has it; asked of the replica that runs it,
     /// or read from its record, when another replica made it.
     pub(crate) async fn get(&self, owner: &Owner, id: &str) -> Result<DetailedTask, ErrorData> {
-        if let (Some(records), Some(replica)) = (&self.records, self.ids.elsewhere(id)) {
+        let Some(records) = &self.records else {
+            return self.get_here(owner, id);
+        };
+        if let Some(replica) = self.ids.elsewhere(id) {
             return records.get_elsewhere(replica, owner, id).await;
         }
-        self.get_here(owner, id)
+        // A task of an earlier run of this replica (restarted under the same name) is known
+        // by its record only.
+        match self.get_here(owner, id) {
+            Err(unknown) => records
+                .last_state(records.replica(), owner, id, "it restarted")
+                .await
+                .map_err(|_| unknown),
+            found => found,
+        }
     }
 
     /// `tasks/get` of a task this replica made.
