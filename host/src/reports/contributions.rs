@@ -50,6 +50,7 @@ pub(crate) struct ToolRow {
     /// Its description, as its extensions leave it.
     pub(crate) description: String,
     /// Its annotations, as its extensions leave them (unset hints left out).
+    #[serde(skip_serializing_if = "Annotations::is_empty")]
     pub(crate) annotations: Annotations,
     /// The JSON schema of its arguments, when its manifest gives it (else known once opened).
     #[serde(skip_serializing_if = "Option::is_none")]

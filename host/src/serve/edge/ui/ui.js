@@ -106,8 +106,10 @@ function showStatus(text, kind) {
 
 // --- Overview -------------------------------------------------------------------------------
 
-function overview(toolsets, health) {
-  const plugins = new Set(toolsets.toolsets.map((t) => t.plugin));
+function overview(toolsets, contributions, health) {
+  const plugins = new Set([...toolsets.toolsets.map((t) => t.plugin),
+    ...contributions.tools.flatMap((t) => t.extensions.map((e) => e.plugin)),
+    ...contributions.pending.map((p) => p.plugin)]);
   const open = new Set(toolsets.toolsets.filter((t) => t.open).map((t) => t.plugin));
   const generation = toolsets.generation;
   const items = [
@@ -309,7 +311,7 @@ async function refreshMetrics() {
   $('metrics').hidden = false;
   const minutes = Math.max(1, Math.round((at - samples[0].at) / 60000));
   $('metrics-note').textContent = samples.length > 1
-    ? `Over the last ${minutes} min (up to 5): calls per second and latency; Calls counts every call since the server started.`
+    ? `Over the last ${minutes} min (up to 5): calls per second, and latency estimated from the histogram's buckets; Calls counts every call since the server started.`
     : 'Calls since the server started; rates and latencies once the page has watched for a moment.';
   $('metrics').tBodies[0].replaceChildren(...[metricRows()].flat());
 }
@@ -427,8 +429,8 @@ async function refresh() {
       [getJson('/toolsets'), getJson('/contributions'), getJson('/healthz')]);
     $('login').hidden = true;
     $('version').textContent = health.version;
-    redraw('overview', [toolsets.toolsets, toolsets.failed, toolsets.processes?.length, toolsets.generation, health.status],
-      $('overview'), () => overview(toolsets, health));
+    redraw('overview', [toolsets.toolsets, toolsets.failed, toolsets.processes?.length, toolsets.generation,
+      health.status, contributions], $('overview'), () => overview(toolsets, contributions, health));
     redraw('toolsets', [toolsets.toolsets, toolsets.failed, toolsets.off, contributions.tools],
       $('toolsets'), () => toolsetCards(toolsets, contributions));
     redraw('failed', [toolsets.failed, health.skipped], $('failed'), () => failures(toolsets, health));
