@@ -5,7 +5,7 @@
 //! open after a call to one of its tools; shows a failed plugin's reason; follows a plugin added
 //! to the folder while it is open; shows calls per tool from the metrics; asks for a key when
 //! authentication is on and then hides what that key's bound may not see; serves its files
-//! under a content security policy and not at all with `--no-ui`. The first test saves a
+//! under a content security policy, linked from `GET /`, and not at all with `--no-ui`. The first test saves a
 //! screenshot to `target/ui-screenshot.png`. Without chromium or chromedriver, the browser
 //! tests print why and skip.
 
@@ -318,6 +318,8 @@ async fn the_files_carry_a_content_security_policy_and_no_ui_turns_them_off() {
         let policy = headers["content-security-policy"].to_str().unwrap();
         assert!(policy.contains("default-src 'none'"), "{path}: {policy}");
     }
+    let index = get(&host, "/").await.text().await.unwrap();
+    assert!(index.contains(r#"href="/ui""#), "{index}");
     // Metrics are off: the page's metrics answer 404 (and the page says how to turn them on).
     assert_eq!(get(&host, "/ui/metrics").await.status(), 404);
 
@@ -325,4 +327,6 @@ async fn the_files_carry_a_content_security_policy_and_no_ui_turns_them_off() {
     for path in ["/ui", "/ui/ui.js", "/ui/metrics"] {
         assert_eq!(get(&off, path).await.status(), 404, "{path} with --no-ui");
     }
+    let index = get(&off, "/").await.text().await.unwrap();
+    assert!(!index.contains(r#"href="/ui""#), "{index}");
 }

@@ -81,6 +81,7 @@ pub(crate) fn front_door(
             max_bytes: MAX_REQUEST_BODY_BYTES,
             idle: args.connections.idle_timeout,
         },
+        ui: args.ui,
     }
 }
 

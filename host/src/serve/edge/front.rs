@@ -58,6 +58,8 @@ pub(crate) struct Front {
     pub(crate) state: Arc<ServeState>,
     /// The bounds on an MCP request's body.
     pub(crate) body: BodyLimits,
+    /// Whether the page at `/ui` is served, for the index page to link to it.
+    pub(crate) ui: bool,
 }
 
 impl Front {
@@ -68,7 +70,7 @@ impl Front {
             .headers()
             .get(axum::http::header::HOST)
             .and_then(|h| h.to_str().ok());
-        index::page(&info.name, &info.version, &self.mcp_path, host)
+        index::page(&info.name, &info.version, &self.mcp_path, host, self.ui)
     }
 
     /// Answers one request.
