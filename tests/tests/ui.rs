@@ -2,7 +2,7 @@
 //! `chromedriver` (W3C WebDriver) with fantoccini, against the real host and fixture plugins.
 //!
 //! Covered: the page lists the toolsets with their tools, resources and prompts; marks a plugin
-//! open after a call to one of its tools; shows a failed plugin's reason; follows a plugin added
+//! open after a call to one of its tools, and lists its process (isolated); shows a failed plugin's reason; follows a plugin added
 //! to the folder while it is open; shows calls per tool from the metrics; asks for a key when
 //! authentication is on and then hides what that key's bound may not see; serves its files
 //! under a content security policy, linked from `GET /`, and not at all with `--no-ui`. The first test saves a
@@ -134,7 +134,7 @@ async fn the_page_shows_toolsets_opens_failures_metrics_and_follows_the_folder()
         return;
     };
     let dir = PluginDir::with(&["benchmarks", "fixture-base", "fixture-ext-unopenable"]);
-    let host = HostProcess::serve(&dir, &["--metrics-addr", "0"]);
+    let host = HostProcess::serve(&dir, &["--metrics-addr", "0", "--isolate", "benchmarks"]);
     client
         .goto(&format!("{}/ui", host.base_url()))
         .await
@@ -169,6 +169,9 @@ async fn the_page_shows_toolsets_opens_failures_metrics_and_follows_the_folder()
         text_of(&client, &format!("{benchmarks} .state")).await,
         "open"
     );
+    // benchmarks runs isolated: its child process is listed, running.
+    let process = text_of(&client, r#"tr[data-process="benchmarks"]"#).await;
+    assert!(process.contains("running"), "{process}");
     let calls = text_of(&client, r#"tr[data-metric-tool="echo"]"#).await;
     assert!(calls.contains("echo"), "{calls}");
 
