@@ -11,6 +11,7 @@
 
 use std::{
     net::TcpListener,
+    os::unix::process::CommandExt as _,
     path::Path,
     process::{Child, Command, Stdio},
     time::{Duration, Instant},
@@ -38,7 +39,12 @@ struct Driver {
 }
 
 impl Drop for Driver {
+    /// Ends chromedriver and the browser it started (its process group), also when a test
+    /// panicked before closing its session.
     fn drop(&mut self) {
+        let _ = Command::new("kill")
+            .args(["-KILL", "--", &format!("-{}", self.child.id())])
+            .status();
         let _ = self.child.kill();
         let _ = self.child.wait();
     }
@@ -62,6 +68,7 @@ async fn browser() -> Option<(Driver, Client)> {
         .port();
     let child = Command::new(CHROMEDRIVER)
         .arg(format!("--port={port}"))
+        .process_group(0)
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .spawn()
@@ -76,7 +83,8 @@ async fn browser() -> Option<(Driver, Client)> {
         json!({
             "binary": CHROMIUM,
             "args": ["--headless=new", "--no-sandbox", "--disable-gpu",
-                     "--disable-dev-shm-usage", "--window-size=1280,1000"],
+                     "--disable-dev-shm-usage", "--disable-crash-reporter",
+                     "--disable-breakpad", "--window-size=1280,1000"],
         }),
     );
     let deadline = Instant::now() + PATIENCE;
