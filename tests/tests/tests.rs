@@ -33,3 +33,4 @@ mod tasks;
 mod tool_bounds;
 mod traces;
 mod trust;
+mod ui;

@@ -395,6 +395,10 @@ pub(crate) struct ServeArgs {
     /// address of their own, `HOST:PORT` or a port alone on loopback (`9464`); off without it.
     #[arg(long, env = "REACTOR_MCP_METRICS_ADDR", value_name = "ADDR")]
     pub(crate) metrics_addr: Option<String>,
+    /// Do not serve the page at `GET /ui` that shows the toolsets, processes, failures and
+    /// metrics.
+    #[arg(long, env = "REACTOR_MCP_NO_UI", value_parser = BoolishValueParser::new())]
+    pub(crate) no_ui: bool,
     /// This replica's name among several behind one load balancer: its task ids start with
     /// `NAME.`, so the balancer routes `tasks/*` requests to the replica that runs the task.
     #[arg(long, env = "REACTOR_MCP_REPLICA_ID", value_name = "NAME", value_parser = replica_id)]
@@ -817,6 +821,7 @@ impl ServeArgs {
             tool_bounds: self.served.tool_bounds(),
             name: self.served.name.clone(),
             toolsets_tool: !self.served.no_toolsets_tool,
+            ui: !self.no_ui,
             stateless: self.stateless,
             allowed_hosts: self.allowed_hosts.clone(),
             allowed_origins: self.allowed_origins.clone(),

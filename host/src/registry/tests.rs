@@ -129,7 +129,7 @@ fn an_extension_of_a_tool_nobody_declares_is_pending() {
         serde_json::to_value(&contributions).unwrap(),
         serde_json::json!({
             "tools": [{"name": "t", "plugin": "base", "provider": "library", "file": "base.so",
-                "toolset": "base", "extensions": [
+                "toolset": "base", "description": "d", "extensions": [
                 {"plugin": "x", "index": 0, "order": 0, "wrap": false, "changes": ["description"]}
             ]}],
             "pending": [

@@ -3,7 +3,9 @@
 
 use std::path::PathBuf;
 
+use plugin_manifest::Annotations;
 use serde::Serialize;
+use serde_json::{Map, Value};
 
 use crate::{
     discovery::{DiscoveredPlugin, Provider},
@@ -42,6 +44,20 @@ pub(crate) struct ToolRow {
     pub(crate) file: PathBuf,
     /// Its toolset.
     pub(crate) toolset: String,
+    /// Its title, as its extensions leave it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) title: Option<String>,
+    /// Its description, as its extensions leave it.
+    pub(crate) description: String,
+    /// Its annotations, as its extensions leave them (unset hints left out).
+    #[serde(skip_serializing_if = "Annotations::is_empty")]
+    pub(crate) annotations: Annotations,
+    /// The JSON schema of its arguments, when its manifest gives it (else known once opened).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) input_schema: Option<Map<String, Value>>,
+    /// The JSON schema of its structured content, when its manifest gives it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) output_schema: Option<Map<String, Value>>,
     /// The extensions applied to it, in order: the last is the outermost.
     pub(crate) extensions: Vec<ExtensionSummary>,
 }
@@ -72,7 +88,8 @@ impl ContributionsReport {
             tools: registry
                 .tools()
                 .iter()
-                .map(|t| ToolRow {
+                .map(|t| (t, registry.extensions().apply_to(&t.decl)))
+                .map(|(t, served)| ToolRow {
                     name: t.decl.name.clone(),
                     plugin: t.plugin.clone(),
                     provider: registry.plugin(&t.plugin).map_or("library", provider_kind),
@@ -81,6 +98,11 @@ impl ContributionsReport {
                         .map(|p| p.path.clone())
                         .unwrap_or_default(),
                     toolset: t.decl.toolset.clone(),
+                    title: served.title,
+                    description: served.description,
+                    annotations: served.annotations,
+                    input_schema: served.input_schema,
+                    output_schema: served.output_schema,
                     extensions: registry
                         .extensions_of(&t.decl.name)
                         .into_iter()

@@ -146,6 +146,16 @@ pub(crate) struct ToolsetRow {
     pub(crate) active: bool,
     /// The plugin that declared it.
     pub(crate) plugin: String,
+    /// What provides that plugin: `library`, `isolated library`, or `mcp.json` for a bridged
+    /// MCP server.
+    pub(crate) provider: &'static str,
+    /// Whether its plugin is open in the generation a running server serves (it opens at its
+    /// first use); always `false` from manifests alone.
+    pub(crate) open: bool,
+    /// The URIs of its resources and the URI templates of its resource templates, in order.
+    pub(crate) resources: Vec<String>,
+    /// The names of its prompts, in order.
+    pub(crate) prompts: Vec<String>,
 }
 
 impl ToolsetsReport {
@@ -178,6 +188,14 @@ impl ToolsetsReport {
                     always: t.decl.always,
                     active: active.contains(&t.decl.name),
                     plugin: t.plugin.clone(),
+                    provider: registry
+                        .plugin(&t.plugin)
+                        .map_or("library", super::contributions::provider_kind),
+                    open: false,
+                    resources: keys_in(registry.resources(), &t.decl.name)
+                        .chain(keys_in(registry.resource_templates(), &t.decl.name))
+                        .collect(),
+                    prompts: keys_in(registry.prompts(), &t.decl.name).collect(),
                 })
                 .collect(),
             active: active.iter().cloned().collect(),
@@ -202,6 +220,14 @@ impl ToolsetsReport {
             generation: None,
             breakers: Vec::new(),
         }
+    }
+
+    /// The report, marking the toolsets of the plugins `is_open` says are open as open.
+    pub(crate) fn with_open(mut self, is_open: impl Fn(&str) -> bool) -> Self {
+        for row in &mut self.toolsets {
+            row.open = is_open(&row.plugin);
+        }
+        self
     }
 
     /// The report, saying which generation it describes.
@@ -241,6 +267,17 @@ pub(crate) fn changed_tools(registry: &Registry) -> Vec<ChangedTool> {
             Provider::Library | Provider::Isolated { .. } => Vec::new(),
         })
         .collect()
+}
+
+/// The keys (names, URIs) of the entries of `toolset`, in order.
+fn keys_in<'a, D: Contribution>(
+    entries: &'a [Entry<D>],
+    toolset: &'a str,
+) -> impl Iterator<Item = String> + 'a {
+    entries
+        .iter()
+        .filter(move |e| e.decl.toolset() == toolset)
+        .map(|e| e.decl.key().to_owned())
 }
 
 /// The keys (names, URIs) of served entries, sorted.

@@ -178,6 +178,9 @@ pub(crate) async fn run(
             })?;
     }
     eprintln!("listening on http://{address}{}", args.path.trim());
+    if args.ui {
+        eprintln!("the page: http://{address}/ui");
+    }
     serve_on(&serving, listener, args.connections, shutdown_signal()).await;
     Ok(())
 }

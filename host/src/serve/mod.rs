@@ -54,6 +54,8 @@ pub(crate) struct Options {
     pub(crate) name: String,
     /// Whether the host's own `list_server_toolsets` tool is served.
     pub(crate) toolsets_tool: bool,
+    /// Whether the page at `GET /ui` is served.
+    pub(crate) ui: bool,
     /// Serve without sessions, with JSON answers.
     pub(crate) stateless: bool,
     /// Further `Host` names the server answers to.
@@ -88,7 +90,7 @@ pub(crate) struct Options {
 }
 
 impl Default for Options {
-    /// Loopback, port 4040, `/mcp`, the host's tool on, sessions on.
+    /// Loopback, port 4040, `/mcp`, the host's tool and the page on, sessions on.
     fn default() -> Self {
         Self {
             host: "127.0.0.1".to_owned(),
@@ -98,6 +100,7 @@ impl Default for Options {
             tool_bounds: ToolFilter::default(),
             name: "reactor-mcp-server".to_owned(),
             toolsets_tool: true,
+            ui: true,
             stateless: false,
             allowed_hosts: Vec::new(),
             allowed_origins: Vec::new(),

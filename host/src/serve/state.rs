@@ -80,6 +80,8 @@ impl ServeState {
             self.toolsets_tool,
         )
         .with_generation(generation.info());
+        let builder = generation.builder();
+        report = report.with_open(|plugin| builder.is_open(plugin));
         if let Some(served) = generation.sets.served_names(resolution) {
             report.tools = served;
         }

@@ -1,5 +1,5 @@
 //! The app: the MCP endpoint (rmcp's streamable-HTTP service), `/healthz`, `/readyz`,
-//! `/toolsets` and `/contributions`, behind the front door; and the MCP path it is served at,
+//! `/toolsets`, `/contributions` and the page at `/ui`, behind the front door; and the MCP path it is served at,
 //! checked.
 
 use std::sync::Arc;
@@ -12,13 +12,13 @@ use crate::{
     auth::Authenticator,
     serve::{
         MAX_REQUEST_BODY_BYTES, Options, ServeError, ServeState,
-        edge::{body, drain, front, guard, readiness, routes, sessions},
+        edge::{body, drain, front, guard, readiness, routes, sessions, ui},
         mcp,
     },
 };
 
-/// The app: the MCP endpoint, `/healthz`, `/toolsets` and `/contributions`, behind the front
-/// door ([`front`]).
+/// The app: the MCP endpoint, `/healthz`, `/toolsets`, `/contributions` and (unless
+/// `--no-ui`) the page at `/ui`, behind the front door ([`front`]).
 pub(crate) fn front_door(
     state: Arc<ServeState>,
     args: &Options,
@@ -59,7 +59,7 @@ pub(crate) fn front_door(
         Arc::clone(&sessions),
         config,
     );
-    let router = Router::new()
+    let mut router = Router::new()
         .route("/healthz", {
             // Open to anyone: with authentication on, it names no plugin.
             let detailed = auth.is_none();
@@ -68,7 +68,11 @@ pub(crate) fn front_door(
         .route("/readyz", get(readiness::readyz))
         .route("/toolsets", get(routes::toolsets))
         .route("/contributions", get(routes::contributions))
-        .route_service(path, mcp)
+        .route_service(path, mcp);
+    if args.ui {
+        router = ui::routes(router);
+    }
+    let router = router
         .with_state(Arc::clone(&state))
         .layer(DefaultBodyLimit::max(MAX_REQUEST_BODY_BYTES));
     front::Front {
@@ -87,6 +91,7 @@ pub(crate) fn front_door(
             max_bytes: MAX_REQUEST_BODY_BYTES,
             idle: args.connections.idle_timeout,
         },
+        ui: args.ui,
     }
 }
 
@@ -99,8 +104,17 @@ pub(crate) fn check_path(path: &str) -> Result<String, ServeError> {
             reason: "must be a plain URL path starting with `/`",
         });
     }
-    if ["/", "/healthz", "/readyz", "/toolsets", "/contributions"].contains(&path)
+    if [
+        "/",
+        "/healthz",
+        "/readyz",
+        "/toolsets",
+        "/contributions",
+        ui::PATH,
+    ]
+    .contains(&path)
         || path.starts_with("/.well-known/")
+        || path.starts_with("/ui/")
     {
         return Err(ServeError::Path {
             path: path.to_owned(),

@@ -6,9 +6,10 @@
 //! 2. the drain ([`crate::serve::edge::drain`]: while draining, 503; a POST is counted until its answer is
 //!    sent);
 //! 3. the caller's credentials, when authentication is on ([`crate::auth`]: every route but
-//!    `/healthz` needs them; a missing or bad one gets 401), handed down as a
-//!    [`RequestIdentity`] in the request's extensions; a session belongs to the caller that opened it,
-//!    and another caller naming its id is told it does not exist (404);
+//!    `/healthz`, `/readyz` and the page's files ([`ui`]), which hold no data, needs them; a
+//!    missing or bad one gets 401), handed down as a [`RequestIdentity`] in the request's
+//!    extensions; a session belongs to the caller that opened it, and another caller naming its
+//!    id is told it does not exist (404);
 //! 4. for a POST to the MCP endpoint, the session cap ([`crate::serve::edge::sessions::refuse_when_full`],
 //!    sessions on) and the body check ([`crate::serve::edge::body`]: read once, bounded in size and stall
 //!    time; a body that is not a JSON-RPC message gets the error that says why), then the
@@ -35,6 +36,7 @@ use crate::serve::{
     edge::index,
     edge::policy_gate,
     edge::sessions::{self, SESSION_ID, Sessions},
+    edge::ui,
 };
 
 /// What the front door holds; cloned per request (a few reference counts).
@@ -56,6 +58,8 @@ pub(crate) struct Front {
     pub(crate) state: Arc<ServeState>,
     /// The bounds on an MCP request's body.
     pub(crate) body: BodyLimits,
+    /// Whether the page at `/ui` is served, for the index page to link to it.
+    pub(crate) ui: bool,
 }
 
 impl Front {
@@ -66,7 +70,7 @@ impl Front {
             .headers()
             .get(axum::http::header::HOST)
             .and_then(|h| h.to_str().ok());
-        index::page(&info.name, &info.version, &self.mcp_path, host)
+        index::page(&info.name, &info.version, &self.mcp_path, host, self.ui)
     }
 
     /// Answers one request.
@@ -233,7 +237,9 @@ async fn step_up(
 
 /// Whether a request to `path` needs credentials: all but the probes and the OAuth metadata.
 fn needs_credentials(path: &str) -> bool {
-    !["/healthz", "/readyz"].contains(&path) && !path.starts_with("/.well-known/")
+    !["/healthz", "/readyz"].contains(&path)
+        && !path.starts_with("/.well-known/")
+        && !ui::is_file(path)
 }
 
 /// The 404 rmcp gives an unknown session, for a request naming a session another caller opened:

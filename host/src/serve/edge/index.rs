@@ -20,13 +20,25 @@ pub(crate) fn wants_page(headers: &HeaderMap) -> bool {
 }
 
 /// The page of the server `name` `version`, whose MCP endpoint is `mcp_path`, as reached
-/// through `host` (the request's `Host` header, when it has one).
-pub(crate) fn page(name: &str, version: &str, mcp_path: &str, host: Option<&str>) -> Response {
+/// through `host` (the request's `Host` header, when it has one); `ui` says whether it links to
+/// the page at `/ui`.
+pub(crate) fn page(
+    name: &str,
+    version: &str,
+    mcp_path: &str,
+    host: Option<&str>,
+    ui: bool,
+) -> Response {
     let endpoint = match host {
         Some(host) => format!("http://{host}{mcp_path}"),
         None => mcp_path.to_owned(),
     };
     let (name, version, endpoint) = (escape(name), escape(version), escape(&endpoint));
+    let ui = if ui {
+        "<li><a href=\"/ui\">/ui</a>: all of this on a page, kept up to date</li>\n"
+    } else {
+        ""
+    };
     let body = format!(
         r#"<!doctype html>
 <html lang="en">
@@ -51,7 +63,7 @@ browser. Add <code>?toolsets=NAME,NAME</code> to the URL to choose its toolsets.
 <pre><code>{{"mcpServers": {{"reactor": {{"url": "{endpoint}"}}}}}}</code></pre>
 <h2>What it serves</h2>
 <ul>
-<li><a href="/toolsets">/toolsets</a>: the toolsets, which are active, and what a URL would get</li>
+{ui}<li><a href="/toolsets">/toolsets</a>: the toolsets, which are active, and what a URL would get</li>
 <li><a href="/contributions">/contributions</a>: every tool and the extensions applied to it</li>
 <li><a href="/healthz">/healthz</a>: whether it is up, and what failed</li>
 <li><a href="/readyz">/readyz</a>: whether it takes new requests (503 once shutting down)</li>

@@ -15,6 +15,7 @@
 //! - [`drain`]: shutting down without dropping a call in flight.
 //! - [`sessions`]: how many sessions, how long idle, what each holds.
 //! - [`ready`]: the ready file saying where the server listens.
+//! - [`ui`]: `GET /ui`, the page that shows what the JSON routes report, live.
 //! - [`metrics`]: `GET /metrics` on a listener of its own (`--metrics-addr`).
 
 pub(crate) mod app;
@@ -30,3 +31,4 @@ pub(crate) mod readiness;
 pub(crate) mod ready;
 pub(crate) mod routes;
 pub(crate) mod sessions;
+pub(crate) mod ui;
