@@ -25,6 +25,7 @@ mod private_copies;
 mod reload;
 mod resources;
 mod sandbox;
+mod search;
 mod serve;
 mod sessions;
 mod stdio;

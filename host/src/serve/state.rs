@@ -78,7 +78,16 @@ impl ServeState {
             self.toolsets_tool,
         )
         .with_generation(generation.info());
-        if let Some(served) = generation.sets.served_names(resolution) {
+        // Discovery mode lists the same tools however many plugins are open.
+        if !resolution.mode.discover
+            && let Some(mut served) = generation.sets.served_names(resolution)
+        {
+            let search = crate::reports::search::SEARCH_TOOL;
+            if resolution.mode.search && resolution.filter.allows(search, true) {
+                served.retain(|name| name != search);
+                served.push(search.to_owned());
+                served.sort();
+            }
             report.tools = served;
         }
         report.processes = generation.builder().processes();

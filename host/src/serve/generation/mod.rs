@@ -15,7 +15,7 @@ pub(crate) mod swap;
 
 use std::{
     collections::HashMap,
-    sync::{Arc, RwLock},
+    sync::{Arc, OnceLock, RwLock},
     time::SystemTime,
 };
 
@@ -31,7 +31,7 @@ use crate::{
     auth::Bound,
     build::Builder,
     registry::Registry,
-    reports::GenerationInfo,
+    reports::{GenerationInfo, search::ToolIndex},
     selection::{self, Headers, Query, ToolFilter},
 };
 
@@ -52,6 +52,8 @@ pub(crate) struct Generation {
     header_tools: HashMap<String, Tool>,
     /// The tools and prompts plugins turned off when it was made.
     hidden: Arc<Hidden>,
+    /// The search index of its declared tools, built on the first search.
+    tool_index: OnceLock<ToolIndex>,
 }
 
 impl Generation {
@@ -84,6 +86,7 @@ impl Generation {
             sets: served::Sets::new(Arc::clone(&builder), toolsets_tool),
             builder,
             resolved: RwLock::default(),
+            tool_index: OnceLock::new(),
         }
     }
 
@@ -146,6 +149,20 @@ impl Generation {
             cache.insert(key.into_owned(), Arc::clone(&resolved));
         }
         resolved
+    }
+
+    /// The search index of its declared tools, built from the manifests on first use.
+    pub(crate) fn tool_index(&self) -> &ToolIndex {
+        self.tool_index.get_or_init(|| {
+            let started = std::time::Instant::now();
+            let index = ToolIndex::new(self.registry());
+            tracing::debug!(
+                tools = index.len(),
+                "built the tool search index in {:?}",
+                started.elapsed()
+            );
+            index
+        })
     }
 
     /// A tool with an argument mirrored into a header, by name, as served: from its opened

@@ -4,7 +4,8 @@
 //! `validate`); `resources/*`, `prompts/*` and `completion/complete` are `resources`, `prompts`
 //! and `completion`; subscriptions (`resources/subscribe` in a session, `subscriptions/listen`
 //! under 2026-07-28) are `subscriptions`; tasks are `tasks`; list changes are `notifications`;
-//! the host's own `list_server_toolsets` is `toolsets_tool`.
+//! the host's own `list_server_toolsets` is `toolsets_tool`; `search_tools`, `call_tool` and
+//! discovery mode's `tools/list` are `discover`.
 //!
 //! rmcp hands every request the HTTP request parts it came with; the handler reads the URL's
 //! query from them on each request, so sessions (stateful mode) and lone requests (stateless
@@ -16,6 +17,7 @@ pub(crate) mod audit;
 mod calls;
 mod completion;
 pub(crate) mod contributions;
+mod discover;
 mod measured;
 pub(crate) mod notifications;
 mod outcome;
@@ -32,6 +34,8 @@ pub(crate) mod validate;
 use std::sync::{Arc, OnceLock};
 
 use axum::http::request::Parts;
+
+use crate::reports::search::SEARCH_TOOL;
 #[allow(deprecated)] // logging is deprecated by SEP-2577, still in 2025-11-25
 use rmcp::model::SetLevelRequestParams;
 use rmcp::model::{
@@ -222,15 +226,23 @@ impl ServerHandler for Handler {
         context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
         measured::measure("tools/list", None, &context, async {
-            let served = self.served(&context).await?;
-            let set = served.view.set();
+            let (generation, resolved) = self.resolved(&context);
+            let resolution = &resolved.resolution;
+            if resolution.mode.discover {
+                let tools = self.discovery_tools(&context, &generation, resolution);
+                return Ok(hinted!(ListToolsResult::with_all_items(tools), &context));
+            }
+            let view = self.view_of(&generation, &resolved).await?;
+            let set = view.set();
             let who = policed::Who::new(caller(&context));
-            let tools = policed::listable(
-                &self.state.policy(),
-                &who.caller(),
-                served.view.tools(),
-                |name| set.table().get(name),
-            );
+            let mut tools =
+                policed::listable(&self.state.policy(), &who.caller(), view.tools(), |name| {
+                    set.table().get(name)
+                });
+            if resolution.mode.search && resolution.filter.allows(SEARCH_TOOL, true) {
+                tools.retain(|t| t.name != SEARCH_TOOL);
+                tools.push(discover::search_tool_description());
+            }
             let listed = ListToolsResult::with_all_items(tools);
             Ok(hinted!(listed, &context))
         })
@@ -243,6 +255,7 @@ impl ServerHandler for Handler {
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
         let started = std::time::Instant::now();
+        let request = self.through_call_tool(request, &context)?;
         let name = request.name.to_string();
         let span = measured::span("tools/call", Some(&name), &context);
         let mut plugin = None;
