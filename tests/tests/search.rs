@@ -206,3 +206,117 @@ async fn a_search_finds_a_tool_of_a_bridged_server_it_does_not_start() {
     assert_eq!(text(&echoed), "hi");
     assert_eq!(children(host.pid()).len(), 1, "started by the call");
 }
+
+/// What `SKILL.md` of the `run-code` skill says.
+const SKILL_MD: &str = "---\nname: run-code\ndescription: Run code in a sandbox, then stop it\n---\n\
+# Run code\n\nLaunch a sandbox with launch_sandbox; its limits are in references/limits.md.\n";
+
+/// The other file of the `run-code` skill.
+const LIMITS_MD: &str = "At most 32 sandboxes per client.\n";
+
+/// The text of a read resource's only contents.
+fn contents_text(read: &rmcp::model::ReadResourceResult) -> String {
+    match &read.contents[..] {
+        [rmcp::model::ResourceContents::TextResourceContents { text, .. }] => text.clone(),
+        other => panic!("one text contents, not {other:?}"),
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_plugins_skill_is_listed_got_and_read_with_its_digests_in_its_toolsets_only() {
+    use rmcp::model::{GetSkillRequestParams, ReadResourceRequestParams, SkillResources};
+    let dir = PluginDir::with(&["sandboxes", "benchmarks"]);
+    let skill = dir.path().join("skills/sandboxes/run-code");
+    std::fs::create_dir_all(skill.join("references")).unwrap();
+    std::fs::write(skill.join("SKILL.md"), SKILL_MD).unwrap();
+    std::fs::write(skill.join("references/limits.md"), LIMITS_MD).unwrap();
+    let host = HostProcess::serve(&dir, &[]);
+    let url = format!("{}/mcp", host.base_url());
+
+    let client = connect(&format!("{url}?discover&only=sandboxes")).await;
+    let declared = client
+        .peer_info()
+        .expect("initialized")
+        .capabilities
+        .clone();
+    assert!(declared.supports_skills(), "{declared:?}");
+    let skills = client.list_all_skills().await.expect("skills/list");
+    let uri = "skill://sandboxes/run-code/SKILL.md";
+    assert_eq!(skills.len(), 1, "{skills:?}");
+    assert_eq!(skills[0].uri, uri);
+    assert_eq!(skills[0].frontmatter.name, "run-code");
+    assert_eq!(
+        skills[0].frontmatter.description,
+        "Run code in a sandbox, then stop it"
+    );
+    let got = client
+        .get_skill(GetSkillRequestParams::new(uri))
+        .await
+        .expect("skills/get");
+    let SkillResources::Files(files) = &got.skill.resources else {
+        panic!("a manifest of files: {got:?}");
+    };
+    let mut read_back = Vec::new();
+    for file in files {
+        let read = client
+            .read_resource(ReadResourceRequestParams::new(file.uri.clone()))
+            .await
+            .expect("resources/read of a skill file");
+        let text = contents_text(&read);
+        file.verify(text.as_bytes())
+            .unwrap_or_else(|e| panic!("{}: {e}", file.uri));
+        read_back.push((file.uri.clone(), text));
+    }
+    read_back.sort();
+    assert_eq!(
+        read_back,
+        [
+            (uri.to_owned(), SKILL_MD.to_owned()),
+            (
+                "skill://sandboxes/run-code/references/limits.md".to_owned(),
+                LIMITS_MD.to_owned()
+            ),
+        ]
+    );
+    assert_eq!(
+        files
+            .iter()
+            .find(|f| f.uri == uri)
+            .map(|f| f.digest.clone()),
+        Some(rmcp::model::sha256_digest(SKILL_MD.as_bytes()))
+    );
+    assert!(
+        host.mapped_plugin_libraries(&dir).is_empty(),
+        "skills open nothing"
+    );
+
+    let other = connect(&format!("{url}?only=benchmarks")).await;
+    assert!(
+        other
+            .list_all_skills()
+            .await
+            .expect("skills/list")
+            .is_empty()
+    );
+    other
+        .get_skill(GetSkillRequestParams::new(uri))
+        .await
+        .expect_err("not this URL's skill");
+    other
+        .read_resource(ReadResourceRequestParams::new(uri))
+        .await
+        .expect_err("not this URL's skill file");
+
+    let report =
+        e2e::mcp::get_ok_json(&format!("{}/toolsets?only=sandboxes", host.base_url())).await;
+    assert_eq!(report["skills"], json!([uri]), "{report}");
+    let listed = e2e::run_host(&["list"], &dir);
+    listed.assert_success();
+    assert!(
+        listed
+            .stdout
+            .contains(&format!("skill {uri}: Run code in a sandbox")),
+        "{}",
+        listed.stdout
+    );
+}

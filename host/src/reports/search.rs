@@ -127,7 +127,7 @@ pub(crate) struct IndexedTool {
 }
 
 /// The search index of one generation's declared tools.
-pub(crate) struct ToolIndex {
+pub struct ToolIndex {
     tools: Vec<IndexedTool>,
     engine: SearchEngine<usize>,
 }
@@ -142,7 +142,7 @@ impl std::fmt::Debug for ToolIndex {
 
 impl ToolIndex {
     /// Indexes every tool `registry` declares, extensions applied.
-    pub(crate) fn new(registry: &Registry) -> Self {
+    pub fn new(registry: &Registry) -> Self {
         let tools: Vec<IndexedTool> = registry
             .tools()
             .iter()
@@ -283,6 +283,29 @@ impl ToolIndex {
             })
             .collect()
     }
+}
+
+/// One search of `query` for at most `limit` tools over every toolset of `registry`, as
+/// `/mcp?discover` runs it without filters or bound: the answer, as `search_tools` gives it.
+/// (For the benchmarks.)
+pub fn search_everything(
+    index: &ToolIndex,
+    registry: &Registry,
+    query: &str,
+    limit: usize,
+) -> Value {
+    let resolution = crate::selection::resolve(
+        &crate::selection::Query::parse("discover"),
+        &registry.declared(),
+        None,
+    );
+    let request = SearchRequest {
+        query: query.to_owned(),
+        limit: Some(limit),
+        ..SearchRequest::default()
+    };
+    let answer = index.search(registry, &resolution, &request, |_| true, |_| None);
+    serde_json::to_value(answer).unwrap_or_default()
 }
 
 /// The text a tool is found by: its name's words twice (a name says most), its title,

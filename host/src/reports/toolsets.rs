@@ -43,6 +43,9 @@ pub(crate) struct ToolsetsReport {
     pub(crate) resource_templates: Vec<String>,
     /// The prompts this URL is served, sorted.
     pub(crate) prompts: Vec<String>,
+    /// The URIs of the skills (`SKILL.md`) this URL is served, sorted.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub(crate) skills: Vec<String>,
     /// Names the URL used that no plugin declares, sorted.
     pub(crate) unknown: Vec<String>,
     /// Active plugins that build more tools at run time, which only activation lists.
@@ -188,6 +191,7 @@ impl ToolsetsReport {
             resources: sorted_keys(registry.served_resources(active)),
             resource_templates: sorted_keys(registry.served_resource_templates(active)),
             prompts: sorted_keys(registry.served_prompts(active)),
+            skills: Vec::new(),
             unknown: resolution.unknown.clone(),
             dynamic_tools_from: registry
                 .plugins_for(active)

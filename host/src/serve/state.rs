@@ -90,6 +90,9 @@ impl ServeState {
             }
             report.tools = served;
         }
+        report.skills = (generation.skills_for(&resolution.active).into_iter())
+            .map(|s| s.uri)
+            .collect();
         report.processes = generation.builder().processes();
         report.failed = crate::serve::generation::failed_plugins(generation);
         let registry = generation.registry();

@@ -11,7 +11,7 @@ use std::sync::Arc;
 
 use rmcp::{
     ErrorData, RoleServer,
-    model::{CallToolRequestParams, CallToolResult, JsonObject, Tool},
+    model::{CallToolRequestParams, CallToolResult, JsonObject, ListToolsResult, Tool},
     service::RequestContext,
 };
 use serde_json::{Map, Value, json};
@@ -21,7 +21,8 @@ use super::policed::Who;
 use super::toolsets_tool::unknown_tool;
 use super::{Handler, caller};
 use crate::policy::ToolFacts;
-use crate::reports::search::{CALL_TOOL, IndexedTool, SEARCH_TOOL, SearchRequest};
+use crate::registry::Registry;
+use crate::reports::search::{CALL_TOOL, IndexedTool, SEARCH_TOOL, SearchRequest, always_visible};
 use crate::selection::{ActiveSet, Resolution};
 use crate::serve::generation::{
     Generation,
@@ -167,6 +168,28 @@ impl Handler {
         );
         tools
     }
+}
+
+/// The `tools/list` answer of a URL selecting every toolset of `registry`, from its manifests:
+/// every tool and `list_server_toolsets` in normal mode; `search_tools`, `call_tool`,
+/// `list_server_toolsets` and the tools marked always visible in discovery mode. (For the
+/// benchmarks.)
+pub fn tools_list(registry: &Registry, discover: bool) -> ListToolsResult {
+    let mut tools: Vec<Tool> = if discover {
+        vec![search_tool_description(), call_tool_description()]
+    } else {
+        Vec::new()
+    };
+    tools.extend(
+        registry
+            .tools()
+            .iter()
+            .map(|t| registry.extensions().apply_to(&t.decl))
+            .filter(|t| !discover || always_visible(t))
+            .map(|t| served::mcp_tool(&t)),
+    );
+    tools.push(served::toolsets_tool_description());
+    ListToolsResult::with_all_items(tools)
 }
 
 /// What the policy sees of an indexed tool.

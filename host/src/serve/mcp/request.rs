@@ -133,6 +133,7 @@ impl Handler {
             &resolution.active,
             &mut info.capabilities,
         );
+        super::skills::declare(&generation, &resolution.active, &mut info.capabilities);
         Ok(())
     }
 }
