@@ -12,7 +12,7 @@
 
 use std::collections::{HashMap, HashSet};
 
-use bm25::{Language, SearchEngine, SearchEngineBuilder};
+use bm25::{Embedder, EmbedderBuilder, Language, Scorer};
 use plugin_manifest::{Annotations, ToolDecl};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
@@ -129,7 +129,10 @@ pub(crate) struct IndexedTool {
 /// The search index of one generation's declared tools.
 pub struct ToolIndex {
     tools: Vec<IndexedTool>,
-    engine: SearchEngine<usize>,
+    /// Turns a text into its BM25 terms, fit to the tools' average length.
+    embedder: Embedder,
+    /// Each tool's terms, by its position in `tools`.
+    scorer: Scorer<usize>,
 }
 
 impl std::fmt::Debug for ToolIndex {
@@ -156,14 +159,18 @@ impl ToolIndex {
 
     /// Indexes `tools`.
     pub(crate) fn of(tools: Vec<IndexedTool>) -> Self {
-        let documents: Vec<bm25::Document<usize>> = tools
-            .iter()
-            .enumerate()
-            .map(|(i, t)| bm25::Document::new(i, document(&t.decl)))
-            .collect();
-        let engine =
-            SearchEngineBuilder::<usize>::with_documents(Language::English, documents).build();
-        Self { tools, engine }
+        let documents: Vec<String> = tools.iter().map(|t| document(&t.decl)).collect();
+        let corpus: Vec<&str> = documents.iter().map(String::as_str).collect();
+        let embedder = EmbedderBuilder::with_fit_to_corpus(Language::English, &corpus).build();
+        let mut scorer = Scorer::new();
+        for (i, text) in corpus.iter().enumerate() {
+            scorer.upsert(&i, embedder.embed(text));
+        }
+        Self {
+            tools,
+            embedder,
+            scorer,
+        }
     }
 
     /// How many tools it holds.
@@ -226,10 +233,10 @@ impl ToolIndex {
     /// order, so an answer does not change between two searches).
     fn ranked(&self, query: &str) -> Vec<usize> {
         let mut found: Vec<(f32, usize)> = self
-            .engine
-            .search(&words_of(query), None)
+            .scorer
+            .matches(&self.embedder.embed(&words_of(query)))
             .into_iter()
-            .map(|r| (r.score, r.document.id))
+            .map(|r| (r.score, r.id))
             .collect();
         found.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
         found.into_iter().map(|(_, i)| i).collect()
