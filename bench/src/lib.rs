@@ -15,12 +15,15 @@
 //!   (`reactor-bench sessions`);
 //! - [`abi`]: the in-process subjects of the ABI benchmark, shared by criterion
 //!   (`benches/abi.rs`) and the quick mode;
-//! - `fixtures/many-tools`: a plugin with 1,000 tools built at run time.
+//! - `fixtures/many-tools`: a plugin with 1,000 tools built at run time;
+//! - [`catalogue`]: 200 plugins of 10 tools as manifests, and 50 queries with their right
+//!   tools, for `search_tools` and discovery mode (`benches/search.rs`).
 //!
 //! The quick mode ([`figures::Plan::quick`]) is run by this crate's tests, so the benchmarks
 //! keep working; it asserts nothing about timings.
 
 pub mod abi;
+pub mod catalogue;
 pub mod churn;
 pub mod client;
 pub mod echo;

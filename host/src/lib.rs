@@ -138,7 +138,10 @@ pub mod internals {
     }
     /// Reports.
     pub mod reports {
-        pub use crate::reports::listing::Listing;
+        pub use crate::reports::{
+            listing::Listing,
+            search::{ToolIndex, search_everything},
+        };
     }
     /// Selection.
     pub mod selection {
@@ -149,7 +152,7 @@ pub mod internals {
         pub use crate::serve::{
             edge::ready::Ready,
             host_context::rounds::{Binding, Round, Sealer},
-            mcp::validate::ArgumentValidator,
+            mcp::{discover::tools_list, validate::ArgumentValidator},
         };
     }
 }

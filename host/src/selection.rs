@@ -22,6 +22,12 @@
 //! active set is what both select), and both narrow inside the operator's bounds
 //! ([`resolve_request`]).
 //!
+//! Two keys choose how the tools are offered ([`Mode`]): `search` adds the host's `search_tools`
+//! to `tools/list`; `discover` lists only `search_tools`, `call_tool` and the tools marked
+//! always visible, and turns every toolset on by default (nothing is opened before it is
+//! called), so `/mcp?discover` reaches every tool the caller may use. Neither counts as
+//! selecting a toolset.
+//!
 //! Selection reads plain values only (a query, header values, the declared toolsets);
 //! `crate::registry` says what is declared, and `crate::reports` what an active set is served.
 
@@ -95,6 +101,35 @@ pub(crate) struct Query {
     pub(crate) exclude_tools: Vec<String>,
     /// `readonly` given (bare, or with a value that does not turn it off).
     pub(crate) readonly: bool,
+    /// How the tools are offered (`search`, `discover`).
+    pub(crate) mode: Mode,
+}
+
+/// How a URL is offered its tools: all in `tools/list` (the default), with the host's
+/// `search_tools` too (`?search`), or through `search_tools` and `call_tool` alone
+/// (`?discover`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
+pub(crate) struct Mode {
+    /// `search_tools` is served.
+    pub(crate) search: bool,
+    /// `tools/list` is `search_tools`, `call_tool` and the tools marked always visible.
+    pub(crate) discover: bool,
+}
+
+impl Mode {
+    /// Both modes' keys given in either.
+    #[must_use]
+    fn or(self, other: Self) -> Self {
+        Self {
+            search: self.search || other.search,
+            discover: self.discover || other.discover,
+        }
+    }
+
+    /// Whether `search_tools` is served.
+    pub(crate) fn searches(self) -> bool {
+        self.search || self.discover
+    }
 }
 
 impl Query {
@@ -115,6 +150,8 @@ impl Query {
                     .extend(split_names([value.as_ref()])),
                 "exclude_tools" => parsed.exclude_tools.extend(split_names([value.as_ref()])),
                 "readonly" => parsed.readonly |= !is_off(&value),
+                "search" => parsed.mode.search |= !is_off(&value),
+                "discover" => parsed.mode.discover |= !is_off(&value),
                 _ if is_off(&value) => parsed.without.extend(split_names([key.as_ref()])),
                 _ => parsed.bare.extend(split_names([key.as_ref()])),
             }
@@ -197,6 +234,8 @@ pub(crate) struct Resolution {
     pub(crate) unknown: Vec<String>,
     /// Which of the active set's tools are shown.
     pub(crate) filter: ToolFilter,
+    /// How the tools are offered.
+    pub(crate) mode: Mode,
 }
 
 /// One declared toolset, as selection sees it.
@@ -238,9 +277,11 @@ pub(crate) fn resolve_request(
                 active: by_url.active.intersection(&by_headers.active),
                 unknown: unknown.into_iter().collect(),
                 filter: by_url.filter.narrow(by_headers.filter),
+                mode: by_url.mode,
             }
         }
     };
+    resolution.mode = resolution.mode.or(query.mode);
     resolution.filter = bounds
         .clone()
         .narrow(resolution.filter)
@@ -249,23 +290,28 @@ pub(crate) fn resolve_request(
 }
 
 /// Resolves `query` against the declared toolsets; `fallback` applies when `query` selects no
-/// toolset, and then its filter narrows the query's.
+/// toolset, and then its filter narrows the query's and its mode adds to the query's. In
+/// discovery mode every toolset is on by default.
 pub(crate) fn resolve(
     query: &Query,
     declared: &[Declared<'_>],
     fallback: Option<&Query>,
 ) -> Resolution {
     let filter = query.filter();
-    let (query, filter) = match fallback {
-        Some(fallback) if query.is_empty() => (fallback, filter.narrow(fallback.filter())),
-        _ => (query, filter),
+    let (query, filter, mode) = match fallback {
+        Some(fallback) if query.is_empty() => (
+            fallback,
+            filter.narrow(fallback.filter()),
+            query.mode.or(fallback.mode),
+        ),
+        _ => (query, filter, query.mode),
     };
     let known = |name: &str| declared.iter().any(|d| d.name == name);
     let mut active: BTreeSet<String> = match &query.only {
         Some(only) => only.iter().filter(|n| known(n)).cloned().collect(),
         None => declared
             .iter()
-            .filter(|d| d.default)
+            .filter(|d| d.default || mode.discover)
             .map(|d| d.name.to_owned())
             .chain(
                 query
@@ -291,6 +337,7 @@ pub(crate) fn resolve(
         active: ActiveSet(active),
         unknown: unknown.into_iter().collect(),
         filter,
+        mode,
     }
 }
 
@@ -350,6 +397,32 @@ mod tests {
     #[test]
     fn no_query_gives_defaults_and_always_on() {
         assert_eq!(active(""), ["core", "sandboxes", "spaces"]);
+    }
+
+    #[test]
+    fn discover_turns_every_toolset_on_by_default_and_selects_none_itself() {
+        let all = ["benchmarks", "core", "library", "sandboxes", "spaces"];
+        assert_eq!(active("discover"), all);
+        assert_eq!(
+            active("discover&without=library"),
+            ["benchmarks", "core", "sandboxes", "spaces"]
+        );
+        assert_eq!(active("discover&only=library"), ["core", "library"]);
+        assert_eq!(active("search"), active(""));
+        let mode = |query: &str| resolve(&Query::parse(query), DECLARED, None).mode;
+        assert!(mode("discover").discover && mode("discover").searches());
+        assert!(mode("search").searches() && !mode("search").discover);
+        assert_eq!(mode("discover=false"), Mode::default());
+        assert!(
+            Query::parse("discover").is_empty(),
+            "a mode selects no toolset"
+        );
+        let fallback = Query::parse("discover");
+        assert!(
+            resolve(&Query::parse(""), DECLARED, Some(&fallback))
+                .mode
+                .discover
+        );
     }
 
     #[test]

@@ -32,7 +32,12 @@ const PATIENCE: Duration = Duration::from_secs(20);
 const AUDIENCE: &str = "http://mcp.test/mcp";
 
 /// `keys new NAME ARGS --file FILE` in `dir`: the key it printed.
-fn new_key(dir: &PluginDir, file: &std::path::Path, name: &str, args: &[&str]) -> String {
+pub(crate) fn new_key(
+    dir: &PluginDir,
+    file: &std::path::Path,
+    name: &str,
+    args: &[&str],
+) -> String {
     let file = file.to_str().expect("a UTF-8 path");
     let mut all = vec!["keys", "new", name];
     all.extend_from_slice(args);

@@ -69,7 +69,7 @@ fn everything() -> Option<(PathBuf, PathBuf)> {
 }
 
 /// The tiny server's entry running `mode`, with these extra keys.
-fn tiny(mode: &str, extra: Value) -> Value {
+pub(crate) fn tiny(mode: &str, extra: Value) -> Value {
     let script = workspace_root().join("tests/servers/tiny_mcp.py");
     let mut entry = json!({
         "command": "python3",
@@ -92,7 +92,7 @@ fn tiny_once(mode: &str, marker: &tempfile::TempDir) -> Value {
 }
 
 /// A plugin folder whose `mcp.json` declares `servers`, and a cache folder.
-fn with_servers(servers: Value) -> (PluginDir, tempfile::TempDir) {
+pub(crate) fn with_servers(servers: Value) -> (PluginDir, tempfile::TempDir) {
     let dir = PluginDir::new();
     write_servers(&dir, servers);
     (dir, tempfile::tempdir().unwrap())
@@ -137,7 +137,7 @@ fn listing(dir: &PluginDir, cache: &tempfile::TempDir) -> String {
 }
 
 /// `list --refresh` on `dir`, keeping the lists in `cache`.
-fn refresh(dir: &PluginDir, cache: &tempfile::TempDir) -> e2e::Output {
+pub(crate) fn refresh(dir: &PluginDir, cache: &tempfile::TempDir) -> e2e::Output {
     run_host(
         &[
             "list",
@@ -159,7 +159,7 @@ fn write_servers(dir: &PluginDir, servers: Value) {
 }
 
 /// `serve` on `dir` with its tool lists kept in `cache`.
-fn serve(dir: &PluginDir, cache: &tempfile::TempDir) -> HostProcess {
+pub(crate) fn serve(dir: &PluginDir, cache: &tempfile::TempDir) -> HostProcess {
     HostProcess::serve(dir, &["--cache-dir", cache.path().to_str().unwrap()])
 }
 

@@ -26,6 +26,7 @@ mod private_copies;
 mod reload;
 mod resources;
 mod sandbox;
+mod search;
 mod serve;
 mod sessions;
 mod stdio;

@@ -38,7 +38,7 @@ use plugin_abi::{
 use plugin_manifest::{Manifest, ToolDecl};
 use serde_json::{Map, Value};
 
-pub(crate) use table::ToolTable;
+pub(crate) use table::{ToolTable, instructions};
 
 use crate::observe::{metrics, traces};
 use crate::util::{

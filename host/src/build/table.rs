@@ -61,19 +61,7 @@ impl ToolTable {
                 Err(error) => tracing::warn!("{}", chain(&error)),
             }
         }
-        table.instructions = registry
-            .toolsets()
-            .filter(|t| active.contains(&t.decl.name) && !t.decl.instructions.is_empty())
-            .map(|t| {
-                let title = if t.decl.title.is_empty() {
-                    &t.decl.name
-                } else {
-                    &t.decl.title
-                };
-                format!("## {title}\n\n{}", t.decl.instructions)
-            })
-            .collect::<Vec<_>>()
-            .join("\n\n");
+        table.instructions = instructions(registry, active);
         table
     }
 
@@ -97,4 +85,22 @@ impl ToolTable {
         self.retry_at
             .is_some_and(|at| at <= std::time::Instant::now())
     }
+}
+
+/// The server instructions of `active`: each active toolset's, under a `## title` heading, from
+/// the manifests.
+pub(crate) fn instructions(registry: &crate::registry::Registry, active: &ActiveSet) -> String {
+    registry
+        .toolsets()
+        .filter(|t| active.contains(&t.decl.name) && !t.decl.instructions.is_empty())
+        .map(|t| {
+            let title = if t.decl.title.is_empty() {
+                &t.decl.name
+            } else {
+                &t.decl.title
+            };
+            format!("## {title}\n\n{}", t.decl.instructions)
+        })
+        .collect::<Vec<_>>()
+        .join("\n\n")
 }

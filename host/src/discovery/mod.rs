@@ -9,6 +9,7 @@
 
 mod object_file;
 pub(crate) mod servers;
+pub(crate) mod skills;
 pub mod trust;
 
 use std::{

@@ -68,6 +68,20 @@ pub(crate) struct PluginRow {
     /// What it declares it needs of the system and, sandboxed, what is enforced.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub(crate) permissions: Option<PermissionsRow>,
+    /// Its skills (`skills/<plugin>/<skill>/SKILL.md` beside the library), by URI.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub(crate) skills: Vec<SkillRow>,
+}
+
+/// One skill of a plugin, in a [`PluginRow`].
+#[derive(Debug, Clone, Serialize)]
+pub(crate) struct SkillRow {
+    /// The URI of its `SKILL.md`.
+    pub(crate) uri: String,
+    /// Its frontmatter's name.
+    pub(crate) name: String,
+    /// Its frontmatter's description.
+    pub(crate) description: String,
 }
 
 /// One extension a plugin declares, in a [`PluginRow`].
@@ -128,6 +142,7 @@ impl Listing {
     pub fn new(plugin_dir: PathBuf, discovery: &Discovery) -> Self {
         let extensions = Extensions::new(&discovery.plugins);
         let pending = extensions.pending();
+        let skills = crate::discovery::skills::PluginSkills::discover(&discovery.plugins);
         let plugins = discovery
             .plugins
             .iter()
@@ -176,6 +191,15 @@ impl Listing {
                     prompts: m.prompts.clone(),
                     completions: m.completions.clone(),
                     permissions: PermissionsRow::of(p),
+                    skills: skills
+                        .skills(|plugin| plugin == m.name)
+                        .into_iter()
+                        .map(|s| SkillRow {
+                            uri: s.uri,
+                            name: s.frontmatter.name,
+                            description: s.frontmatter.description,
+                        })
+                        .collect(),
                 }
             })
             .collect();
@@ -232,6 +256,9 @@ impl Listing {
                 for e in &t.extensions {
                     let _ = writeln!(out, "    extended by {}", describe(&e.plugin, e));
                 }
+            }
+            for skill in &p.skills {
+                let _ = writeln!(out, "  skill {}: {}", skill.uri, skill.description);
             }
             for r in &p.resources {
                 let line = Line {

@@ -5,6 +5,7 @@
 //! - [`contributions`]: `GET /contributions`, every tool with its extensions in order.
 //! - [`listing`]: `reactor-mcp-server list`, from a discovery (including skipped files).
 //! - [`graph`]: `reactor-mcp-server graph`, plugins, toolsets, tools and extensions as a graph.
+//! - [`search`]: `search_tools`, the tools a URL may use ranked for a query, from manifests.
 //! - [`permissions`]: what plugins declare they need, and what their sandboxes enforce; part of
 //!   the listing and of `/toolsets`.
 
@@ -12,6 +13,7 @@ pub(crate) mod contributions;
 pub(crate) mod graph;
 pub(crate) mod listing;
 pub(crate) mod permissions;
+pub(crate) mod search;
 pub(crate) mod toolsets;
 
 pub(crate) use contributions::ContributionsReport;

@@ -3,7 +3,8 @@
 //!
 //! Its `tools` are what `tools/list` of the same URL and headers lists: the active set's
 //! declared tools as their extensions leave them, through the request's filter, and the host's
-//! own tool, which filters treat as any read-only tool. Tools a plugin builds at run time, and
+//! own tool, which filters treat as any read-only tool; with `?search`, `search_tools` too, and
+//! in discovery mode `search_tools`, `call_tool` and the tools marked always visible. Tools a plugin builds at run time, and
 //! tools left out because an extension's wrap failed, are known only once plugins are opened.
 
 use std::collections::BTreeSet;
@@ -11,6 +12,7 @@ use std::collections::BTreeSet;
 use serde::Serialize;
 
 use super::permissions::PermissionsRow;
+use super::search::{CALL_TOOL, SEARCH_TOOL, always_visible};
 use crate::{
     call::ProcessStatus,
     discovery::{Provider, servers::pinning::ChangedTool},
@@ -41,6 +43,9 @@ pub(crate) struct ToolsetsReport {
     pub(crate) resource_templates: Vec<String>,
     /// The prompts this URL is served, sorted.
     pub(crate) prompts: Vec<String>,
+    /// The URIs of the skills (`SKILL.md`) this URL is served, sorted.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub(crate) skills: Vec<String>,
     /// Names the URL used that no plugin declares, sorted.
     pub(crate) unknown: Vec<String>,
     /// Active plugins that build more tools at run time, which only activation lists.
@@ -204,6 +209,7 @@ impl ToolsetsReport {
             resources: sorted_keys(registry.served_resources(active)),
             resource_templates: sorted_keys(registry.served_resource_templates(active)),
             prompts: sorted_keys(registry.served_prompts(active)),
+            skills: Vec::new(),
             unknown: resolution.unknown.clone(),
             dynamic_tools_from: registry
                 .plugins_for(active)
@@ -243,14 +249,26 @@ impl ToolsetsReport {
 /// as their extensions leave them, that its filter shows, and the host's tool if served.
 fn served_tools(registry: &Registry, resolution: &Resolution, toolsets_tool: bool) -> Vec<String> {
     let filter = &resolution.filter;
+    let host_tool = |name: &str| {
+        (toolsets_tool && name == TOOLSETS_TOOL)
+            || (resolution.mode.searches() && name == SEARCH_TOOL)
+            || (resolution.mode.discover && name == CALL_TOOL)
+    };
     let mut tools: Vec<String> = registry
         .shown_tools(resolution)
         .into_iter()
+        .filter(|t| !resolution.mode.discover || always_visible(t))
         .map(|t| t.name)
-        .filter(|name| !(toolsets_tool && name == TOOLSETS_TOOL))
+        .filter(|name| !host_tool(name))
         .collect();
     if toolsets_tool && filter.allows(TOOLSETS_TOOL, true) {
         tools.push(TOOLSETS_TOOL.to_owned());
+    }
+    if resolution.mode.discover || (resolution.mode.search && filter.allows(SEARCH_TOOL, true)) {
+        tools.push(SEARCH_TOOL.to_owned());
+    }
+    if resolution.mode.discover {
+        tools.push(CALL_TOOL.to_owned());
     }
     tools.sort();
     tools

@@ -82,9 +82,21 @@ impl ServeState {
         .with_generation(generation.info());
         let builder = generation.builder();
         report = report.with_open(|plugin| builder.is_open(plugin));
-        if let Some(served) = generation.sets.served_names(resolution) {
+        // Discovery mode lists the same tools however many plugins are open.
+        if !resolution.mode.discover
+            && let Some(mut served) = generation.sets.served_names(resolution)
+        {
+            let search = crate::reports::search::SEARCH_TOOL;
+            if resolution.mode.search && resolution.filter.allows(search, true) {
+                served.retain(|name| name != search);
+                served.push(search.to_owned());
+                served.sort();
+            }
             report.tools = served;
         }
+        report.skills = (generation.skills_for(&resolution.active).into_iter())
+            .map(|s| s.uri)
+            .collect();
         report.processes = generation.builder().processes();
         report.failed = crate::serve::generation::failed_plugins(generation);
         let registry = generation.registry();

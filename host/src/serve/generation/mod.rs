@@ -15,7 +15,7 @@ pub(crate) mod swap;
 
 use std::{
     collections::HashMap,
-    sync::{Arc, RwLock},
+    sync::{Arc, OnceLock, RwLock},
     time::SystemTime,
 };
 
@@ -30,8 +30,9 @@ use crate::util::lock::{read, write};
 use crate::{
     auth::Bound,
     build::Builder,
+    discovery::skills::PluginSkills,
     registry::Registry,
-    reports::GenerationInfo,
+    reports::{GenerationInfo, search::ToolIndex},
     selection::{self, Headers, Query, ToolFilter},
 };
 
@@ -52,6 +53,10 @@ pub(crate) struct Generation {
     header_tools: HashMap<String, Tool>,
     /// The tools and prompts plugins turned off when it was made.
     hidden: Arc<Hidden>,
+    /// The search index of its declared tools, built on the first search.
+    tool_index: OnceLock<ToolIndex>,
+    /// The skills beside its plugins' libraries, read when it was made.
+    skills: PluginSkills,
 }
 
 impl Generation {
@@ -81,9 +86,11 @@ impl Generation {
             number,
             since: SystemTime::now(),
             header_tools: header_tools(builder.registry()),
+            skills: PluginSkills::discover(builder.registry().plugins()),
             sets: served::Sets::new(Arc::clone(&builder), toolsets_tool),
             builder,
             resolved: RwLock::default(),
+            tool_index: OnceLock::new(),
         }
     }
 
@@ -146,6 +153,41 @@ impl Generation {
             cache.insert(key.into_owned(), Arc::clone(&resolved));
         }
         resolved
+    }
+
+    /// The skills beside its plugins' libraries.
+    pub(crate) fn skills(&self) -> &PluginSkills {
+        &self.skills
+    }
+
+    /// The skills `active` is served, ordered by URI.
+    pub(crate) fn skills_for(&self, active: &selection::ActiveSet) -> Vec<rmcp::model::Skill> {
+        self.skills
+            .skills(|plugin| self.serves_skills_of(active, plugin))
+    }
+
+    /// Whether `active` is served the skills of `plugin`: one of the plugin's toolsets is
+    /// active.
+    pub(crate) fn serves_skills_of(&self, active: &selection::ActiveSet, plugin: &str) -> bool {
+        self.registry().plugin(plugin).is_some_and(|p| {
+            let m = &p.manifest;
+            m.toolsets.iter().any(|t| active.contains(&t.name))
+                || m.tools.iter().any(|t| active.contains(&t.toolset))
+        })
+    }
+
+    /// The search index of its declared tools, built from the manifests on first use.
+    pub(crate) fn tool_index(&self) -> &ToolIndex {
+        self.tool_index.get_or_init(|| {
+            let started = std::time::Instant::now();
+            let index = ToolIndex::new(self.registry());
+            tracing::debug!(
+                tools = index.len(),
+                "built the tool search index in {:?}",
+                started.elapsed()
+            );
+            index
+        })
     }
 
     /// A tool with an argument mirrored into a header, by name, as served: from its opened

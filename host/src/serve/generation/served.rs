@@ -269,11 +269,7 @@ pub(crate) fn mcp_tool(decl: &ToolDecl) -> Tool {
 }
 
 /// The description of the host's `list_server_toolsets`.
-fn toolsets_tool_description() -> Tool {
-    let mut annotations = ToolAnnotations::new();
-    annotations.read_only_hint = Some(true);
-    annotations.idempotent_hint = Some(true);
-    annotations.open_world_hint = Some(false);
+pub(crate) fn toolsets_tool_description() -> Tool {
     Tool::new(
         TOOLSETS_TOOL,
         "List the toolsets this server offers, which of them are active for this connection, \
@@ -282,11 +278,20 @@ fn toolsets_tool_description() -> Tool {
         object_schema(json!({})),
     )
     .with_title("List Server Toolsets")
-    .with_annotations(annotations)
+    .with_annotations(host_read_only())
+}
+
+/// The annotations of the host's own read-only tools: read-only, idempotent, closed world.
+pub(crate) fn host_read_only() -> ToolAnnotations {
+    let mut annotations = ToolAnnotations::new();
+    annotations.read_only_hint = Some(true);
+    annotations.idempotent_hint = Some(true);
+    annotations.open_world_hint = Some(false);
+    annotations
 }
 
 /// An object schema with these properties.
-fn object_schema(properties: Value) -> JsonObject {
+pub(crate) fn object_schema(properties: Value) -> JsonObject {
     let mut schema = JsonObject::new();
     schema.insert("type".to_owned(), Value::from("object"));
     schema.insert("properties".to_owned(), properties);

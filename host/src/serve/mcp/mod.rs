@@ -3,8 +3,10 @@
 //! (`request`); `tools/list` and `tools/call` are `tools` (with `calls`, `outcome`, `params` and
 //! `validate`); `resources/*`, `prompts/*` and `completion/complete` are `resources`, `prompts`
 //! and `completion`; subscriptions (`resources/subscribe` in a session, `subscriptions/listen`
-//! under 2026-07-28) are `subscriptions`; tasks are `tasks`; list changes are `notifications`;
-//! the host's own `list_server_toolsets` is `toolsets_tool`.
+//! under 2026-07-28) are `subscriptions`; tasks are `tasks`; `skills/list`, `skills/get` and
+//! skill files are `skills`; list changes are `notifications`;
+//! the host's own `list_server_toolsets` is `toolsets_tool`; `search_tools`, `call_tool` and
+//! discovery mode's `tools/list` are `discover`.
 //!
 //! rmcp hands every request the HTTP request parts it came with; the handler reads the URL's
 //! query from them on each request, so sessions (stateful mode) and lone requests (stateless
@@ -16,6 +18,7 @@ pub(crate) mod audit;
 mod calls;
 mod completion;
 pub(crate) mod contributions;
+pub(crate) mod discover;
 mod measured;
 pub(crate) mod notifications;
 mod outcome;
@@ -24,6 +27,7 @@ pub(crate) mod policed;
 mod prompts;
 mod request;
 mod resources;
+mod skills;
 pub(crate) mod subscriptions;
 mod task_records;
 pub(crate) mod tasks;
@@ -33,12 +37,15 @@ pub(crate) mod validate;
 use std::sync::{Arc, OnceLock};
 
 use axum::http::request::Parts;
+
+use crate::reports::search::SEARCH_TOOL;
 #[allow(deprecated)] // logging is deprecated by SEP-2577, still in 2025-11-25
 use rmcp::model::SetLevelRequestParams;
 use rmcp::model::{
     CompleteRequestParams, CompleteResult, GetPromptRequestParams, GetPromptResponse,
-    ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult, ReadResourceRequestParams,
-    ReadResourceResponse, SubscribeRequestParams, SubscriptionFilter, UnsubscribeRequestParams,
+    GetSkillRequestParams, GetSkillResult, ListPromptsResult, ListResourceTemplatesResult,
+    ListResourcesResult, ListSkillsResult, ReadResourceRequestParams, ReadResourceResponse,
+    SubscribeRequestParams, SubscriptionFilter, UnsubscribeRequestParams,
 };
 use rmcp::{
     ErrorData, RoleServer, ServerHandler,
@@ -130,12 +137,14 @@ impl ServerHandler for Handler {
     }
 
     /// The server's description before a URL is known: every list may change (plugins come
-    /// and go) and resources may be subscribed to, which rmcp reads to accept a
+    /// and go), skills are served if a plugin has one (rmcp reads it to accept `skills/*`), and
+    /// resources may be subscribed to, which rmcp reads to accept a
     /// `subscriptions/listen` filter; a URL's `initialize` says what it has.
     fn get_info(&self) -> ServerConfig {
         let mut info = self.state.info.clone();
         info.capabilities.resources = Some(resources::resources_capability());
         info.capabilities.prompts = Some(prompts::prompts_capability());
+        skills::declare_any(&self.state.generation(), &mut info.capabilities);
         info
     }
 
@@ -231,15 +240,23 @@ impl ServerHandler for Handler {
         context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
         measured::measure("tools/list", None, &context, async {
-            let served = self.served(&context).await?;
-            let set = served.view.set();
+            let (generation, resolved) = self.resolved(&context);
+            let resolution = &resolved.resolution;
+            if resolution.mode.discover {
+                let tools = self.discovery_tools(&context, &generation, resolution);
+                return Ok(hinted!(ListToolsResult::with_all_items(tools), &context));
+            }
+            let view = self.view_of(&generation, &resolved).await?;
+            let set = view.set();
             let who = policed::Who::new(caller(&context));
-            let tools = policed::listable(
-                &self.state.policy(),
-                &who.caller(),
-                served.view.tools(),
-                |name| set.table().get(name),
-            );
+            let mut tools =
+                policed::listable(&self.state.policy(), &who.caller(), view.tools(), |name| {
+                    set.table().get(name)
+                });
+            if resolution.mode.search && resolution.filter.allows(SEARCH_TOOL, true) {
+                tools.retain(|t| t.name != SEARCH_TOOL);
+                tools.push(discover::search_tool_description());
+            }
             let listed = ListToolsResult::with_all_items(tools);
             Ok(hinted!(listed, &context))
         })
@@ -252,6 +269,7 @@ impl ServerHandler for Handler {
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
         let started = std::time::Instant::now();
+        let request = self.through_call_tool(request, &context)?;
         let name = request.name.to_string();
         let span = measured::span("tools/call", Some(&name), &context);
         let mut plugin = None;
@@ -290,8 +308,11 @@ impl ServerHandler for Handler {
     ) -> Result<ListResourcesResult, ErrorData> {
         measured::measure("resources/list", None, &context, async {
             let (generation, active) = &self.active(&context);
-            let listed =
+            let mut listed =
                 resources::list_resources(generation.registry(), active, generation.hidden());
+            listed
+                .resources
+                .extend(skills::resources(generation, active));
             Ok(hinted!(listed, &context))
         })
         .await
@@ -322,8 +343,11 @@ impl ServerHandler for Handler {
         let target = request.uri.clone();
         measured::measure("resources/read", Some(&target), &context, async {
             let (generation, resolved) = self.resolved(&context);
-            let asked = (request.request_state.take(), request.input_responses.take());
             let uri = request.uri.as_str();
+            if let Some(read) = skills::read(&generation, &resolved.resolution.active, uri) {
+                return Ok(ReadResourceResponse::Complete(read));
+            }
+            let asked = (request.request_state.take(), request.input_responses.take());
             let round = self.round(&asked, "resources/read", uri, &Value::Null, &context)?;
             let call = self.call_of(&context, &resolved.resolution, &round);
             let finished = resources::read_resource(&generation, uri, call).await?;
@@ -359,6 +383,33 @@ impl ServerHandler for Handler {
     ) -> Result<(), ErrorData> {
         self.subscriptions.unsubscribe(&request.uri);
         Ok(())
+    }
+
+    async fn list_skills(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ListSkillsResult, ErrorData> {
+        measured::measure("skills/list", None, &context, async {
+            let (generation, active) = &self.active(&context);
+            let listed = ListSkillsResult::with_all_items(skills::visible(generation, active));
+            Ok(hinted!(listed, &context))
+        })
+        .await
+    }
+
+    async fn get_skill(
+        &self,
+        request: GetSkillRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<GetSkillResult, ErrorData> {
+        let uri = request.uri.clone();
+        measured::measure("skills/get", Some(&uri), &context, async {
+            let (generation, active) = &self.active(&context);
+            let got = skills::get(generation, active, &request.uri)?;
+            Ok(hinted!(got, &context))
+        })
+        .await
     }
 
     async fn list_prompts(

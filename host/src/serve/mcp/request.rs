@@ -16,7 +16,7 @@ use crate::serve::{
 };
 
 use super::{Handler, caller, parts, resources};
-use crate::selection::{ActiveSet, Resolution};
+use crate::selection::ActiveSet;
 
 impl Handler {
     /// The request's selection as a listener keeps it: its URL's query and selection headers.
@@ -90,21 +90,15 @@ impl Handler {
         (generation, resolved.resolution.active.clone())
     }
 
-    /// The current generation, the request's selection and its view of its served set
-    /// (opening plugins on first use).
-    pub(super) async fn served(
+    /// The view of `resolved` on `generation`, opening the plugins of its set on first use.
+    pub(super) async fn view_of(
         &self,
-        context: &RequestContext<RoleServer>,
-    ) -> Result<RequestView, ErrorData> {
-        let (generation, resolved) = self.resolved(context);
-        let view = generation.sets.view(&resolved).await.map_err(|e| {
+        generation: &Generation,
+        resolved: &Resolved,
+    ) -> Result<Arc<ServedView>, ErrorData> {
+        generation.sets.view(resolved).await.map_err(|e| {
             tracing::error!("{e}");
             ErrorData::internal_error(e, None)
-        })?;
-        Ok(RequestView {
-            generation,
-            resolution: Arc::clone(&resolved.resolution),
-            view,
         })
     }
 
@@ -115,25 +109,31 @@ impl Handler {
         context: &RequestContext<RoleServer>,
         info: &mut ServerConfig,
     ) -> Result<(), ErrorData> {
-        let served = self.served(context).await?;
-        info.instructions = served.view.set().instructions();
+        let (generation, resolved) = self.resolved(context);
+        let resolution = &resolved.resolution;
+        // Discovery mode opens nothing before a call: its instructions come from the manifests.
+        info.instructions = if resolution.mode.discover {
+            Some(crate::build::instructions(
+                generation.registry(),
+                &resolution.active,
+            ))
+            .filter(|i| !i.is_empty())
+        } else {
+            self.view_of(&generation, &resolved)
+                .await?
+                .set()
+                .instructions()
+        };
         // What `get_info` says of resources and prompts is the whole server's; this URL says
         // its own.
         info.capabilities.resources = None;
         info.capabilities.prompts = None;
         contributed::declare_capabilities(
-            served.generation.registry(),
-            &served.resolution.active,
+            generation.registry(),
+            &resolution.active,
             &mut info.capabilities,
         );
+        super::skills::declare(&generation, &resolution.active, &mut info.capabilities);
         Ok(())
     }
-}
-
-/// What a request is served from: the generation it took, its selection, and its view of its
-/// served set.
-pub(super) struct RequestView {
-    pub(super) generation: Arc<Generation>,
-    pub(super) resolution: Arc<Resolution>,
-    pub(super) view: Arc<ServedView>,
 }

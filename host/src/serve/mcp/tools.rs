@@ -20,9 +20,10 @@ use plugin_manifest::TaskSupport;
 use super::outcome::{call_result, error_result, missing_capability};
 use super::policed::{self, Who};
 use super::toolsets_tool::unknown_tool;
-use super::{Handler, caller, parts, request::RequestView};
+use super::{Handler, caller, parts};
 use crate::call::{CallError, CallOutput};
 use crate::policy::{Denial, Held, Policy, ResultCap, ToolFacts};
+use crate::reports::search::SEARCH_TOOL;
 use std::time::Instant;
 
 impl Handler {
@@ -35,12 +36,9 @@ impl Handler {
     ) -> Result<CallToolResponse, ErrorData> {
         let request_round = (request.request_state.take(), request.input_responses.take());
         let name = request.name.as_ref();
-        let RequestView {
-            generation,
-            resolution,
-            view,
-        } = self.served(context).await?;
-        let served = view.set();
+        let (generation, resolved) = self.resolved(context);
+        let resolution = Arc::clone(&resolved.resolution);
+        let mode = resolution.mode;
         if self.state.toolsets_tool && name == TOOLSETS_TOOL {
             if !resolution.filter.allows(name, true) {
                 return Err(unknown_tool(&generation, name, &resolution, context));
@@ -49,6 +47,21 @@ impl Handler {
                 .toolsets_result(context, &generation, &resolution)
                 .into());
         }
+        if mode.searches() && name == SEARCH_TOOL {
+            if !(mode.discover || resolution.filter.allows(name, true)) {
+                return Err(unknown_tool(&generation, name, &resolution, context));
+            }
+            let arguments = request.arguments.take().unwrap_or_default();
+            let result = self.search_result(context, &generation, &resolution, &arguments);
+            return Ok(result.into());
+        }
+        let view = if mode.discover {
+            self.tool_view(context, &generation, &resolution, name)
+                .await?
+        } else {
+            self.view_of(&generation, &resolved).await?
+        };
+        let served = view.set();
         let (Some(tool), Some(validator)) = (served.table().get(name), served.validator(name))
         else {
             return Err(unknown_tool(&generation, name, &resolution, context));

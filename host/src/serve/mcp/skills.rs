@@ -1,0 +1,85 @@
+//! The Skills extension (`io.modelcontextprotocol/skills`, SEP-2640): `skills/list`,
+//! `skills/get`, and each skill's files as `skill://` resources, from what discovery read
+//! beside the plugins ([`crate::discovery::skills`]), scoped as tools are: a request is served
+//! the skills of the plugins with a toolset in its active set (its caller's bound already
+//! applied). Nothing is opened.
+
+use rmcp::ErrorData;
+use rmcp::model::{
+    GetSkillResult, JsonObject, ReadResourceResult, Resource, SKILLS_EXTENSION_ID,
+    ServerCapabilities, Skill,
+};
+
+use crate::selection::ActiveSet;
+use crate::serve::generation::Generation;
+
+/// The skills `active` is served, ordered by URI.
+pub(super) fn visible(generation: &Generation, active: &ActiveSet) -> Vec<Skill> {
+    generation.skills_for(active)
+}
+
+/// The entry of the skill `uri`, if `active` is served it.
+pub(super) fn get(
+    generation: &Generation,
+    active: &ActiveSet,
+    uri: &str,
+) -> Result<GetSkillResult, ErrorData> {
+    visible(generation, active)
+        .into_iter()
+        .find(|s| s.uri == uri)
+        .map(GetSkillResult::new)
+        .ok_or_else(|| {
+            ErrorData::invalid_params(
+                format!("unknown skill {uri}: no plugin of this URL's toolsets has a skill there"),
+                None,
+            )
+        })
+}
+
+/// The `SKILL.md` resources of the skills `active` is served.
+pub(super) fn resources(generation: &Generation, active: &ActiveSet) -> Vec<Resource> {
+    generation
+        .skills()
+        .resources(|plugin| generation.serves_skills_of(active, plugin))
+}
+
+/// The contents of the skill file `uri`, if `active` is served its skill.
+pub(super) fn read(
+    generation: &Generation,
+    active: &ActiveSet,
+    uri: &str,
+) -> Option<ReadResourceResult> {
+    generation
+        .skills()
+        .read(uri, |plugin| generation.serves_skills_of(active, plugin))
+}
+
+/// Declares the extension, and resources (skill files are read as resources), when `active`
+/// is served a skill.
+pub(super) fn declare(
+    generation: &Generation,
+    active: &ActiveSet,
+    capabilities: &mut ServerCapabilities,
+) {
+    if !visible(generation, active).is_empty() {
+        declare_skills(capabilities);
+    }
+}
+
+/// Declares the extension when any plugin has a skill: the whole server's description.
+pub(super) fn declare_any(generation: &Generation, capabilities: &mut ServerCapabilities) {
+    if !generation.skills().is_empty() {
+        declare_skills(capabilities);
+    }
+}
+
+/// Declares the extension, and resources.
+fn declare_skills(capabilities: &mut ServerCapabilities) {
+    capabilities
+        .extensions
+        .get_or_insert_with(Default::default)
+        .insert(SKILLS_EXTENSION_ID.to_owned(), JsonObject::new());
+    capabilities
+        .resources
+        .get_or_insert_with(super::resources::resources_capability);
+}
