@@ -7,7 +7,8 @@
 //! Covered: a task started through one replica is read, answered (`tasks/update`) and
 //! cancelled through the others, and its result outlives its replica; a listen stream on one
 //! replica hears a resource update and a `list_changed` a call on another caused; a 2025-11-25
-//! session goes on through the balancer after its replica is killed; 2026-07-28 calls and
+//! session goes on through the balancer after its replica is killed, and requests racing to
+//! take it over are all answered; 2026-07-28 calls and
 //! multi-round calls go round-robin across the replicas; `/readyz` says when Redis is gone.
 
 use std::{
@@ -115,6 +116,22 @@ async fn all_ready(replicas: &[&HostProcess]) {
             tokio::time::sleep(Duration::from_millis(50)).await;
         }
     }
+}
+
+/// Replicas r1 and r2 of `plugins`, sharing a Redis of their own, both ready; None (and
+/// SKIPPED said) without `redis-server`.
+async fn two_replicas(
+    test: &str,
+    plugins: &[&str],
+) -> Option<(Daemon, PluginDir, HostProcess, HostProcess)> {
+    let (redis, url) = redis(test)?;
+    let dir = PluginDir::with(plugins);
+    let (r1, r2) = (
+        replica(&dir, &url, "r1", &[]),
+        replica(&dir, &url, "r2", &[]),
+    );
+    all_ready(&[&r1, &r2]).await;
+    Some((redis, dir, r1, r2))
 }
 
 /// HAProxy on a free port in front of `replicas` (name, address), balancing `balance`, with
@@ -244,15 +261,14 @@ async fn a_task_started_on_one_replica_is_read_answered_and_cancelled_through_th
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_listen_stream_on_one_replica_hears_what_a_call_on_another_changed() {
-    let Some((_redis, url)) = redis("events across replicas") else {
+    let Some((_redis, _dir, r1, r2)) = two_replicas(
+        "events across replicas",
+        &["fixture-library", "fixture-context"],
+    )
+    .await
+    else {
         return;
     };
-    let dir = PluginDir::with(&["fixture-library", "fixture-context"]);
-    let (r1, r2) = (
-        replica(&dir, &url, "r1", &[]),
-        replica(&dir, &url, "r2", &[]),
-    );
-    all_ready(&[&r1, &r2]).await;
     let listener = connect_2026(
         &format!("{}/mcp?toolsets=library,context", r2.base_url()),
         ClientConfig::default(),
@@ -307,15 +323,11 @@ async fn a_listen_stream_on_one_replica_hears_what_a_call_on_another_changed() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_2025_session_goes_on_after_its_replica_is_killed() {
-    let Some((_redis, url)) = redis("sessions across replicas") else {
+    let Some((_redis, _dir, r1, r2)) =
+        two_replicas("sessions across replicas", &["fixture-context"]).await
+    else {
         return;
     };
-    let dir = PluginDir::with(&["fixture-context"]);
-    let (r1, r2) = (
-        replica(&dir, &url, "r1", &[]),
-        replica(&dir, &url, "r2", &[]),
-    );
-    all_ready(&[&r1, &r2]).await;
     // `first`: every new session goes to r1 while it is up.
     let Some((_proxy, front, _config)) = haproxy(
         "sessions across replicas",
@@ -335,6 +347,69 @@ async fn a_2025_session_goes_on_after_its_replica_is_killed() {
             .contains("took over a session another replica opened"),
         "r2 took the session over: {sessions}"
     );
+}
+
+/// A raw JSON-RPC POST to `url` in session `session` (none for `initialize`).
+async fn post(url: &str, session: Option<&str>, body: &Value) -> reqwest::Response {
+    let mut request = e2e::http()
+        .post(url)
+        .header("content-type", "application/json")
+        .header("accept", "application/json, text/event-stream")
+        .header("mcp-protocol-version", "2025-11-25")
+        .body(body.to_string());
+    if let Some(session) = session {
+        request = request.header("mcp-session-id", session);
+    }
+    request.send().await.expect("the replica answers")
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn requests_racing_to_take_over_a_session_are_all_answered() {
+    let Some((_redis, _dir, r1, r2)) =
+        two_replicas("racing take-overs", &["fixture-context"]).await
+    else {
+        return;
+    };
+    let opened = post(
+        &format!("{}/mcp?context", r1.base_url()),
+        None,
+        &json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-11-25", "capabilities": {},
+            "clientInfo": {"name": "raw", "version": "1"}}}),
+    )
+    .await;
+    assert_eq!(opened.status(), 200);
+    let session = opened.headers()["mcp-session-id"]
+        .to_str()
+        .expect("a session id")
+        .to_owned();
+    let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+    let endpoint = format!("{}/mcp?context", r1.base_url());
+    assert_eq!(
+        post(&endpoint, Some(&session), &initialized).await.status(),
+        202
+    );
+    let on_r2 = format!("{}/mcp?context", r2.base_url());
+    // Spread over the take-over (which opens the plugin), so some arrive while it is under way.
+    let calls = (0..24).map(|id| {
+        let body = json!({"jsonrpc": "2.0", "id": 10 + id, "method": "tools/call",
+            "params": {"name": "log_levels", "arguments": {}}});
+        let (on_r2, session) = (&on_r2, &session);
+        async move {
+            tokio::time::sleep(Duration::from_millis(5 * id)).await;
+            let answer = post(on_r2, Some(session), &body).await;
+            (answer.status(), answer.text().await.unwrap_or_default())
+        }
+    });
+    for (status, body) in futures::future::join_all(calls).await {
+        assert_eq!(
+            status,
+            200,
+            "a racing request to r2: {body}\n{}",
+            r2.stderr_so_far()
+        );
+        assert!(body.contains("\"result\""), "{body}");
+    }
 }
 
 #[tokio::test(flavor = "multi_thread")]

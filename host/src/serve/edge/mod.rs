@@ -14,6 +14,7 @@
 //! - [`body`]: an MCP request's body, read once and bounded, checked to be JSON-RPC.
 //! - [`drain`]: shutting down without dropping a call in flight.
 //! - [`sessions`]: how many sessions, how long idle, what each holds.
+//! - [`takeovers`]: sessions being taken over from another replica, and who waits for them.
 //! - [`ready`]: the ready file saying where the server listens.
 //! - [`ui`]: `GET /ui`, the page that shows what the JSON routes report, live.
 //! - [`metrics`]: `GET /metrics` on a listener of its own (`--metrics-addr`).
@@ -31,4 +32,5 @@ pub(crate) mod readiness;
 pub(crate) mod ready;
 pub(crate) mod routes;
 pub(crate) mod sessions;
+pub(crate) mod takeovers;
 pub(crate) mod ui;

@@ -33,6 +33,7 @@ use std::{
     time::{Duration, Instant},
 };
 
+use super::takeovers::Takeovers;
 use crate::observe::metrics;
 use crate::shared::sessions::SharedSessions;
 use crate::util::lock::lock;
@@ -217,6 +218,8 @@ pub(crate) struct Sessions {
     usages: Arc<Usages>,
     /// The sessions of every replica, with `--redis-url`.
     shared: Option<SharedSessions>,
+    /// Sessions of other replicas being taken over here.
+    takeovers: Takeovers,
 }
 
 impl Sessions {
@@ -234,6 +237,7 @@ impl Sessions {
             admitted: AtomicUsize::new(0),
             usages: Arc::default(),
             shared,
+            takeovers: Takeovers::default(),
         })
     }
 
@@ -419,16 +423,25 @@ impl SessionManager for Sessions {
         id: &SessionId,
         message: ClientJsonRpcMessage,
     ) -> Result<ServerJsonRpcMessage, Self::Error> {
-        let response = self.inner.initialize_session(id, message).await?;
+        let response = self
+            .inner
+            .initialize_session(id, message)
+            .await
+            .inspect_err(|_| self.takeovers.end(id, false))?;
         self.usages.touch(id);
         Ok(response)
     }
 
+    /// Whether `id` is open here; while it is being taken over, once its handshake is replayed.
     async fn has_session(&self, id: &SessionId) -> Result<bool, Self::Error> {
+        if let Some(served) = self.takeovers.wait(id).await {
+            return Ok(served && self.usages.touch(id));
+        }
         Ok(self.usages.touch(id))
     }
 
     async fn close_session(&self, id: &SessionId) -> Result<(), Self::Error> {
+        self.takeovers.end(id, false);
         self.forget(id);
         if let Some(shared) = &self.shared {
             shared.forget(id);
@@ -438,6 +451,7 @@ impl SessionManager for Sessions {
 
     /// A session another replica opened, taken over here from its record in Redis (rmcp
     /// replays its `initialize`): counted as a session of this replica, bound to its opener.
+    /// Other requests for it wait in [`Sessions::has_session`] until the replay is done.
     async fn restore_session(
         &self,
         id: SessionId,
@@ -449,6 +463,7 @@ impl SessionManager for Sessions {
         self.admit()?;
         match self.inner.restore_session(SessionId::clone(&id)).await {
             Ok(RestoreOutcome::Restored(transport)) => {
+                self.takeovers.begin(&id);
                 self.opened(&id, owner);
                 tracing::info!(session = %id, "took over a session another replica opened");
                 Ok(RestoreOutcome::Restored(transport))
@@ -475,7 +490,10 @@ impl SessionManager for Sessions {
         message: ClientJsonRpcMessage,
     ) -> Result<(), Self::Error> {
         self.usages.touch(id);
-        Ok(self.inner.accept_message(id, message).await?)
+        let accepted = self.inner.accept_message(id, message).await;
+        // During a take-over the first message accepted is the replayed `initialized`.
+        self.takeovers.end(id, accepted.is_ok());
+        Ok(accepted?)
     }
 
     async fn create_standalone_stream(
