@@ -3,10 +3,12 @@
 //!
 //! Discovery keeps the first plugin of each name, so 200 copies of one library would be one
 //! plugin and 199 duplicates. [`renamed_copy`] patches the manifest record in place, replacing
-//! every `"benchmarks"` JSON string (the plugin name, its toolset and the tools' toolset) with
-//! a name of the same length, `bm00000001` and so on: offsets and lengths stay valid, and the
-//! copy is a distinct plugin as far as discovery and `/toolsets` can tell. The code's own tool
-//! declarations are not patched, so such a copy is for reading, not for opening.
+//! the plugin's name at the start of every JSON string (`"benchmarks"`: the plugin name, its
+//! toolset and the tools' toolset; tools named after their plugin) with a name of the same
+//! length, `bm00000001` and so on: offsets and lengths stay valid, and the copy is a distinct
+//! plugin as far as discovery and `/toolsets` can tell.
+//! The code's own tool declarations are not patched, so such a copy is for reading, not for
+//! opening.
 
 use std::path::{Path, PathBuf};
 
@@ -14,8 +16,8 @@ use anyhow::{Context, Result, bail};
 use plugin_manifest::section::MAGIC;
 use tempfile::TempDir;
 
-/// The name the `benchmarks` plugin has, quoted as it is in its manifest JSON.
-const BENCHMARKS: &[u8] = b"\"benchmarks\"";
+/// The name of the `benchmarks` plugin.
+const BENCHMARKS: &str = "benchmarks";
 
 /// A temporary plugin folder, deleted on drop.
 #[derive(Debug)]
@@ -48,20 +50,34 @@ impl PluginFolder {
 
     /// A folder holding `count` distinct plugins made from the `benchmarks` library.
     pub fn renamed_copies(benchmarks: &Path, count: usize) -> Result<Self> {
-        let bytes = std::fs::read(benchmarks)
-            .with_context(|| format!("reading {}", benchmarks.display()))?;
         let folder = Self::new()?;
+        folder.add_renamed_copies(benchmarks, BENCHMARKS, "bm", count)?;
+        Ok(folder)
+    }
+
+    /// Adds `count` distinct plugins made from `library`, whose plugin is named `plugin`: each
+    /// renamed `{prefix}{number}`, numbered from 1 and padded to `plugin`'s length.
+    pub fn add_renamed_copies(
+        &self,
+        library: &Path,
+        plugin: &str,
+        prefix: &str,
+        count: usize,
+    ) -> Result<()> {
+        let bytes =
+            std::fs::read(library).with_context(|| format!("reading {}", library.display()))?;
+        let digits = plugin.len().saturating_sub(prefix.len());
         for i in 1..=count {
-            let name = format!("bm{i:08}");
-            let copy = renamed_copy(&bytes, &name)?;
-            let file = folder.path().join(format!(
+            let name = format!("{prefix}{i:0digits$}");
+            let copy = renamed_copy(&bytes, plugin, &name)?;
+            let file = self.path().join(format!(
                 "{}{name}{}",
                 std::env::consts::DLL_PREFIX,
                 std::env::consts::DLL_SUFFIX
             ));
             std::fs::write(&file, copy).with_context(|| format!("writing {}", file.display()))?;
         }
-        Ok(folder)
+        Ok(())
     }
 
     /// The folder.
@@ -75,25 +91,28 @@ impl PluginFolder {
     }
 }
 
-/// `library` (the bytes of the `benchmarks` plugin) with the plugin and its toolset renamed to
-/// `name`, which must be as long as `benchmarks`.
-pub fn renamed_copy(library: &[u8], name: &str) -> Result<Vec<u8>> {
-    if name.len() != BENCHMARKS.len() - 2 {
-        bail!("`{name}` must be {} bytes long", BENCHMARKS.len() - 2);
+/// `library` (the bytes of the plugin `plugin`) with the plugin, its toolset and the names
+/// starting with the plugin's renamed to `name`, which must be as long as `plugin`.
+pub fn renamed_copy(library: &[u8], plugin: &str, name: &str) -> Result<Vec<u8>> {
+    if name.len() != plugin.len() {
+        bail!(
+            "`{name}` must be {} bytes long, as `{plugin}` is",
+            plugin.len()
+        );
     }
     let json = manifest_range(library).context("the library holds no manifest record")?;
     let mut copy = library.to_vec();
-    let quoted = format!("\"{name}\"");
+    let (from, to) = (format!("\"{plugin}"), format!("\"{name}"));
     let mut patched = 0;
     let mut at = json.start;
-    while let Some(found) = find(&copy[at..json.end], BENCHMARKS) {
+    while let Some(found) = find(&copy[at..json.end], from.as_bytes()) {
         let begin = at + found;
-        copy[begin..begin + BENCHMARKS.len()].copy_from_slice(quoted.as_bytes());
-        at = begin + BENCHMARKS.len();
+        copy[begin..begin + from.len()].copy_from_slice(to.as_bytes());
+        at = begin + from.len();
         patched += 1;
     }
     if patched == 0 {
-        bail!("the manifest does not name `benchmarks`: is this the benchmarks plugin?");
+        bail!("the manifest does not name `{plugin}`: is this that plugin's library?");
     }
     Ok(copy)
 }
@@ -140,7 +159,7 @@ mod tests {
     #[test]
     fn only_the_manifest_is_renamed_and_lengths_are_kept() {
         let bytes = library(r#"{"name":"benchmarks","toolsets":[{"name":"benchmarks"}]}"#);
-        let copy = renamed_copy(&bytes, "bm00000001").unwrap();
+        let copy = renamed_copy(&bytes, BENCHMARKS, "bm00000001").unwrap();
         assert_eq!(copy.len(), bytes.len());
         let text = String::from_utf8_lossy(&copy);
         assert!(text.contains(r#"{"name":"bm00000001","toolsets":[{"name":"bm00000001"}]}"#));
@@ -150,7 +169,7 @@ mod tests {
     #[test]
     fn a_name_of_another_length_or_another_plugin_is_refused() {
         let bytes = library(r#"{"name":"other"}"#);
-        assert!(renamed_copy(&bytes, "bm1").is_err());
-        assert!(renamed_copy(&bytes, "bm00000001").is_err());
+        assert!(renamed_copy(&bytes, BENCHMARKS, "bm1").is_err());
+        assert!(renamed_copy(&bytes, BENCHMARKS, "bm00000001").is_err());
     }
 }

@@ -52,6 +52,11 @@ impl Server {
         rss_bytes(self.pid())
     }
 
+    /// Its anonymous memory now (heap, stacks, private writes), in bytes.
+    pub fn anonymous_bytes(&self) -> Result<u64> {
+        anonymous_bytes(self.pid())
+    }
+
     /// How many threads the process has.
     pub fn threads(&self) -> Result<u64> {
         threads(self.pid())
@@ -87,6 +92,16 @@ pub fn rss_bytes(pid: u32) -> Result<u64> {
     Ok(status_number(pid, "VmRSS")? * 1024)
 }
 
+/// The anonymous memory of process `pid` (`Anonymous` in `/proc/PID/smaps_rollup`: what it
+/// allocated, not the code and data of the files it maps), in bytes.
+pub fn anonymous_bytes(pid: u32) -> Result<u64> {
+    let file = format!("/proc/{pid}/smaps_rollup");
+    let rollup = std::fs::read_to_string(&file).with_context(|| format!("reading {file}"))?;
+    Ok(kilobytes_on(&rollup, "Anonymous")
+        .with_context(|| format!("no Anonymous line in {file}"))?
+        * 1024)
+}
+
 /// How many threads process `pid` has.
 pub fn threads(pid: u32) -> Result<u64> {
     status_number(pid, "Threads")
@@ -96,8 +111,12 @@ pub fn threads(pid: u32) -> Result<u64> {
 fn status_number(pid: u32, field: &str) -> Result<u64> {
     let status = std::fs::read_to_string(format!("/proc/{pid}/status"))
         .with_context(|| format!("reading /proc/{pid}/status"))?;
-    status
-        .lines()
+    kilobytes_on(&status, field).with_context(|| format!("no {field} line in /proc/{pid}/status"))
+}
+
+/// The number on line `field:` of a `/proc` file of `name: value [kB]` lines.
+fn kilobytes_on(text: &str, field: &str) -> Option<u64> {
+    text.lines()
         .find_map(|line| line.strip_prefix(field)?.strip_prefix(':'))
         .and_then(|rest| {
             rest.trim()
@@ -106,7 +125,6 @@ fn status_number(pid: u32, field: &str) -> Result<u64> {
                 .parse::<u64>()
                 .ok()
         })
-        .with_context(|| format!("no {field} line in /proc/{pid}/status"))
 }
 
 #[cfg(test)]

@@ -25,6 +25,8 @@ fn build(profile_dir: &Path) {
         "benchmarks",
         "-p",
         "bench-many-tools",
+        "-p",
+        "bench-ten-tools",
     ]);
     let output = command.output().expect("cargo runs");
     assert!(
@@ -52,10 +54,10 @@ fn the_quick_mode_measures_every_figure() {
         );
         assert!(!table.rows.is_empty(), "{} has no rows", table.title);
     }
-    assert_eq!(report.tables.len(), 7, "{titles:?}");
+    assert_eq!(report.tables.len(), 8, "{titles:?}");
     // Six (a)/(b) ratios, start-up, first call, idle RSS, per-session memory, tools/list,
-    // rename to served.
-    assert_eq!(report.verdicts.len(), 12, "{:?}", report.verdicts);
+    // rename to served; with many plugins: start-up, anonymous memory, first call, rescan.
+    assert_eq!(report.verdicts.len(), 16, "{:?}", report.verdicts);
     let text = report.to_text();
     assert!(
         text.contains("(a)/(b)") && text.contains("Targets"),

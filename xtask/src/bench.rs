@@ -24,6 +24,7 @@ const CRATES: &[&str] = &[
     "bench",
     "benchmarks",
     "bench-many-tools",
+    "bench-ten-tools",
 ];
 
 /// Options of `cargo xtask bench`.

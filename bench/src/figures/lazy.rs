@@ -29,52 +29,11 @@ pub(super) async fn measure(plan: &Plan, artifacts: &Artifacts, report: &mut Rep
     let (mut first, mut second, mut warm) = (Vec::new(), Vec::new(), Vec::new());
     for _ in 0..plan.repeats {
         let folder = PluginFolder::with(&[&artifacts.benchmarks])?;
-        let library = folder.file(
-            &artifacts
-                .benchmarks
-                .file_name()
-                .unwrap_or_default()
-                .to_string_lossy(),
-        );
-        // The host maps a private copy, in a folder named after the file's tag.
-        let library = format!(
-            "/{}{}-",
-            reactor_mcp_server::internals::build::private_copy::FOLDER_PREFIX,
-            reactor_mcp_server::internals::build::private_copy::tag(&library)
-        );
-        let dir = folder.path().to_string_lossy().into_owned();
-        let server = Server::start(
-            &artifacts.host,
-            ["serve", "--port", "0", "--stateless", "--plugin-dir", &dir],
-        )?;
-        let endpoint = Endpoint::new(server.addr(), "/mcp?only=benchmarks");
-        let mut session = Session::open(&endpoint, Mode::Json).await?;
-        ensure!(
-            !server.maps(&library)?,
-            "the library was open before the first call"
-        );
-
-        let started = Instant::now();
-        session.call_echo(TEXT).await?;
-        first.push(ms(started.elapsed()));
-        ensure!(
-            server.maps(&library)?,
-            "the first call did not open the library"
-        );
-
-        let started = Instant::now();
-        session.call_echo(TEXT).await?;
-        second.push(ms(started.elapsed()));
-
-        let mut calls = Vec::with_capacity(plan.warm_calls);
-        for _ in 0..plan.warm_calls {
-            let started = Instant::now();
-            session.call_echo(TEXT).await?;
-            calls.push(ms(started.elapsed()));
-        }
-        warm.push(median(&calls));
+        let calls = first_calls(plan, artifacts, &folder).await?;
+        first.push(calls.first);
+        second.push(calls.second);
+        warm.push(calls.warm);
     }
-
     let (first, second, warm) = (median(&first), median(&second), median(&warm));
     let extra = first - warm;
     let verdict = Verdict {
@@ -115,4 +74,79 @@ pub(super) async fn measure(plan: &Plan, artifacts: &Artifacts, report: &mut Rep
     report.tables.push(table);
     report.verdicts.push(verdict);
     Ok(())
+}
+
+/// The times of the first calls on a toolset, in milliseconds.
+pub(super) struct FirstCalls {
+    /// The first call, which opens the library.
+    pub(super) first: f64,
+    /// The call after it.
+    pub(super) second: f64,
+    /// The median of the warm calls after those.
+    pub(super) warm: f64,
+}
+
+/// Starts a host (stateless) on `folder`, which holds the `benchmarks` library, and times
+/// `echo`'s first calls; checks through `/proc/PID/maps` that the first call opened the library.
+pub(super) async fn first_calls(
+    plan: &Plan,
+    artifacts: &Artifacts,
+    folder: &PluginFolder,
+) -> Result<FirstCalls> {
+    let library = folder.file(
+        &artifacts
+            .benchmarks
+            .file_name()
+            .unwrap_or_default()
+            .to_string_lossy(),
+    );
+    // The host maps a private copy, in a folder named after the file's tag.
+    let library = format!(
+        "/{}{}-",
+        reactor_mcp_server::internals::build::private_copy::FOLDER_PREFIX,
+        reactor_mcp_server::internals::build::private_copy::tag(&library)
+    );
+    let dir = folder.path().to_string_lossy().into_owned();
+    let server = Server::start(
+        &artifacts.host,
+        [
+            "serve",
+            "--port",
+            "0",
+            "--stateless",
+            "--no-watch",
+            "--plugin-dir",
+            &dir,
+        ],
+    )?;
+    let endpoint = Endpoint::new(server.addr(), "/mcp?only=benchmarks");
+    let mut session = Session::open(&endpoint, Mode::Json).await?;
+    ensure!(
+        !server.maps(&library)?,
+        "the library was open before the first call"
+    );
+
+    let started = Instant::now();
+    session.call_echo(TEXT).await?;
+    let first = ms(started.elapsed());
+    ensure!(
+        server.maps(&library)?,
+        "the first call did not open the library"
+    );
+
+    let started = Instant::now();
+    session.call_echo(TEXT).await?;
+    let second = ms(started.elapsed());
+
+    let mut calls = Vec::with_capacity(plan.warm_calls);
+    for _ in 0..plan.warm_calls {
+        let started = Instant::now();
+        session.call_echo(TEXT).await?;
+        calls.push(ms(started.elapsed()));
+    }
+    Ok(FirstCalls {
+        first,
+        second,
+        warm: median(&calls),
+    })
 }

@@ -1,4 +1,4 @@
-//! The seven benchmark figures, each measured by its own module, and the plan of a run.
+//! The eight benchmark figures, each measured by its own module, and the plan of a run.
 //!
 //! [`run`] measures them in order into a [`Report`]: the ABI crossing first (in this process,
 //! before any server runs), then everything over HTTP against server processes started for
@@ -11,6 +11,7 @@ mod abi_crossing;
 mod footprint;
 mod http;
 mod lazy;
+mod many_plugins;
 mod reload;
 mod startup;
 mod tool_table;
@@ -39,6 +40,8 @@ pub struct Plan {
     pub concurrency: Vec<usize>,
     /// How many plugins the discovery and start-up figure puts in the folder.
     pub discovery_plugins: usize,
+    /// How many plugins the many-plugins figure puts in the folder.
+    pub many_plugins: usize,
     /// How many times one-shot figures (start-up, first call) are repeated.
     pub repeats: usize,
     /// Warm calls timed after a first call.
@@ -61,6 +64,7 @@ impl Plan {
             calls_per_session: 1_000_000,
             concurrency: vec![1, 16, 64],
             discovery_plugins: 200,
+            many_plugins: 1000,
             repeats: 5,
             warm_calls: 50,
             footprint_sessions: 1000,
@@ -78,6 +82,7 @@ impl Plan {
             calls_per_session: 2,
             concurrency: vec![1, 16, 64],
             discovery_plugins: 10,
+            many_plugins: 10,
             repeats: 1,
             warm_calls: 3,
             footprint_sessions: 20,
@@ -100,6 +105,8 @@ pub struct Artifacts {
     pub benchmarks: PathBuf,
     /// The `bench-many-tools` fixture plugin library.
     pub many_tools: PathBuf,
+    /// The `bench-ten-tools` fixture plugin library.
+    pub ten_tools: PathBuf,
     /// Where criterion wrote the ABI benchmark's estimates, when it ran.
     pub criterion: Option<PathBuf>,
 }
@@ -121,6 +128,7 @@ impl Artifacts {
             floor: exe("axum-floor"),
             benchmarks: library("benchmarks"),
             many_tools: library("bench_many_tools"),
+            ten_tools: library("bench_ten_tools"),
             criterion: None,
         };
         for path in [
@@ -129,11 +137,12 @@ impl Artifacts {
             &artifacts.floor,
             &artifacts.benchmarks,
             &artifacts.many_tools,
+            &artifacts.ten_tools,
         ] {
             if !path.is_file() {
                 bail!(
                     "{} is missing: build with `cargo build -p reactor-mcp-server -p bench -p benchmarks \
-                     -p bench-many-tools` (and --release for a full run), or run \
+                     -p bench-many-tools -p bench-ten-tools` (and --release for a full run), or run \
                      `cargo xtask bench`",
                     path.display()
                 );
@@ -169,7 +178,12 @@ pub fn run(plan: &Plan, artifacts: &Artifacts) -> Result<Report> {
             tool_table::measure(plan, artifacts, report),
         )
         .await?;
-        figure("7, hot reload", reload::measure(plan, artifacts, report)).await
+        figure("7, hot reload", reload::measure(plan, artifacts, report)).await?;
+        figure(
+            "8, a thousand plugins",
+            many_plugins::measure(plan, artifacts, report),
+        )
+        .await
     })?;
     // The figures are numbered as in BENCHMARKS.md; they are measured in another order.
     report.tables.sort_by_key(|t| t.title.clone());

@@ -53,7 +53,7 @@ const TEXT: &str = "reload";
 pub(super) async fn measure(plan: &Plan, artifacts: &Artifacts, report: &mut Report) -> Result<()> {
     let bytes = std::fs::read(&artifacts.benchmarks)?;
     let name = file_name(&artifacts.benchmarks);
-    let served = rename_to_served(plan, artifacts, &bytes, &name).await?;
+    let served = rename_to_served(plan, artifacts, &PluginFolder::new()?, &bytes, &name).await?;
     let replaced = replaces(plan, artifacts, &bytes, &name).await?;
     let (rss_before, rss_after) = replaced.rss;
     let (calm, churned) = burst(plan, artifacts).await?;
@@ -193,20 +193,21 @@ async fn until_generation(endpoint: &Endpoint, after: u64) -> Result<()> {
     Ok(())
 }
 
-/// Milliseconds from each rename to the first answer.
-async fn rename_to_served(
+/// Milliseconds from each rename of `bytes` (the `benchmarks` library) as `name` into
+/// `folder`, served by a host, to the first answer of its `echo`.
+pub(super) async fn rename_to_served(
     plan: &Plan,
     artifacts: &Artifacts,
+    folder: &PluginFolder,
     bytes: &[u8],
     name: &str,
 ) -> Result<Vec<f64>> {
-    let folder = PluginFolder::new()?;
-    let server = serve(artifacts, &folder)?;
+    let server = serve(artifacts, folder)?;
     let endpoint = Endpoint::new(server.addr(), "/mcp?only=benchmarks");
     let mut served = Vec::new();
     for _ in 0..plan.repeats * 4 {
         let before = generation(&endpoint).await?;
-        let renamed = rename_in(&folder, name, bytes)?;
+        let renamed = rename_in(folder, name, bytes)?;
         until_echo(&endpoint).await?;
         served.push(ms(renamed.elapsed()));
         let added = generation(&endpoint).await?;

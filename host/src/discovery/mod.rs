@@ -363,8 +363,9 @@ pub fn discover_trusted(
         .collect();
     files.sort();
     let read = |path: PathBuf| {
-        let stamp = std::fs::metadata(&path).ok().map(|m| FileStamp::of(&m));
-        let read = not_a_file(&path).map_or_else(|| read_trusted(&path, trust), Err);
+        let meta = std::fs::metadata(&path);
+        let stamp = meta.as_ref().ok().map(FileStamp::of);
+        let read = not_a_file(&path, meta).map_or_else(|| read_trusted(&path, trust), Err);
         (path, stamp, read)
     };
     // Checking signatures and digests reads and hashes each whole library: on every core.
@@ -415,8 +416,9 @@ pub(crate) fn warn_skipped(discovery: &Discovery, before: Option<&Discovery>) {
 }
 
 /// Why an entry named like a library is not a regular file (following symlinks), if it is not.
-fn not_a_file(path: &Path) -> Option<SkipReason> {
-    let what = match std::fs::metadata(path) {
+/// `meta` is what `std::fs::metadata` said of `path`.
+fn not_a_file(path: &Path, meta: std::io::Result<std::fs::Metadata>) -> Option<SkipReason> {
+    let what = match meta {
         Ok(meta) if meta.is_file() => return None,
         Ok(meta) if meta.is_dir() => "a directory",
         Ok(meta) => special_file_kind(&meta.file_type()),

@@ -4,18 +4,66 @@
 //! SIGBUS): `object` parses it through a read cache that reads the headers and the manifest
 //! section alone, or from bytes already in memory. Every segment's file range is checked, so a
 //! truncated library is rejected here and never reaches `dlopen` (which would crash the host).
+//!
+//! An ELF library is read through its headers alone (the file header, the program headers, the
+//! section headers and their names): `object`'s whole-file parse also reads the symbol tables,
+//! hundreds of kilobytes in an ordinary plugin, which made most of the time of a start with a
+//! thousand plugins. Other formats go through the whole-file parse.
 
 use std::{fs::File, path::Path};
 
-use object::{Object, ObjectSection, ObjectSegment, ReadRef, read::elf::FileHeader};
+use object::{
+    Endianness, FileKind, Object, ObjectKind, ObjectSection, ObjectSegment, ReadRef,
+    read::elf::{FileHeader, ProgramHeader, SectionHeader},
+};
 use plugin_manifest::section;
 
 use super::SkipReason;
 
 /// Reads and unframes the manifest JSON of the library at `path`, reading only what it needs.
 pub(crate) fn read_manifest(path: &Path) -> Result<String, SkipReason> {
-    let file = File::open(path).map_err(|e| SkipReason::Unreadable(e.to_string()))?;
+    let unreadable = |e: std::io::Error| SkipReason::Unreadable(e.to_string());
+    let file = File::open(path).map_err(unreadable)?;
+    #[cfg(unix)]
+    let file = Positioned {
+        len: file.metadata().map_err(unreadable)?.len(),
+        file,
+        at: 0,
+    };
     manifest_from(&object::ReadCache::new(file))
+}
+
+/// A file read with positioned reads (`pread`): `object`'s read cache seeks before each read,
+/// which over `Read + Seek` is a system call of its own, and asks the length by seeking.
+#[cfg(unix)]
+struct Positioned {
+    file: File,
+    len: u64,
+    at: u64,
+}
+
+#[cfg(unix)]
+impl object::ReadCacheOps for Positioned {
+    fn len(&mut self) -> Result<u64, ()> {
+        Ok(self.len)
+    }
+
+    fn seek(&mut self, pos: u64) -> Result<u64, ()> {
+        self.at = pos;
+        Ok(pos)
+    }
+
+    fn read(&mut self, buf: &mut [u8]) -> Result<usize, ()> {
+        let read = std::os::unix::fs::FileExt::read_at(&self.file, buf, self.at).map_err(|_| ())?;
+        self.at += read as u64;
+        Ok(read)
+    }
+
+    fn read_exact(&mut self, buf: &mut [u8]) -> Result<(), ()> {
+        std::os::unix::fs::FileExt::read_exact_at(&self.file, buf, self.at).map_err(|_| ())?;
+        self.at += buf.len() as u64;
+        Ok(())
+    }
 }
 
 /// The manifest JSON in an object file (its bytes, or a read cache over it), after checking the
@@ -24,29 +72,114 @@ pub(crate) fn manifest_from<'d, R: ReadRef<'d>>(data: R) -> Result<String, SkipR
     let has = data
         .len()
         .map_err(|()| SkipReason::Unreadable("its length cannot be read".to_owned()))?;
-    let file = object::File::parse(data).map_err(|e| {
+    let broken = |e: object::Error| {
         truncation(data, has).unwrap_or_else(|| SkipReason::NotALibrary(e.to_string()))
-    })?;
-    if file.kind() != object::ObjectKind::Dynamic {
-        return Err(SkipReason::NotALibrary(format!(
-            "a {:?} object, not a shared library",
-            file.kind()
-        )));
-    }
-    for segment in file.segments() {
-        let (offset, size) = segment.file_range();
-        if offset.checked_add(size).is_none_or(|end| end > has) {
-            return Err(SkipReason::Truncated {
-                needs: offset.saturating_add(size),
+    };
+    match FileKind::parse(data) {
+        Ok(FileKind::Elf64) => {
+            return elf_manifest(
+                object::elf::FileHeader64::<Endianness>::parse(data),
+                data,
                 has,
-            });
+            );
         }
+        Ok(FileKind::Elf32) => {
+            return elf_manifest(
+                object::elf::FileHeader32::<Endianness>::parse(data),
+                data,
+                has,
+            );
+        }
+        _ => {}
+    }
+    let file = object::File::parse(data).map_err(broken)?;
+    library_kind(file.kind())?;
+    for segment in file.segments() {
+        whole(segment.file_range(), has)?;
     }
     let section = file
         .section_by_name(section::SECTION)
         .or_else(|| file.section_by_name(section::MACHO_SECTION))
         .ok_or(SkipReason::NoManifest)?;
-    let data = section.data().map_err(|e| {
+    decoded(section.data())
+}
+
+/// The manifest JSON of an ELF file whose header is `header`, read through its headers alone.
+fn elf_manifest<'d, H, R>(
+    header: object::Result<&'d H>,
+    data: R,
+    has: u64,
+) -> Result<String, SkipReason>
+where
+    H: FileHeader<Endian = Endianness>,
+    R: ReadRef<'d>,
+{
+    let broken = |e: object::Error| {
+        truncation(data, has).unwrap_or_else(|| SkipReason::NotALibrary(e.to_string()))
+    };
+    let header = header.map_err(broken)?;
+    let endian = header.endian().map_err(broken)?;
+    library_kind(match header.e_type(endian) {
+        object::elf::ET_REL => ObjectKind::Relocatable,
+        object::elf::ET_EXEC => ObjectKind::Executable,
+        object::elf::ET_DYN => ObjectKind::Dynamic,
+        object::elf::ET_CORE => ObjectKind::Core,
+        _ => ObjectKind::Unknown,
+    })?;
+    for segment in header.program_headers(endian, data).map_err(broken)? {
+        if segment.p_type(endian) == object::elf::PT_LOAD {
+            whole(
+                (
+                    segment.p_offset(endian).into(),
+                    segment.p_filesz(endian).into(),
+                ),
+                has,
+            )?;
+        }
+    }
+    // The section names are read as one table, not name by name.
+    let sections = header.section_headers(endian, data).map_err(broken)?;
+    let names = sections
+        .get(header.shstrndx(endian, data).map_err(broken)? as usize)
+        .map(|names| names.data(endian, data))
+        .transpose()
+        .map_err(|e| SkipReason::NotALibrary(format!("its section names cannot be read: {e}")))?
+        .unwrap_or_default();
+    let named = |header: &&H::SectionHeader| {
+        let at = header.sh_name(endian) as usize;
+        names
+            .get(at..)
+            .and_then(|rest| rest.split(|b| *b == 0).next())
+            == Some(section::SECTION.as_bytes())
+    };
+    let section = sections.iter().find(named).ok_or(SkipReason::NoManifest)?;
+    decoded(section.data(endian, data))
+}
+
+/// Refuses an object file that is not a shared library.
+fn library_kind(kind: ObjectKind) -> Result<(), SkipReason> {
+    if kind == ObjectKind::Dynamic {
+        return Ok(());
+    }
+    Err(SkipReason::NotALibrary(format!(
+        "a {kind:?} object, not a shared library"
+    )))
+}
+
+/// Refuses a segment (its file offset and size) that ends past the file's `has` bytes.
+fn whole((offset, size): (u64, u64), has: u64) -> Result<(), SkipReason> {
+    if offset.checked_add(size).is_none_or(|end| end > has) {
+        return Err(SkipReason::Truncated {
+            needs: offset.saturating_add(size),
+            has,
+        });
+    }
+    Ok(())
+}
+
+/// The manifest JSON in the manifest section's bytes, as read.
+fn decoded<E: std::fmt::Display>(data: Result<&[u8], E>) -> Result<String, SkipReason> {
+    let data = data.map_err(|e| {
         SkipReason::BadManifest(format!("the manifest section cannot be read: {e}"))
     })?;
     section::decode(data)

@@ -24,7 +24,7 @@
 //! offer such a tool once it is opened, and then the extension does apply; nothing short of
 //! opening it can tell, so listings call those extensions pending too.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 
 use plugin_manifest::{
     CompletionDecl, CompletionRef, PromptDecl, ResourceDecl, ResourceTemplateDecl, ToolDecl,
@@ -120,21 +120,26 @@ contribution!(ResourceDecl, "resource", uri);
 contribution!(ResourceTemplateDecl, "resource template", uri_template);
 contribution!(PromptDecl, "prompt", name);
 
-/// Appends `plugin`'s `decls` to `entries`, recording a conflict for each key already there.
+/// Appends `plugin`'s `decls` to `entries`, recording a conflict for each key already there;
+/// `firsts` maps each key to the index of its first entry.
 fn collect<D: Contribution + Clone>(
     entries: &mut Vec<Entry<D>>,
+    firsts: &mut HashMap<String, usize>,
     conflicts: &mut Vec<Conflict>,
     plugin: &str,
     decls: &[D],
 ) {
     for decl in decls {
-        if let Some(first) = entries.iter().find(|e| e.decl.key() == decl.key()) {
-            conflicts.push(Conflict {
+        match firsts.get(decl.key()) {
+            Some(&first) => conflicts.push(Conflict {
                 kind: D::KIND,
                 name: decl.key().to_owned(),
-                kept: first.plugin.clone(),
+                kept: entries[first].plugin.clone(),
                 shadowed: plugin.to_owned(),
-            });
+            }),
+            None => {
+                firsts.insert(decl.key().to_owned(), entries.len());
+            }
         }
         entries.push(Entry {
             decl: decl.clone(),
@@ -145,13 +150,11 @@ fn collect<D: Contribution + Clone>(
 
 /// The entries served for `active`, in order, the first of each key only.
 fn served<'a, D: Contribution>(entries: &'a [Entry<D>], active: &ActiveSet) -> Vec<&'a Entry<D>> {
-    let mut served: Vec<&Entry<D>> = Vec::new();
-    for entry in entries.iter().filter(|e| active.contains(e.decl.toolset())) {
-        if !served.iter().any(|s| s.decl.key() == entry.decl.key()) {
-            served.push(entry);
-        }
-    }
-    served
+    let mut keys = HashSet::new();
+    entries
+        .iter()
+        .filter(|e| active.contains(e.decl.toolset()) && keys.insert(e.decl.key()))
+        .collect()
 }
 
 /// Where a resource read goes: the plugin whose served resource or template the URI names.
@@ -201,6 +204,8 @@ impl Registry {
     /// Builds the registry from discovered plugins, in their order.
     pub fn new(plugins: Vec<DiscoveredPlugin>) -> Self {
         let mut registry = Self::default();
+        // The first entry of each tool name, resource URI, template and prompt name.
+        let mut firsts = <(HashMap<_, _>, HashMap<_, _>, HashMap<_, _>, HashMap<_, _>)>::default();
         for plugin in &plugins {
             let name = &plugin.manifest.name;
             for toolset in &plugin.manifest.toolsets {
@@ -225,15 +230,34 @@ impl Registry {
             }
             let m = &plugin.manifest;
             let conflicts = &mut registry.conflicts;
-            collect(&mut registry.tools, conflicts, name, &m.tools);
-            collect(&mut registry.resources, conflicts, name, &m.resources);
+            collect(
+                &mut registry.tools,
+                &mut firsts.0,
+                conflicts,
+                name,
+                &m.tools,
+            );
+            collect(
+                &mut registry.resources,
+                &mut firsts.1,
+                conflicts,
+                name,
+                &m.resources,
+            );
             collect(
                 &mut registry.resource_templates,
+                &mut firsts.2,
                 conflicts,
                 name,
                 &m.resource_templates,
             );
-            collect(&mut registry.prompts, conflicts, name, &m.prompts);
+            collect(
+                &mut registry.prompts,
+                &mut firsts.3,
+                conflicts,
+                name,
+                &m.prompts,
+            );
             registry
                 .completions
                 .extend(m.completions.iter().map(|c| Entry {
