@@ -302,9 +302,10 @@ impl ServerBuilder {
                 .collect::<Vec<_>>()
                 .join(", ")
         );
-        let registry = Arc::new(Registry::new(discovery.plugins.clone()));
+        let source = self.sources.source(discovery.skipped, self.watch);
+        let registry = Arc::new(Registry::new(discovery.plugins));
         registry.warn_of_new_conflicts(None);
-        Ok((registry, Some(self.sources.source(discovery, self.watch))))
+        Ok((registry, Some(source)))
     }
 }
 

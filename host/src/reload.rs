@@ -29,7 +29,7 @@ use crate::{
         pinning::Pins,
     },
     discovery::trust::signature::SIGNATURE_SUFFIX,
-    discovery::{Discovery, DiscoveryError, LIBRARY_EXTENSION},
+    discovery::{Discovery, DiscoveryError, LIBRARY_EXTENSION, Skipped},
     registry::Registry,
     util::{error::Report, names::Shown},
 };
@@ -78,8 +78,8 @@ pub(crate) type Discover = Arc<dyn Fn() -> Result<Discovery, Report<DiscoveryErr
 pub(crate) struct Source {
     /// Discovers them again, without warnings: the caller warns about what is new.
     pub(crate) discover: Discover,
-    /// What the server started with.
-    pub(crate) first: Discovery,
+    /// What the first scan skipped (warned about once).
+    pub(crate) skipped: Vec<Skipped>,
     /// The plugin folder.
     pub(crate) plugin_dir: PathBuf,
     /// Further `mcp.json` files, watched beside the folder.

@@ -338,6 +338,10 @@ pub enum DiscoveryError {
     },
 }
 
+/// From how many library files manifests are read on every core (a thread costs about as much
+/// as reading a few dozen manifests).
+const PARALLEL_FROM: usize = 64;
+
 /// Scans `dir` for plugins. `only`, when given, narrows discovery to those plugin names.
 pub fn discover(dir: &Path, only: Option<&[String]>) -> Result<Discovery, DiscoveryError> {
     discover_trusted(dir, only, &Trust::default())
@@ -368,8 +372,9 @@ pub fn discover_trusted(
         let read = not_a_file(&path, meta).map_or_else(|| read_trusted(&path, trust), Err);
         (path, stamp, read)
     };
-    // Checking signatures and digests reads and hashes each whole library: on every core.
-    let read = if trust.is_off() {
+    // Checking signatures and digests reads and hashes each whole library, and a large folder
+    // is many reads: on every core.
+    let read = if trust.is_off() && files.len() < PARALLEL_FROM {
         files.into_iter().map(read).collect()
     } else {
         crate::util::parallel::map(files, read)
@@ -402,8 +407,8 @@ pub fn discover_trusted(
 /// Logs each file or entry of `discovery` that is skipped for a reason worth a warning (a
 /// plugin left out by `--extension` is not), unless `before` skipped it for the same reason:
 /// a bad file is warned about once, and again when it changes.
-pub(crate) fn warn_skipped(discovery: &Discovery, before: Option<&Discovery>) {
-    let known = |s: &Skipped| before.is_some_and(|b| b.skipped.contains(s));
+pub(crate) fn warn_skipped(discovery: &Discovery, before: Option<&[Skipped]>) {
+    let known = |s: &Skipped| before.is_some_and(|b| b.contains(s));
     for skipped in discovery.skipped.iter().filter(|s| !known(s)) {
         match skipped.reason {
             SkipReason::NotSelected => {}

@@ -25,21 +25,51 @@ pub(crate) fn read_manifest(path: &Path) -> Result<String, SkipReason> {
     let unreadable = |e: std::io::Error| SkipReason::Unreadable(e.to_string());
     let file = File::open(path).map_err(unreadable)?;
     #[cfg(unix)]
-    let file = Positioned {
-        len: file.metadata().map_err(unreadable)?.len(),
-        file,
-        at: 0,
-    };
+    let file = Positioned::new(file).map_err(unreadable)?;
     manifest_from(&object::ReadCache::new(file))
 }
 
-/// A file read with positioned reads (`pread`): `object`'s read cache seeks before each read,
-/// which over `Read + Seek` is a system call of its own, and asks the length by seeking.
+/// How much of a file's start is read at once: an ELF file's header and program headers.
+#[cfg(unix)]
+const HEAD: usize = 4096;
+
+/// A file read with positioned reads (`pread`), its first [`HEAD`] bytes read once: `object`'s
+/// read cache seeks before each read, which over `Read + Seek` is a system call of its own, and
+/// reads the headers at the file's start in several small reads.
 #[cfg(unix)]
 struct Positioned {
     file: File,
+    head: Vec<u8>,
     len: u64,
     at: u64,
+}
+
+#[cfg(unix)]
+impl Positioned {
+    fn new(file: File) -> std::io::Result<Self> {
+        let len = file.metadata()?.len();
+        let mut head = vec![0; HEAD.min(usize::try_from(len).unwrap_or(HEAD))];
+        std::os::unix::fs::FileExt::read_exact_at(&file, &mut head, 0)?;
+        Ok(Self {
+            file,
+            head,
+            len,
+            at: 0,
+        })
+    }
+
+    /// Copies into `buf` what the head holds of it at the current position, if it holds it all.
+    fn copy_head(&mut self, buf: &mut [u8]) -> bool {
+        let Some(held) = usize::try_from(self.at)
+            .ok()
+            .and_then(|at| self.head.get(at..at.checked_add(buf.len())?))
+        else {
+            return false;
+        };
+        buf.copy_from_slice(held);
+        self.at += buf.len() as u64;
+        true
+    }
 }
 
 #[cfg(unix)]
@@ -54,12 +84,18 @@ impl object::ReadCacheOps for Positioned {
     }
 
     fn read(&mut self, buf: &mut [u8]) -> Result<usize, ()> {
+        if self.copy_head(buf) {
+            return Ok(buf.len());
+        }
         let read = std::os::unix::fs::FileExt::read_at(&self.file, buf, self.at).map_err(|_| ())?;
         self.at += read as u64;
         Ok(read)
     }
 
     fn read_exact(&mut self, buf: &mut [u8]) -> Result<(), ()> {
+        if self.copy_head(buf) {
+            return Ok(());
+        }
         std::os::unix::fs::FileExt::read_exact_at(&self.file, buf, self.at).map_err(|_| ())?;
         self.at += buf.len() as u64;
         Ok(())

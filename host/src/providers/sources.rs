@@ -73,13 +73,13 @@ impl PluginSources {
         Ok(found)
     }
 
-    /// Where a running server's plugins come from, `first` being what it starts with; files
-    /// are watched when `watch`.
-    pub(crate) fn source(&self, first: Discovery, watch: bool) -> Source {
+    /// Where a running server's plugins come from, `skipped` being what its first scan skipped;
+    /// files are watched when `watch`.
+    pub(crate) fn source(&self, skipped: Vec<Skipped>, watch: bool) -> Source {
         let sources = self.clone();
         Source {
             discover: Arc::new(move || sources.discover_quietly().map_err(Report::from)),
-            first,
+            skipped,
             plugin_dir: self.plugin_dir.clone(),
             config_files: self.mcp_config.clone(),
             trust_files: self.trust.files(&self.plugin_dir),

@@ -17,7 +17,7 @@ use serde::Serialize;
 
 use super::permissions::PermissionsRow;
 use crate::{
-    discovery::{Discovery, SkipReason},
+    discovery::{Discovery, SkipReason, Skipped},
     registry::{ExtensionSummary, Extensions, TargetedExtension},
 };
 
@@ -123,10 +123,9 @@ pub(crate) struct SkippedRow {
 }
 
 impl SkippedRow {
-    /// The files `discovery` skipped, each with why.
-    pub(crate) fn all(discovery: &Discovery) -> Vec<Self> {
-        discovery
-            .skipped
+    /// The `skipped` files, each with why.
+    pub(crate) fn all(skipped: &[Skipped]) -> Vec<Self> {
+        skipped
             .iter()
             .map(|s| Self {
                 file: s.path.clone(),
@@ -203,7 +202,7 @@ impl Listing {
                 }
             })
             .collect();
-        let skipped = SkippedRow::all(discovery);
+        let skipped = SkippedRow::all(&discovery.skipped);
         Self {
             plugin_dir,
             plugins,

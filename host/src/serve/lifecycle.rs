@@ -249,7 +249,7 @@ pub(crate) async fn start(
     if let Some(source) = &source {
         state
             .skipped
-            .store(Arc::new(crate::reports::SkippedRow::all(&source.first)));
+            .store(Arc::new(crate::reports::SkippedRow::all(&source.skipped)));
     }
     let state = Arc::new(state);
     if let Some(shared) = &shared {

@@ -72,7 +72,7 @@ async fn apply_batches(
     source: Source,
     mut receiver: mpsc::UnboundedReceiver<Trigger>,
 ) {
-    let mut seen = source.first.clone();
+    let mut seen = source.skipped.clone();
     while let Some(relisted) = reload::next_batch(&mut receiver, DEBOUNCE, MAX_BATCH).await {
         let discover = Arc::clone(&source.discover);
         let found = match tokio::task::spawn_blocking(move || discover()).await {
@@ -92,9 +92,9 @@ async fn apply_batches(
             }
         };
         discovery::warn_skipped(&found, Some(&seen));
-        (state.skipped).store(Arc::new(crate::reports::SkippedRow::all(&found)));
+        (state.skipped).store(Arc::new(crate::reports::SkippedRow::all(&found.skipped)));
         apply(&state, &found, &relisted).await;
-        seen = found;
+        seen = found.skipped;
     }
 }
 
