@@ -1,5 +1,6 @@
 //! The process a plugin may run behind (a bridged MCP server, an isolated library's child), as
-//! the layers above the providers see it: its status, and subscriptions to its resources.
+//! the layers above the providers see it: its status, subscriptions to its resources, and the
+//! skills it listed.
 //!
 //! The bridged provider implements [`Process`]; building and serving hold a `dyn Process`, so
 //! they know nothing of how the process is started, talked to or restarted.
@@ -47,4 +48,10 @@ pub trait Process: Send + Sync + std::fmt::Debug {
         uri: &'a str,
         unwanted: Box<dyn Fn() -> bool + Send + 'a>,
     ) -> ProcessFuture<'a>;
+
+    /// The skills it listed last (SEP-2640), under the URIs they are served under; `None`
+    /// until it has listed.
+    fn skills(&self) -> Option<Vec<rmcp::model::Skill>> {
+        None
+    }
 }
