@@ -9,8 +9,8 @@
 //! request whose active set has one of that plugin's toolsets, as its tools are.
 //!
 //! A bridged server's skills are those it listed, under `skill://<server>/...`
-//! ([`super::servers::skills`]): its cached listing's until it lists again (`live`), its files
-//! read from it (relayed).
+//! ([`super::servers::skills`]): its cached listing's until it lists again (`live`), each got
+//! and its files read from it (relayed).
 
 use std::{
     collections::{BTreeMap, BTreeSet},

@@ -23,7 +23,7 @@ use rmcp::{
     model::{
         CallToolRequest, CallToolRequestParams, CallToolResult, CancelledNotificationParam,
         ClientRequest, CompleteRequestParams, CompleteResult, ErrorCode, GetPromptRequestParams,
-        GetPromptResult, JsonObject, PaginatedRequestParams, PingRequest,
+        GetPromptResult, GetSkillRequestParams, JsonObject, PaginatedRequestParams, PingRequest,
         ReadResourceRequestParams, ReadResourceResult, RequestId, RequestMetaObject,
         ServerCapabilities, ServerResult, Skill, SubscribeRequestParams, UnsubscribeRequestParams,
     },
@@ -42,7 +42,10 @@ use super::{
 };
 use crate::observe::{metrics, traces};
 use crate::{
-    call::{Process, ProcessStatus, ResourceUpdates, process::ProcessFuture},
+    call::{
+        Process, ProcessStatus, ResourceUpdates,
+        process::{ProcessFuture, SkillFuture},
+    },
     discovery::servers::{
         cache::Listing,
         config::{ServerEntry, Transport},
@@ -453,6 +456,24 @@ impl Upstream {
             );
         }
         (!meta.is_empty()).then_some(meta)
+    }
+
+    /// Gets the server's skill `uri` (its own URI), the entry as served.
+    pub(crate) async fn get_skill(&self, uri: &str) -> Result<Skill, FfiError> {
+        let what = format!("get the skill `{uri}`");
+        let got = self
+            .ask(&what, |peer| async move {
+                peer.get_skill(GetSkillRequestParams::new(uri)).await
+            })
+            .await?;
+        let served = served_skills(&self.server, &[got.skill]).pop();
+        served.ok_or_else(|| {
+            let message = format!(
+                "{} answered a skill not under skill:// for {uri}",
+                self.server.label()
+            );
+            FfiError::new(ErrorKind::Tool, message)
+        })
     }
 
     /// Asks the server to complete an argument.
@@ -906,6 +927,10 @@ impl Process for Upstream {
 
     fn skills(&self) -> Option<Vec<Skill>> {
         lock(&self.skills).clone()
+    }
+
+    fn get_skill<'a>(&'a self, uri: &'a str) -> SkillFuture<'a> {
+        Box::pin(Upstream::get_skill(self, uri))
     }
 }
 

@@ -412,7 +412,7 @@ impl ServerHandler for Handler {
         let uri = request.uri.clone();
         measured::measure("skills/get", Some(&uri), &context, async {
             let (generation, active) = &self.active(&context);
-            let got = skills::get(generation, active, &request.uri)?;
+            let got = skills::get(generation, active, &request.uri).await?;
             Ok(hinted!(got, &context))
         })
         .await

@@ -3,7 +3,8 @@
 //! beside the plugins and in bridged servers' cached listings ([`crate::discovery::skills`]),
 //! scoped as tools are: a request is served the skills of the plugins and servers with a
 //! toolset in its active set (its caller's bound already applied). Nothing is opened, but to
-//! read a bridged server's skill file: that read is relayed to the server under its own URI.
+//! get a bridged server's skill or read one of its files: those are relayed to the server
+//! under its own URIs (`crate::discovery::servers::skills`).
 
 use rmcp::ErrorData;
 use rmcp::model::{
@@ -11,6 +12,8 @@ use rmcp::model::{
     ServerCapabilities, Skill,
 };
 
+use super::contributions::{open, plugin_error};
+use crate::call::CallError;
 use crate::discovery::servers::skills::served_uri;
 use crate::selection::ActiveSet;
 use crate::serve::generation::Generation;
@@ -20,16 +23,16 @@ pub(super) fn visible(generation: &Generation, active: &ActiveSet) -> Vec<Skill>
     generation.skills_for(active)
 }
 
-/// The entry of the skill `uri`, if `active` is served it.
-pub(super) fn get(
+/// The entry of the skill `uri`, if `active` is served it: a bridged server's from the server
+/// (started when needed), a plugin's as discovery read it.
+pub(super) async fn get(
     generation: &Generation,
     active: &ActiveSet,
     uri: &str,
 ) -> Result<GetSkillResult, ErrorData> {
-    visible(generation, active)
+    let listed = visible(generation, active)
         .into_iter()
         .find(|s| s.uri == uri)
-        .map(GetSkillResult::new)
         .ok_or_else(|| {
             ErrorData::invalid_params(
                 format!(
@@ -37,7 +40,17 @@ pub(super) fn get(
                 ),
                 None,
             )
-        })
+        })?;
+    let Some((server, own)) = relayed(generation, active, uri) else {
+        return Ok(GetSkillResult::new(listed));
+    };
+    let plugin = open(generation, &server).await?;
+    let Some(process) = plugin.process() else {
+        return Ok(GetSkillResult::new(listed));
+    };
+    let skill =
+        (process.get_skill(&own).await).map_err(|e| plugin_error(CallError::from(e), Some(uri)))?;
+    Ok(GetSkillResult::new(skill))
 }
 
 /// The `SKILL.md` resources of the skills `active` is served.
