@@ -13,7 +13,12 @@ error (the server's own failure, not the tool's).
 `"change": true` it adds the tool `added` and sends `notifications/tools/list_changed`.
 With TINY_DESCRIPTION_FILE set, `echo`'s description is that file's text, read at each
 tools/list (a server that changes a tool's definition, for the pins' tests).
+With TINY_SKILLS set, it declares the Skills extension (`io.modelcontextprotocol/skills`,
+SEP-2640) and resources, and serves one skill, `git-workflow` (its `SKILL.md` and
+`references/style.md` under `skill://git-workflow/`), by `skills/list`, `skills/get` and
+`resources/read`.
 """
+import hashlib
 import json
 import os
 import sys
@@ -29,6 +34,44 @@ def echo_description():
         return "Echoes its text."
     with open(path) as f:
         return f.read().strip()
+
+
+SKILLS = "TINY_SKILLS" in os.environ
+SKILL_URI = "skill://git-workflow/SKILL.md"
+SKILL_FILES = {
+    SKILL_URI: "---\nname: git-workflow\ndescription: Commit and branch the team's way\n---\n"
+               "# Git workflow\n\nOne change per commit; see references/style.md.\n",
+    "skill://git-workflow/references/style.md": "Subjects in the imperative, under 72 characters.\n",
+}
+
+
+def skill():
+    files = [{"uri": uri, "digest": "sha256:" + hashlib.sha256(text.encode()).hexdigest(),
+              "size": len(text.encode())} for uri, text in SKILL_FILES.items()]
+    return {"uri": SKILL_URI,
+            "frontmatter": {"name": "git-workflow", "description": "Commit and branch the team's way"},
+            "resources": files}
+
+
+def skills_answer(method, params):
+    """The answer to a Skills request (a result, or an error), or None for another method."""
+    if method == "skills/list":
+        return {"result": {"skills": [skill()]}}
+    if method == "skills/get":
+        if params.get("uri") != SKILL_URI:
+            return {"error": {"code": -32602, "message": "no skill " + str(params.get("uri"))}}
+        return {"result": {"skill": skill()}}
+    if method == "resources/list":
+        return {"result": {"resources": []}}
+    if method == "resources/templates/list":
+        return {"result": {"resourceTemplates": []}}
+    if method == "resources/read":
+        uri = params.get("uri")
+        if uri not in SKILL_FILES:
+            return {"error": {"code": -32002, "message": "Resource not found", "data": {"uri": uri}}}
+        return {"result": {"contents": [{"uri": uri, "mimeType": "text/markdown",
+                                         "text": SKILL_FILES[uri]}]}}
+    return None
 
 
 def send(message):
@@ -56,9 +99,13 @@ def main():
         if method == "initialize":
             if MODE == "slow-start":
                 time.sleep(DELAY)
+            capabilities = {"tools": {}}
+            if SKILLS:
+                capabilities["resources"] = {}
+                capabilities["extensions"] = {"io.modelcontextprotocol/skills": {}}
             result = {
                 "protocolVersion": request["params"]["protocolVersion"],
-                "capabilities": {"tools": {}},
+                "capabilities": capabilities,
                 "serverInfo": {"name": "tiny", "version": "1"},
             }
         elif method == "tools/list":
@@ -107,6 +154,9 @@ def main():
                 result = {"content": [{"type": "text", "text": str(os.getpid())}], "isError": False}
         elif method == "ping":
             result = {}
+        elif SKILLS and skills_answer(method, request.get("params") or {}) is not None:
+            send({"jsonrpc": "2.0", "id": rid, **skills_answer(method, request.get("params") or {})})
+            continue
         else:
             send({"jsonrpc": "2.0", "id": rid, "error": {"code": -32601, "message": "no " + method}})
             continue

@@ -222,33 +222,44 @@ fn contents_text(read: &rmcp::model::ReadResourceResult) -> String {
     }
 }
 
-#[tokio::test(flavor = "multi_thread")]
-async fn a_plugins_skill_is_listed_got_and_read_with_its_digests_in_its_toolsets_only() {
-    use rmcp::model::{GetSkillRequestParams, ReadResourceRequestParams, SkillResources};
-    let dir = PluginDir::with(&["sandboxes", "benchmarks"]);
-    let skill = dir.path().join("skills/sandboxes/run-code");
-    std::fs::create_dir_all(skill.join("references")).unwrap();
-    std::fs::write(skill.join("SKILL.md"), SKILL_MD).unwrap();
-    std::fs::write(skill.join("references/limits.md"), LIMITS_MD).unwrap();
-    let host = HostProcess::serve(&dir, &[]);
-    let url = format!("{}/mcp", host.base_url());
-
-    let client = connect(&format!("{url}?discover&only=sandboxes")).await;
+/// The skills `client` is served, its server having declared the extension.
+pub(crate) async fn listed_skills(client: &Client) -> Vec<rmcp::model::Skill> {
     let declared = client
         .peer_info()
         .expect("initialized")
         .capabilities
         .clone();
     assert!(declared.supports_skills(), "{declared:?}");
-    let skills = client.list_all_skills().await.expect("skills/list");
-    let uri = "skill://sandboxes/run-code/SKILL.md";
-    assert_eq!(skills.len(), 1, "{skills:?}");
-    assert_eq!(skills[0].uri, uri);
-    assert_eq!(skills[0].frontmatter.name, "run-code");
-    assert_eq!(
-        skills[0].frontmatter.description,
-        "Run code in a sandbox, then stop it"
-    );
+    client.list_all_skills().await.expect("skills/list")
+}
+
+/// The URI, name and description of each of `skills`.
+pub(crate) fn entries(skills: &[rmcp::model::Skill]) -> Vec<(&str, &str, &str)> {
+    (skills.iter())
+        .map(|s| {
+            let f = &s.frontmatter;
+            (s.uri.as_str(), f.name.as_str(), f.description.as_str())
+        })
+        .collect()
+}
+
+/// `client` can neither get the skill `uri` nor read it.
+pub(crate) async fn refused(client: &Client, uri: &str) {
+    use rmcp::model::{GetSkillRequestParams, ReadResourceRequestParams};
+    client
+        .get_skill(GetSkillRequestParams::new(uri))
+        .await
+        .expect_err("not this URL's skill");
+    client
+        .read_resource(ReadResourceRequestParams::new(uri))
+        .await
+        .expect_err("not this URL's skill file");
+}
+
+/// Gets the skill `uri` and reads each file its entry lists, checking each against its size
+/// and `sha256` digest and that it comes back under its URI: each file's URI and text, sorted.
+pub(crate) async fn got_and_read(client: &Client, uri: &str) -> Vec<(String, String)> {
+    use rmcp::model::{GetSkillRequestParams, ReadResourceRequestParams, SkillResources};
     let got = client
         .get_skill(GetSkillRequestParams::new(uri))
         .await
@@ -265,9 +276,32 @@ async fn a_plugins_skill_is_listed_got_and_read_with_its_digests_in_its_toolsets
         let text = contents_text(&read);
         file.verify(text.as_bytes())
             .unwrap_or_else(|e| panic!("{}: {e}", file.uri));
+        let served = serde_json::to_value(&read.contents[0]).unwrap();
+        assert_eq!(served["uri"], file.uri.as_str(), "{read:?}");
         read_back.push((file.uri.clone(), text));
     }
     read_back.sort();
+    read_back
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_plugins_skill_is_listed_got_and_read_with_its_digests_in_its_toolsets_only() {
+    let dir = PluginDir::with(&["sandboxes", "benchmarks"]);
+    let skill = dir.path().join("skills/sandboxes/run-code");
+    std::fs::create_dir_all(skill.join("references")).unwrap();
+    std::fs::write(skill.join("SKILL.md"), SKILL_MD).unwrap();
+    std::fs::write(skill.join("references/limits.md"), LIMITS_MD).unwrap();
+    let host = HostProcess::serve(&dir, &[]);
+    let url = format!("{}/mcp", host.base_url());
+
+    let client = connect(&format!("{url}?discover&only=sandboxes")).await;
+    let skills = listed_skills(&client).await;
+    let uri = "skill://sandboxes/run-code/SKILL.md";
+    assert_eq!(
+        entries(&skills),
+        [(uri, "run-code", "Run code in a sandbox, then stop it")]
+    );
+    let read_back = got_and_read(&client, uri).await;
     assert_eq!(
         read_back,
         [
@@ -277,13 +311,6 @@ async fn a_plugins_skill_is_listed_got_and_read_with_its_digests_in_its_toolsets
                 LIMITS_MD.to_owned()
             ),
         ]
-    );
-    assert_eq!(
-        files
-            .iter()
-            .find(|f| f.uri == uri)
-            .map(|f| f.digest.clone()),
-        Some(rmcp::model::sha256_digest(SKILL_MD.as_bytes()))
     );
     assert!(
         host.mapped_plugin_libraries(&dir).is_empty(),
@@ -298,14 +325,7 @@ async fn a_plugins_skill_is_listed_got_and_read_with_its_digests_in_its_toolsets
             .expect("skills/list")
             .is_empty()
     );
-    other
-        .get_skill(GetSkillRequestParams::new(uri))
-        .await
-        .expect_err("not this URL's skill");
-    other
-        .read_resource(ReadResourceRequestParams::new(uri))
-        .await
-        .expect_err("not this URL's skill file");
+    refused(&other, uri).await;
 
     let report =
         e2e::mcp::get_ok_json(&format!("{}/toolsets?only=sandboxes", host.base_url())).await;

@@ -7,6 +7,7 @@ mod abuse;
 mod activation;
 mod auth;
 mod bridge;
+mod bridge_skills;
 mod compat;
 mod context;
 mod discovery;

@@ -483,11 +483,13 @@ impl Builder {
 
     /// Whether the plugin called `name` is open.
     pub(crate) fn is_open(&self, name: &str) -> bool {
+        self.loaded(name).is_some()
+    }
+
+    /// The plugin called `name` if it is open; never opens it.
+    pub(crate) fn loaded(&self, name: &str) -> Option<Arc<LoadedPlugin>> {
         let plugins = lock(&self.plugins);
-        plugins
-            .get(name)
-            .and_then(|slot| slot.get())
-            .is_some_and(|opening| opening.result.is_ok())
+        plugins.get(name)?.get()?.result.as_ref().ok().cloned()
     }
 
     /// The plugins tried that failed to open, in load order, with why.

@@ -1,11 +1,14 @@
 //! The process a plugin may run behind (a bridged MCP server, an isolated library's child), as
-//! the layers above the providers see it: its status, and subscriptions to its resources.
+//! the layers above the providers see it: its status, subscriptions to its resources, and the
+//! skills it listed.
 //!
 //! The bridged provider implements [`Process`]; building and serving hold a `dyn Process`, so
 //! they know nothing of how the process is started, talked to or restarted.
 
 use std::{future::Future, pin::Pin, sync::Arc};
 
+use plugin_abi::{ErrorKind, FfiError};
+use rmcp::model::Skill;
 use serde::Serialize;
 
 /// A bridged server's or isolated plugin's process or connection, as `/healthz` shows it.
@@ -32,6 +35,10 @@ pub type ResourceUpdates = Arc<dyn Fn(String) + Send + Sync>;
 /// A future a [`Process`] answers with.
 pub type ProcessFuture<'a> = Pin<Box<dyn Future<Output = ()> + Send + 'a>>;
 
+/// The future of a skill a [`Process`] is asked for.
+pub(crate) type SkillFuture<'a> =
+    Pin<Box<dyn Future<Output = Result<Skill, FfiError>> + Send + 'a>>;
+
 /// A plugin's process or connection.
 pub trait Process: Send + Sync + std::fmt::Debug {
     /// Its state, as `/healthz` and `/toolsets` report it.
@@ -47,4 +54,21 @@ pub trait Process: Send + Sync + std::fmt::Debug {
         uri: &'a str,
         unwanted: Box<dyn Fn() -> bool + Send + 'a>,
     ) -> ProcessFuture<'a>;
+
+    /// The skills it listed last (SEP-2640), under the URIs they are served under; `None`
+    /// until it has listed.
+    fn skills(&self) -> Option<Vec<Skill>> {
+        None
+    }
+
+    /// Gets its skill `uri` (its own URI; `skills/get`), starting it when needed: the entry
+    /// under the URIs it is served under.
+    fn get_skill<'a>(&'a self, uri: &'a str) -> SkillFuture<'a> {
+        Box::pin(async move {
+            Err(FfiError::new(
+                ErrorKind::NotFound,
+                format!("no skill {uri} here"),
+            ))
+        })
+    }
 }

@@ -191,7 +191,10 @@ impl Listing {
                     completions: m.completions.clone(),
                     permissions: PermissionsRow::of(p),
                     skills: skills
-                        .skills(|plugin| plugin == m.name)
+                        .skills(
+                            |plugin| plugin == m.name,
+                            &crate::discovery::skills::cached_only,
+                        )
                         .into_iter()
                         .map(|s| SkillRow {
                             uri: s.uri,

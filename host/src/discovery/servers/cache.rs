@@ -1,5 +1,5 @@
-//! The last good listing of each bridged server (tools, resources, resource templates, prompts),
-//! kept on disk so listings show them without starting it.
+//! The last good listing of each bridged server (tools, resources, resource templates, prompts,
+//! skills), kept on disk so listings show them without starting it.
 //!
 //! One JSON file per server in the cache folder (`--cache-dir`, else the user's cache folder),
 //! named after a hash of the entry's name and how it is reached (not its environment or headers,
@@ -16,7 +16,7 @@ use std::{
     time::{SystemTime, UNIX_EPOCH},
 };
 
-use rmcp::model::{Prompt, Resource, ResourceTemplate, Tool};
+use rmcp::model::{Prompt, Resource, ResourceTemplate, Skill, Tool};
 use serde::{Deserialize, Serialize};
 
 use super::{
@@ -49,6 +49,9 @@ pub(crate) struct Listing {
     /// Whether it completes prompt arguments and template variables.
     #[serde(default)]
     pub(crate) completions: bool,
+    /// Its skills, under its own URIs (none unless it declares the Skills extension).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub(crate) skills: Vec<Skill>,
 }
 
 /// A listing as read from a server.

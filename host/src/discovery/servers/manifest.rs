@@ -3,7 +3,9 @@
 //! One toolset named after the server (the entry's `toolset` keys), the tools of its last good
 //! listing (from the disk cache, or none yet) under their served names, and `dynamic_tools`, so
 //! the list read when the server is started is what is served. The listing's resources and
-//! resource templates are declared under their own URIs, its prompts under served names made
+//! resource templates are declared under their own URIs (but for a server with skills, its
+//! `skill://` resources: its skills' files are served under its name instead,
+//! [`super::skills`]), its prompts under served names made
 //! as tools' are, and, when the server completes, every prompt argument and template variable
 //! as completed: the registry routes them to the server by these declarations.
 
@@ -17,6 +19,7 @@ use super::{
     cache::{CachedListing, Listing},
     config::{ServerEntry, Transport},
     names::served_name,
+    skills::served_uri,
 };
 
 /// The version bridged servers' manifests give.
@@ -72,6 +75,7 @@ pub(crate) fn manifest(server: &ServerEntry, cached: Option<&CachedListing>) -> 
         resources: listing
             .resources
             .iter()
+            .filter(|r| listing.skills.is_empty() || served_uri(&server.name, &r.uri).is_none())
             .map(|r| resource_decl(server, r))
             .collect(),
         resource_templates: templates,

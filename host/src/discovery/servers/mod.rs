@@ -6,7 +6,8 @@
 //! - [`pins`] and [`pinning`] pin each server's tool definitions beside it, and hold a tool
 //!   that changed to its pin (`--pin-tools`).
 //! - [`manifest`] makes the manifest of an entry and its cached list.
-//! - [`names`] gives the names their tools are served under.
+//! - [`names`] gives the names their tools are served under; [`skills`] the URIs their skills
+//!   are served under.
 //!
 //! [`add_servers`] puts the servers after the libraries; starting and talking to them is the
 //! bridged provider's (`crate::providers::bridged`).
@@ -18,6 +19,7 @@ pub(crate) mod manifest;
 pub(crate) mod names;
 pub(crate) mod pinning;
 pub(crate) mod pins;
+pub(crate) mod skills;
 
 use std::sync::Arc;
 

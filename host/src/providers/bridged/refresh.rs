@@ -1,4 +1,4 @@
-//! `list --refresh`: ask every bridged server for its tools, resources and prompts once, all at once, and keep each
+//! `list --refresh`: ask every bridged server for its tools, resources, prompts and skills once, all at once, and keep each
 //! list that comes back (reviewed against its pins: the first is pinned, changes are logged); a
 //! server that fails is logged with the reason and keeps its old list.
 
@@ -31,12 +31,13 @@ async fn refresh_one(server: Arc<ServerEntry>, cache: &ToolCache) {
     match listed {
         Ok(listing) => {
             tracing::info!(
-                "{}: {} tools, {} resources, {} resource templates, {} prompts listed",
+                "{}: {} tools, {} resources, {} resource templates, {} prompts, {} skills listed",
                 server.label(),
                 listing.tools.len(),
                 listing.resources.len(),
                 listing.resource_templates.len(),
-                listing.prompts.len()
+                listing.prompts.len(),
+                listing.skills.len()
             );
             cache.write(&server, &listing);
             cache.reviewed(&server, &listing, true);

@@ -23,9 +23,9 @@ use rmcp::{
     model::{
         CallToolRequest, CallToolRequestParams, CallToolResult, CancelledNotificationParam,
         ClientRequest, CompleteRequestParams, CompleteResult, ErrorCode, GetPromptRequestParams,
-        GetPromptResult, JsonObject, PaginatedRequestParams, PingRequest,
+        GetPromptResult, GetSkillRequestParams, JsonObject, PaginatedRequestParams, PingRequest,
         ReadResourceRequestParams, ReadResourceResult, RequestId, RequestMetaObject,
-        ServerCapabilities, ServerResult, SubscribeRequestParams, UnsubscribeRequestParams,
+        ServerCapabilities, ServerResult, Skill, SubscribeRequestParams, UnsubscribeRequestParams,
     },
     service::{Peer, PeerRequestOptions, RunningService, ServiceError},
     transport::IntoTransport,
@@ -42,10 +42,14 @@ use super::{
 };
 use crate::observe::{metrics, traces};
 use crate::{
-    call::{Process, ProcessStatus, ResourceUpdates, process::ProcessFuture},
+    call::{
+        Process, ProcessStatus, ResourceUpdates,
+        process::{ProcessFuture, SkillFuture},
+    },
     discovery::servers::{
         cache::Listing,
         config::{ServerEntry, Transport},
+        skills::served_skills,
     },
     util::lock::lock,
 };
@@ -152,6 +156,8 @@ pub(crate) struct Upstream {
     subscribed: Mutex<BTreeSet<String>>,
     /// Held while a subscription is sent or withdrawn, so the server sees them in order.
     subscribing: tokio::sync::Mutex<()>,
+    /// The skills it listed last (as served), once it has listed.
+    skills: Mutex<Option<Vec<Skill>>>,
 }
 
 impl Upstream {
@@ -166,6 +172,7 @@ impl Upstream {
             restarts: Mutex::default(),
             subscribed: Mutex::default(),
             subscribing: tokio::sync::Mutex::default(),
+            skills: Mutex::default(),
         }
     }
 
@@ -372,17 +379,21 @@ impl Upstream {
         lock(&self.restarts)
     }
 
-    /// Everything the server lists (its tools, and its resources, resource templates and
-    /// prompts when it has those capabilities), following pagination; starting it and listing
+    /// Everything the server lists (its tools, and its resources, resource templates,
+    /// prompts and skills when it has those capabilities), following pagination; starting it and listing
     /// are each bounded by `connect_timeout`.
     pub(crate) async fn list(&self) -> Result<Listing, ListError> {
         let peer = self.peer().await.map_err(ListError::Start)?;
         let timeout = self.server.connect_timeout;
         let server = self.server.label();
-        match tokio::time::timeout(timeout, list_all(&peer, &server)).await {
+        let listed = match tokio::time::timeout(timeout, list_all(&peer, &server)).await {
             Ok(listed) => listed,
             Err(_) => Err(ListError::Timeout { server, timeout }),
+        };
+        if let Ok(listing) = &listed {
+            *lock(&self.skills) = Some(served_skills(&self.server, &listing.skills));
         }
+        listed
     }
 
     /// Reads the resource `uri` from the server, for the request that `context` stands for
@@ -445,6 +456,24 @@ impl Upstream {
             );
         }
         (!meta.is_empty()).then_some(meta)
+    }
+
+    /// Gets the server's skill `uri` (its own URI), the entry as served.
+    pub(crate) async fn get_skill(&self, uri: &str) -> Result<Skill, FfiError> {
+        let what = format!("get the skill `{uri}`");
+        let got = self
+            .ask(&what, |peer| async move {
+                peer.get_skill(GetSkillRequestParams::new(uri)).await
+            })
+            .await?;
+        let served = served_skills(&self.server, &[got.skill]).pop();
+        served.ok_or_else(|| {
+            let message = format!(
+                "{} answered a skill not under skill:// for {uri}",
+                self.server.label()
+            );
+            FfiError::new(ErrorKind::Tool, message)
+        })
     }
 
     /// Asks the server to complete an argument.
@@ -840,6 +869,14 @@ async fn list_all(peer: &Peer<RoleClient>, server: &str) -> Result<Listing, List
         .await
         .map_err(failed("prompts"))?;
     }
+    if has(ServerCapabilities::supports_skills) {
+        listing.skills = pages(|p| async {
+            let r = peer.list_skills(p).await?;
+            Ok((r.skills, r.next_cursor))
+        })
+        .await
+        .map_err(failed("skills"))?;
+    }
     Ok(listing)
 }
 
@@ -886,6 +923,14 @@ impl Process for Upstream {
         unwanted: Box<dyn Fn() -> bool + Send + 'a>,
     ) -> ProcessFuture<'a> {
         Box::pin(Upstream::unsubscribe(self, uri, unwanted))
+    }
+
+    fn skills(&self) -> Option<Vec<Skill>> {
+        lock(&self.skills).clone()
+    }
+
+    fn get_skill<'a>(&'a self, uri: &'a str) -> SkillFuture<'a> {
+        Box::pin(Upstream::get_skill(self, uri))
     }
 }
 

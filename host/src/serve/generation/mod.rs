@@ -55,7 +55,8 @@ pub(crate) struct Generation {
     hidden: Arc<Hidden>,
     /// The search index of its declared tools, built on the first search.
     tool_index: OnceLock<ToolIndex>,
-    /// The skills beside its plugins' libraries, read when it was made.
+    /// The skills beside its plugins' libraries and bridged servers' cached ones, read when it
+    /// was made.
     skills: PluginSkills,
 }
 
@@ -155,7 +156,7 @@ impl Generation {
         resolved
     }
 
-    /// The skills beside its plugins' libraries.
+    /// The skills beside its plugins' libraries and bridged servers' cached ones.
     pub(crate) fn skills(&self) -> &PluginSkills {
         &self.skills
     }
@@ -163,7 +164,18 @@ impl Generation {
     /// The skills `active` is served, ordered by URI.
     pub(crate) fn skills_for(&self, active: &selection::ActiveSet) -> Vec<rmcp::model::Skill> {
         self.skills
-            .skills(|plugin| self.serves_skills_of(active, plugin))
+            .skills(|plugin| self.serves_skills_of(active, plugin), &|server| {
+                self.live_skills(server)
+            })
+    }
+
+    /// The skills the bridged server `server` listed (as served), when it is open in this
+    /// generation and has listed since its cached listing was read.
+    pub(crate) fn live_skills(&self, server: &str) -> Option<Vec<rmcp::model::Skill>> {
+        let provider = &self.registry().plugin(server)?.provider;
+        let bridged = matches!(provider, crate::discovery::Provider::Bridged { .. });
+        let plugin = self.builder.loaded(server).filter(|_| bridged)?;
+        plugin.process()?.skills()
     }
 
     /// Whether `active` is served the skills of `plugin`: one of the plugin's toolsets is

@@ -350,7 +350,13 @@ impl ServerHandler for Handler {
             let asked = (request.request_state.take(), request.input_responses.take());
             let round = self.round(&asked, "resources/read", uri, &Value::Null, &context)?;
             let call = self.call_of(&context, &resolved.resolution, &round);
-            let finished = resources::read_resource(&generation, uri, call).await?;
+            let finished = match skills::relayed(&generation, &resolved.resolution.active, uri) {
+                Some((server, upstream)) => {
+                    let served = skills::served_as(&server);
+                    resources::read_from(&generation, &server, &upstream, call, served).await?
+                }
+                None => resources::read_resource(&generation, uri, call).await?,
+            };
             Ok(match self.answered(finished, round, &context)? {
                 Ok(read) => ReadResourceResponse::Complete(read),
                 Err(needs) => ReadResourceResponse::InputRequired(needs),
@@ -406,7 +412,7 @@ impl ServerHandler for Handler {
         let uri = request.uri.clone();
         measured::measure("skills/get", Some(&uri), &context, async {
             let (generation, active) = &self.active(&context);
-            let got = skills::get(generation, active, &request.uri)?;
+            let got = skills::get(generation, active, &request.uri).await?;
             Ok(hinted!(got, &context))
         })
         .await

@@ -93,8 +93,20 @@ pub(crate) async fn read_resource(
     let owner = registry
         .resource_owner(&call.resolution.active, uri, |o| hidden.shows(o))
         .ok_or_else(|| not_found(uri))?;
-    let plugin = open(generation, owner.plugin()).await?;
-    let owner = owner.plugin().to_owned();
+    read_from(generation, owner.plugin(), uri, call, |uri| uri).await
+}
+
+/// `resources/read` of `uri` from the plugin `owner`, as `call`; each contents' URI as
+/// `served` names it.
+pub(crate) async fn read_from(
+    generation: &Generation,
+    owner: &str,
+    uri: &str,
+    call: Call<'_>,
+    served: impl Fn(String) -> String + Send,
+) -> Result<Option<Finished<Result<ReadResourceResult, ErrorData>>>, ErrorData> {
+    let plugin = open(generation, owner).await?;
+    let owner = owner.to_owned();
     let mut call = call;
     call.plugin = Some(Arc::from(owner.as_str()));
     let finished = call
@@ -108,7 +120,15 @@ pub(crate) async fn read_resource(
                 contents: Vec<ResourceContents>,
             }
             let read: Read = parse(&json, &owner)?;
-            Ok(ReadResourceResult::new(read.contents))
+            let mut contents = read.contents;
+            for each in &mut contents {
+                if let ResourceContents::TextResourceContents { uri, .. }
+                | ResourceContents::BlobResourceContents { uri, .. } = each
+                {
+                    *uri = served(std::mem::take(uri));
+                }
+            }
+            Ok(ReadResourceResult::new(contents))
         })
         .await;
     Ok(finished)
