@@ -29,7 +29,7 @@ use crate::{
         pinning::Pins,
     },
     discovery::trust::signature::SIGNATURE_SUFFIX,
-    discovery::{Discovery, DiscoveryError, LIBRARY_EXTENSION, Skipped},
+    discovery::{DiscoveredPlugin, Discovery, DiscoveryError, LIBRARY_EXTENSION, Skipped},
     registry::Registry,
     util::{error::Report, names::Shown},
 };
@@ -69,9 +69,11 @@ impl Triggers {
     }
 }
 
-/// The function that discovers the plugins again (the plugin folder and the `mcp.json` files);
-/// its error is a [`Report`], shown whole in the log line that says the scan failed.
-pub(crate) type Discover = Arc<dyn Fn() -> Result<Discovery, Report<DiscoveryError>> + Send + Sync>;
+/// The function that discovers the plugins again (the plugin folder and the `mcp.json` files),
+/// given those the last scan found; its error is a [`Report`], shown whole in the log line that
+/// says the scan failed.
+pub(crate) type Discover =
+    Arc<dyn Fn(&[DiscoveredPlugin]) -> Result<Discovery, Report<DiscoveryError>> + Send + Sync>;
 
 /// Where a running server's plugins come from, so it can discover them again.
 #[derive(Clone)]

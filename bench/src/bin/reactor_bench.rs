@@ -51,6 +51,16 @@ enum Command {
         #[arg(long, value_name = "DIR")]
         artifacts: PathBuf,
     },
+    /// Measure figures 3 and 8 alone (start-up with many plugins; a thousand plugins: start-up,
+    /// memory, first call, rescan) and print them.
+    Plugins {
+        /// Each measurement once, with tiny counts (a smoke test).
+        #[arg(long)]
+        quick: bool,
+        /// The folder holding the built host and plugins (target/release).
+        #[arg(long, value_name = "DIR")]
+        artifacts: PathBuf,
+    },
     /// Call `echo` on one endpoint from concurrent sessions and print what it did.
     Load {
         /// The endpoint, `http://127.0.0.1:PORT/PATH[?QUERY]` (loopback only).
@@ -136,6 +146,12 @@ fn run(cli: Cli) -> Result<()> {
         Command::Reload { quick, artifacts } => {
             let plan = if quick { Plan::quick() } else { Plan::full() };
             let report = figures::run_reload(&plan, &Artifacts::in_dir(&artifacts)?)?;
+            println!("{}", report.to_text());
+            Ok(())
+        }
+        Command::Plugins { quick, artifacts } => {
+            let plan = if quick { Plan::quick() } else { Plan::full() };
+            let report = figures::run_many_plugins(&plan, &Artifacts::in_dir(&artifacts)?)?;
             println!("{}", report.to_text());
             Ok(())
         }

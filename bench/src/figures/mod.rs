@@ -203,6 +203,29 @@ pub fn run_reload(plan: &Plan, artifacts: &Artifacts) -> Result<Report> {
     Ok(report)
 }
 
+/// Measures figures 3 and 8 alone (start-up with many plugins, a thousand plugins), as `plan`
+/// says.
+pub fn run_many_plugins(plan: &Plan, artifacts: &Artifacts) -> Result<Report> {
+    let mut report = Report {
+        header: machine(plan),
+        ..Report::default()
+    };
+    tokio::runtime::Runtime::new()?.block_on(async {
+        let report = &mut report;
+        figure(
+            "3, discovery and start-up",
+            startup::measure(plan, artifacts, report),
+        )
+        .await?;
+        figure(
+            "8, a thousand plugins",
+            many_plugins::measure(plan, artifacts, report),
+        )
+        .await
+    })?;
+    Ok(report)
+}
+
 /// Awaits one figure's measurement, saying so first, and names the figure in its error.
 async fn figure(name: &str, measurement: impl Future<Output = Result<()>>) -> Result<()> {
     progress(name);

@@ -126,7 +126,8 @@ pub(super) async fn measure(plan: &Plan, artifacts: &Artifacts, report: &mut Rep
     Ok(())
 }
 
-fn file_name(path: &Path) -> String {
+/// The file name of `path`, as text.
+pub(super) fn file_name(path: &Path) -> String {
     path.file_name()
         .unwrap_or_default()
         .to_string_lossy()

@@ -354,6 +354,19 @@ pub fn discover_trusted(
     only: Option<&[String]>,
     trust: &Trust,
 ) -> Result<Discovery, DiscoveryError> {
+    discover_again(dir, only, trust, &[])
+}
+
+/// [`discover_trusted`] again, `known` being the plugins an earlier scan found: a library
+/// whose file is unchanged (its [`FileStamp`]) keeps the manifest read then, unread, unless
+/// `trust` checks libraries (a key may have been revoked since). A rescan after one file
+/// changed then reads that file, and only stats the others.
+pub(crate) fn discover_again(
+    dir: &Path,
+    only: Option<&[String]>,
+    trust: &Trust,
+    known: &[DiscoveredPlugin],
+) -> Result<Discovery, DiscoveryError> {
     let folder_error = |source| DiscoveryError::Folder {
         path: dir.to_owned(),
         absolute: std::path::absolute(dir).unwrap_or_else(|_| dir.to_owned()),
@@ -366,9 +379,18 @@ pub fn discover_trusted(
         .filter(|path| path.extension().is_some_and(|e| e == LIBRARY_EXTENSION))
         .collect();
     files.sort();
+    let known: std::collections::HashMap<&Path, &DiscoveredPlugin> = known
+        .iter()
+        .filter(|p| trust.is_off() && p.stamp.is_some())
+        .map(|p| (p.path.as_path(), p))
+        .collect();
     let read = |path: PathBuf| {
         let meta = std::fs::metadata(&path);
         let stamp = meta.as_ref().ok().map(FileStamp::of);
+        if let Some(same) = known.get(path.as_path()).filter(|p| p.stamp == stamp) {
+            let read = Ok((same.manifest.clone(), same.checked.clone()));
+            return (path, stamp, read);
+        }
         let read = not_a_file(&path, meta).map_or_else(|| read_trusted(&path, trust), Err);
         (path, stamp, read)
     };
@@ -681,6 +703,34 @@ mod tests {
         assert_eq!(d.plugins[0].manifest.name, "y");
         assert_eq!(d.unmatched, ["nope"]);
         assert_eq!(d.skipped[0].reason, SkipReason::NotSelected);
+    }
+
+    #[test]
+    fn a_rescan_keeps_the_manifest_of_an_unchanged_file_and_reads_a_changed_one() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join(format!("libknown.{LIBRARY_EXTENSION}"));
+        std::fs::write(&path, "not a library").unwrap();
+        let stamp = |path: &Path| Some(FileStamp::of(&std::fs::metadata(path).unwrap()));
+        let known = DiscoveredPlugin {
+            stamp: stamp(&path),
+            ..plugin_at(path.to_str().unwrap(), "known", "1")
+        };
+        let trust = Trust::default();
+        let again = discover_again(dir.path(), None, &trust, std::slice::from_ref(&known)).unwrap();
+        assert_eq!(
+            again.plugins,
+            vec![known.clone()],
+            "unchanged: not read again"
+        );
+
+        std::fs::write(&path, "still not a library").unwrap();
+        let again = discover_again(dir.path(), None, &trust, &[known]).unwrap();
+        assert!(again.plugins.is_empty());
+        assert!(
+            matches!(again.skipped[0].reason, SkipReason::NotALibrary(_)),
+            "changed: read again, {:?}",
+            again.skipped
+        );
     }
 
     #[test]

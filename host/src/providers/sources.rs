@@ -6,8 +6,8 @@ use std::{path::PathBuf, sync::Arc};
 
 use crate::{
     discovery::{
-        self, Discovery, DiscoveryError, SkipReason, Skipped, servers, servers::pinning::Pins,
-        trust::TrustOptions,
+        self, DiscoveredPlugin, Discovery, DiscoveryError, SkipReason, Skipped, servers,
+        servers::pinning::Pins, trust::TrustOptions,
     },
     providers::isolated::{self, Isolation},
     reload::Source,
@@ -42,17 +42,21 @@ impl PluginSources {
     /// Discovers the plugin folder and the MCP servers to bridge, warning about each file or
     /// entry skipped. With `strict_config`, a bad `mcp.json` file or entry is an error.
     pub(crate) fn discover(&self) -> Result<Discovery, DiscoveryError> {
-        let found = self.discover_quietly()?;
+        let found = self.discover_quietly(&[])?;
         discovery::warn_skipped(&found, None);
         Ok(found)
     }
 
     /// [`PluginSources::discover`] without the warnings, for a caller that compares with an
     /// earlier scan ([`discovery::warn_skipped`]).
-    pub(crate) fn discover_quietly(&self) -> Result<Discovery, DiscoveryError> {
+    /// `known` are the plugins an earlier scan found ([`discovery::discover_again`]).
+    pub(crate) fn discover_quietly(
+        &self,
+        known: &[DiscoveredPlugin],
+    ) -> Result<Discovery, DiscoveryError> {
         let only = self.only.as_deref();
         let trust = self.trust.load(&self.plugin_dir)?;
-        let mut found = discovery::discover_trusted(&self.plugin_dir, only, &trust)?;
+        let mut found = discovery::discover_again(&self.plugin_dir, only, &trust, known)?;
         let files = servers::config::files(&self.plugin_dir, &self.mcp_config);
         let declared = servers::config::load(&files, &|name| std::env::var(name).ok());
         servers::add_servers(&mut found, declared, &self.tool_cache(), only);
@@ -78,7 +82,7 @@ impl PluginSources {
     pub(crate) fn source(&self, skipped: Vec<Skipped>, watch: bool) -> Source {
         let sources = self.clone();
         Source {
-            discover: Arc::new(move || sources.discover_quietly().map_err(Report::from)),
+            discover: Arc::new(move |known| sources.discover_quietly(known).map_err(Report::from)),
             skipped,
             plugin_dir: self.plugin_dir.clone(),
             config_files: self.mcp_config.clone(),

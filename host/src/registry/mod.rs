@@ -47,6 +47,8 @@ use crate::{
 #[derive(Debug, Clone, Default)]
 pub struct Registry {
     plugins: Vec<DiscoveredPlugin>,
+    /// The index in `plugins` of the first plugin of each name.
+    by_name: HashMap<String, usize>,
     toolsets: BTreeMap<String, ToolsetEntry>,
     tools: Vec<ToolEntry>,
     extensions: Extensions,
@@ -277,6 +279,12 @@ impl Registry {
             })
             .collect();
         registry.extensions = Extensions::new(&plugins);
+        for (i, plugin) in plugins.iter().enumerate() {
+            registry
+                .by_name
+                .entry(plugin.manifest.name.clone())
+                .or_insert(i);
+        }
         registry.plugins = plugins;
         registry
     }
@@ -310,7 +318,7 @@ impl Registry {
 
     /// The plugin called `name`.
     pub(crate) fn plugin(&self, name: &str) -> Option<&DiscoveredPlugin> {
-        self.plugins.iter().find(|p| p.manifest.name == name)
+        self.by_name.get(name).map(|&i| &self.plugins[i])
     }
 
     /// Every toolset, sorted by name.

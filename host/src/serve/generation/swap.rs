@@ -75,7 +75,8 @@ async fn apply_batches(
     let mut seen = source.skipped.clone();
     while let Some(relisted) = reload::next_batch(&mut receiver, DEBOUNCE, MAX_BATCH).await {
         let discover = Arc::clone(&source.discover);
-        let found = match tokio::task::spawn_blocking(move || discover()).await {
+        let known = Arc::clone(state.generation().registry());
+        let found = match tokio::task::spawn_blocking(move || discover(known.plugins())).await {
             Ok(Ok(found)) => found,
             Ok(Err(error)) => {
                 crate::observe::metrics::reload_failed();
