@@ -1,11 +1,11 @@
 //! Private copies of plugin libraries: the host never maps a file someone else can change.
 //!
-//! Before a library is opened, its file is read into memory once, those bytes are checked as
-//! discovery checks a file (a whole library, a manifest this host can load) and against the
-//! manifest discovery read, and written to a fresh folder of the host's own (mode 0700, under
-//! the temporary folder, `TMPDIR`). The library is opened from there, so a copy over the file
-//! in `plugins/` or a truncation of it can no longer crash the host, and a replaced file gets a
-//! path of its own (the C library caches libraries by path).
+//! Before a library is opened, its file is copied (in the kernel, `copy_file_range`) to a fresh
+//! folder of the host's own (mode 0700, under the temporary folder, `TMPDIR`), and the copy is
+//! checked as discovery checks a file (a whole library, a manifest this host can load), against
+//! the manifest discovery read, and against the digest trust checked. The library is opened from
+//! there, so a copy over the file in `plugins/` or a truncation of it can no longer crash the
+//! host, and a replaced file gets a path of its own (the C library caches libraries by path).
 //!
 //! A copy that was opened stays on disk while the process lives ([`PrivateCopy::keep`]; a
 //! library is never unloaded), so `/proc/PID/maps` names a file that exists, not a deleted one,
@@ -22,7 +22,6 @@
 //! each copy stays until it is removed by hand.
 
 use std::{
-    io::Write as _,
     path::{Path, PathBuf},
     sync::{Arc, Mutex},
 };
@@ -32,7 +31,7 @@ use sha2::{Digest as _, Sha256};
 
 use super::ActivationError;
 use crate::discovery::{self, SkipReason, trust::Checked};
-use crate::util::{hash::sha256_of, lock::lock};
+use crate::util::{hash::sha256_of_file, lock::lock};
 
 /// The prefix of every private copy's folder name.
 pub const FOLDER_PREFIX: &str = "reactor-mcp-";
@@ -94,13 +93,23 @@ impl PrivateCopy {
             plugin: manifest.name.clone(),
             source: Arc::new(error),
         };
-        let bytes = std::fs::read(original).map_err(|source| {
+        let mut source = std::fs::File::open(original).map_err(|source| {
             failed(CopyError::Read {
                 path: original.to_owned(),
                 source,
             })
         })?;
-        let found = discovery::manifest_of(&bytes).map_err(|source| {
+        let folder =
+            private_folder(original).map_err(|source| failed(CopyError::Folder { source }))?;
+        let name = original.file_name().unwrap_or(original.as_os_str());
+        let path = folder.path().join(name);
+        let size = copy_new(&mut source, &path).map_err(|source| {
+            failed(CopyError::Write {
+                path: path.clone(),
+                source,
+            })
+        })?;
+        let found = discovery::read(&path).map_err(|source| {
             failed(CopyError::Unusable {
                 path: original.to_owned(),
                 source,
@@ -117,7 +126,12 @@ impl PrivateCopy {
             ));
         }
         if let Some(checked) = checked {
-            let sha256 = sha256_of(&bytes);
+            let sha256 = sha256_of_file(&path).map_err(|source| {
+                failed(CopyError::Read {
+                    path: path.clone(),
+                    source,
+                })
+            })?;
             if sha256 != checked.sha256 {
                 return Err(ActivationError::mismatch(
                     &manifest.name,
@@ -131,26 +145,10 @@ impl PrivateCopy {
                 ));
             }
         }
-        let prefix = format!("{FOLDER_PREFIX}{}-{}-", tag(original), std::process::id());
-        let mut builder = tempfile::Builder::new();
-        builder.prefix(&prefix);
-        #[cfg(unix)]
-        builder.permissions(std::os::unix::fs::PermissionsExt::from_mode(0o700));
-        let folder = builder
-            .tempdir()
-            .map_err(|source| failed(CopyError::Folder { source }))?;
-        let name = original.file_name().unwrap_or(original.as_os_str());
-        let path = folder.path().join(name);
-        write_new(&path, &bytes).map_err(|source| {
-            failed(CopyError::Write {
-                path: path.clone(),
-                source,
-            })
-        })?;
         Ok(Self {
             _folder: folder,
             path,
-            size: bytes.len() as u64,
+            size,
         })
     }
 
@@ -193,14 +191,26 @@ impl Drop for RemoveOnExit {
     }
 }
 
-/// Writes `bytes` to a file that must not exist yet, readable by the owner alone. Not synced:
-/// the copy is read back from the page cache at once.
-fn write_new(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+/// A new folder of this process's for what comes of the library at `library` (mode 0700, in the
+/// temporary folder), named as [the module](self) says.
+pub(crate) fn private_folder(library: &Path) -> std::io::Result<tempfile::TempDir> {
+    let prefix = format!("{FOLDER_PREFIX}{}-{}-", tag(library), std::process::id());
+    let mut builder = tempfile::Builder::new();
+    builder.prefix(&prefix);
+    #[cfg(unix)]
+    builder.permissions(std::os::unix::fs::PermissionsExt::from_mode(0o700));
+    builder.tempdir()
+}
+
+/// Copies `source` to `path`, a file that must not exist yet, readable by the owner alone, in
+/// the kernel where it can (`copy_file_range`: no pass through the host's memory); the bytes
+/// copied. Not synced: the copy is read back from the page cache at once.
+fn copy_new(source: &mut std::fs::File, path: &Path) -> std::io::Result<u64> {
     let mut options = std::fs::OpenOptions::new();
     options.write(true).create_new(true);
     #[cfg(unix)]
     std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o500);
-    options.open(path)?.write_all(bytes)
+    std::io::copy(source, &mut options.open(path)?)
 }
 
 /// Removes, from the temporary folder, the copy folders of processes that no longer run (hosts

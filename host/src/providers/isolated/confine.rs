@@ -18,7 +18,7 @@
 use std::path::{Path, PathBuf};
 
 use super::sandbox::{Policy, Support};
-use crate::build::private_copy::{FOLDER_PREFIX, tag};
+use crate::build::private_copy::private_folder;
 
 /// The Landlock ABI whose rights the sandbox handles: the newest tested here (Linux 6.15).
 #[cfg(target_os = "linux")]
@@ -93,14 +93,7 @@ pub(crate) struct Confined {
 pub(crate) fn enter(policy: &str, library: &Path, plugin: &str) -> Result<Confined, ConfineError> {
     let policy: Policy =
         serde_json::from_str(policy).map_err(|source| ConfineError::Policy { source })?;
-    let prefix = format!("{FOLDER_PREFIX}{}-{}-", tag(library), std::process::id());
-    let mut builder = tempfile::Builder::new();
-    builder.prefix(&prefix);
-    #[cfg(unix)]
-    builder.permissions(std::os::unix::fs::PermissionsExt::from_mode(0o700));
-    let folder = builder
-        .tempdir()
-        .map_err(|source| ConfineError::Folder { source })?;
+    let folder = private_folder(library).map_err(|source| ConfineError::Folder { source })?;
     tempfile::env::override_temp_dir(folder.path()).map_err(ConfineError::TempDir)?;
     for path in policy.read.iter().chain(&policy.write) {
         if !path.exists() {

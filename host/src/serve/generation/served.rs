@@ -22,7 +22,7 @@ use rmcp::model::{JsonObject, MetaObject, Tool, ToolAnnotations};
 use serde_json::{Value, json};
 
 pub(crate) use crate::reports::TOOLSETS_TOOL;
-use crate::serve::mcp::validate::ArgumentValidator;
+use crate::serve::mcp::validate::{self, ArgumentValidator};
 use crate::util::lock::{read, write};
 use crate::{
     build::{Builder, ToolTable},
@@ -187,6 +187,7 @@ impl Sets {
         }
         let set = cell
             .get_or_try_init(|| async {
+                validate::prepare();
                 let builder = Arc::clone(&self.builder);
                 let key = active.clone();
                 let span = tracing::Span::current();

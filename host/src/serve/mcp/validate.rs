@@ -60,6 +60,20 @@ impl ArgumentValidator {
     }
 }
 
+/// Builds, once per process and on a blocking thread, the meta-schema validator that checks
+/// every input schema before it compiles (a few milliseconds: the meta-schema is compiled at
+/// run time). Called when a first call's plugins start to open, so it is ready by the time the
+/// first validator compiles, instead of adding to that call.
+pub(crate) fn prepare() {
+    static STARTED: std::sync::Once = std::sync::Once::new();
+    STARTED.call_once(|| {
+        let schema = serde_json::json!({"type": "object"});
+        drop(tokio::task::spawn_blocking(move || {
+            jsonschema::meta::is_valid(&schema)
+        }));
+    });
+}
+
 /// One validation error in words: which argument, and what is wrong.
 fn describe(error: ValidationError<'_>) -> String {
     let path = error.instance_path().as_str();
