@@ -16,6 +16,7 @@ mod extensions;
 mod filters;
 mod fleet;
 mod harness;
+mod hot_path;
 mod isolation;
 mod list;
 mod observe;

@@ -8,6 +8,8 @@
 //! - `serve`: release-build the plugins, then run the host.
 //! - `test`: the one test command (formatting, lints, plugins, every test).
 //! - `bench`: build what the benchmarks measure and run them (the `bench` crate).
+//! - `callgrind`: hold the call path to its baseline: instructions per `echo` call under
+//!   callgrind, the host against plain rmcp, in the same run.
 //! - `bridge_server`: install the third-party MCP server the bridge's end-to-end tests run.
 //! - `prometheus`: install the Prometheus parser the metrics tests read `/metrics` with.
 //! - `compat`: build the host and a plugin of ABI 0.2.0's commit, for the compatibility tests;
@@ -26,6 +28,7 @@
 mod bench;
 mod bridge_server;
 mod build_plugins;
+mod callgrind;
 mod clients;
 mod compat;
 mod conformance;
@@ -77,6 +80,9 @@ enum Task {
     Test(test::Args),
     /// Measure what the plugin layer costs and print every figure with its ratio and target.
     Bench(bench::Args),
+    /// Hold the call path to its baseline: instructions per `echo` call under callgrind, the
+    /// host's against plain rmcp's, measured in the same run (needs valgrind).
+    Callgrind(callgrind::Args),
     /// Run the MCP conformance suite's runs against the `conformance` plugin (needs npm once).
     Conformance(conformance::Args),
     /// Install the MCP server the bridge's end-to-end tests run (needs npm once).
@@ -109,6 +115,7 @@ fn main() -> ExitCode {
         Task::Serve(args) => serve::run(args),
         Task::Test(args) => test::run(args),
         Task::Bench(args) => bench::run(args),
+        Task::Callgrind(args) => callgrind::run(args),
         Task::Conformance(args) => conformance::run(args),
         Task::Clients(args) => clients::run(args),
         Task::BridgeServer(args) => bridge_server::run(args),

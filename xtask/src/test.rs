@@ -8,7 +8,9 @@
 //! compatibility tests, in their environment too), the Prometheus client library's parser
 //! (`prometheus`, for the metrics tests), then every test of the workspace. The tests run under
 //! `cargo nextest` when it is installed (faster, one process per test), plus
-//! `cargo test --doc` since nextest skips doctests; with plain `cargo test` otherwise. Last,
+//! `cargo test --doc` since nextest skips doctests; with plain `cargo test` otherwise. Then the
+//! guard on the call path (`cargo xtask callgrind`: the host's instructions per call against
+//! plain rmcp's, held to `callgrind-baseline.txt`). Last,
 //! the MCP conformance suite (`cargo xtask conformance`, every run, with the plugin in process
 //! and then isolated), unless `--skip-conformance`, and the official Python SDK and MCP Inspector against `reactor-mcp-server stdio`
 //! (`cargo xtask clients`), unless `--skip-clients`.
@@ -17,7 +19,9 @@ use std::process::{Command, Stdio};
 
 use anyhow::{Context, Result};
 
-use crate::{bridge_server, build_plugins, cargo, clients, compat, conformance, run_command};
+use crate::{
+    bridge_server, build_plugins, callgrind, cargo, clients, compat, conformance, run_command,
+};
 
 /// What `cargo xtask test` runs.
 #[derive(Debug, Default, clap::Args)]
@@ -111,6 +115,12 @@ pub(crate) fn run(args: &Args) -> Result<()> {
             run_command(&mut tests(&["test", "--workspace"]))
         })?;
     }
+    step(
+        "call path (callgrind)",
+        "the host's instructions per call rose against plain rmcp's: profile the change \
+         (BENCHMARKS.md, Method), or lower the baseline if it fell",
+        || callgrind::run(&callgrind::Args::default()),
+    )?;
     if !args.skip_conformance {
         for (name, isolate) in [("conformance", false), ("conformance, isolated", true)] {
             step(name, "see the scenario results above", || {

@@ -399,6 +399,10 @@ pub(crate) struct ServeArgs {
     /// metrics.
     #[arg(long, env = "REACTOR_MCP_NO_UI", value_parser = BoolishValueParser::new())]
     pub(crate) no_ui: bool,
+    /// Let rmcp answer every request, `tools/call`, `tools/list` and `ping` included, instead
+    /// of the host's own path for them (to compare the two, or to rule the host's out).
+    #[arg(long, env = "REACTOR_MCP_NO_HOT_PATH", value_parser = BoolishValueParser::new())]
+    pub(crate) no_hot_path: bool,
     /// This replica's name among several behind one load balancer: its task ids start with
     /// `NAME.`, so the balancer routes `tasks/*` requests to the replica that runs the task.
     #[arg(long, env = "REACTOR_MCP_REPLICA_ID", value_name = "NAME", value_parser = replica_id)]
@@ -822,6 +826,7 @@ impl ServeArgs {
             name: self.served.name.clone(),
             toolsets_tool: !self.served.no_toolsets_tool,
             ui: !self.no_ui,
+            hot_path: !self.no_hot_path,
             stateless: self.stateless,
             allowed_hosts: self.allowed_hosts.clone(),
             allowed_origins: self.allowed_origins.clone(),

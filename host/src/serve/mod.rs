@@ -56,6 +56,9 @@ pub(crate) struct Options {
     pub(crate) toolsets_tool: bool,
     /// Whether the page at `GET /ui` is served.
     pub(crate) ui: bool,
+    /// Whether the host answers `tools/call`, `tools/list` and `ping` itself
+    /// ([`edge::hot`]), rather than rmcp.
+    pub(crate) hot_path: bool,
     /// Serve without sessions, with JSON answers.
     pub(crate) stateless: bool,
     /// Further `Host` names the server answers to.
@@ -101,6 +104,7 @@ impl Default for Options {
             name: "reactor-mcp-server".to_owned(),
             toolsets_tool: true,
             ui: true,
+            hot_path: true,
             stateless: false,
             allowed_hosts: Vec::new(),
             allowed_origins: Vec::new(),

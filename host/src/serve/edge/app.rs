@@ -12,7 +12,7 @@ use crate::{
     auth::Authenticator,
     serve::{
         MAX_REQUEST_BODY_BYTES, Options, ServeError, ServeState,
-        edge::{body, drain, front, guard, readiness, routes, sessions, ui},
+        edge::{body, drain, front, guard, hot, readiness, routes, sessions, ui},
         mcp,
     },
 };
@@ -48,12 +48,18 @@ pub(crate) fn front_door(
     if let Some(store) = &shared_sessions {
         config.session_store = Some(Arc::new(store.clone()));
     }
-    let sessions = sessions::Sessions::new(&args.sessions, shared_sessions);
+    let direct = Arc::new(mcp::direct::DirectSessions::default());
+    let recorded = args.hot_path.then(|| Arc::clone(&direct));
+    let sessions = sessions::Sessions::new(&args.sessions, shared_sessions, recorded);
     tokio::spawn(sessions::Sessions::expire_idle(
         Arc::downgrade(&sessions),
         cancel,
     ));
     let factory_state = Arc::clone(&state);
+    let hot = args.hot_path.then(|| {
+        let sessions = (!args.stateless).then(|| (Arc::clone(&sessions), direct));
+        Arc::new(hot::Hot::new(&state, sessions, args.stateless))
+    });
     let mcp = StreamableHttpService::new(
         move || Ok(mcp::Handler::new(Arc::clone(&factory_state))),
         Arc::clone(&sessions),
@@ -92,6 +98,7 @@ pub(crate) fn front_door(
             idle: args.connections.idle_timeout,
         },
         ui: args.ui,
+        hot,
     }
 }
 

@@ -33,6 +33,7 @@ use crate::serve::{
     edge::body::{self, BodyLimits},
     edge::drain::{self, Drain},
     edge::guard::{self, AccessPolicy},
+    edge::hot,
     edge::index,
     edge::policy_gate,
     edge::sessions::{self, SESSION_ID, Sessions},
@@ -60,6 +61,8 @@ pub(crate) struct Front {
     pub(crate) body: BodyLimits,
     /// Whether the page at `/ui` is served, for the index page to link to it.
     pub(crate) ui: bool,
+    /// What answers the hot methods itself, unless `--no-hot-path`.
+    pub(crate) hot: Option<Arc<hot::Hot>>,
 }
 
 impl Front {
@@ -144,6 +147,7 @@ impl Front {
             let (router, body) = (self.router, self.body);
             let (auth, state, identity) = (self.auth, self.state, caller.clone());
             let sessions = self.sessions.clone();
+            let hot = self.hot;
             let checked =
                 |request: Request| {
                     body::check_body(body, request, |request: Request| async move {
@@ -164,6 +168,13 @@ impl Front {
                         {
                             Ok(request) => request,
                             Err(refusal) => return refusal,
+                        };
+                        let request = match &hot {
+                            Some(hot) => match hot.answer(request).await {
+                                Ok(answer) => return answer,
+                                Err(request) => request,
+                            },
+                            None => request,
                         };
                         router
                             .oneshot(request)

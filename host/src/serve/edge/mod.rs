@@ -5,6 +5,8 @@
 //! - [`front`]: the front door every request passes, in one step: the guard, the drain,
 //!   credentials, the session cap and the body check.
 //! - [`guard`]: which `Host` and `Origin` headers are accepted.
+//! - [`hot`]: `tools/call`, `tools/list` and `ping` answered by the host itself, without
+//!   rmcp's per-request machinery.
 //! - [`routes`]: `GET /healthz`, `GET /toolsets` and `GET /contributions`.
 //! - [`readiness`]: `GET /readyz`, and what it depends on.
 //! - [`index`]: `GET /` (and a browser's `GET` of the MCP endpoint): what the server is and how
@@ -24,6 +26,7 @@ pub(crate) mod body;
 pub(crate) mod drain;
 pub(crate) mod front;
 pub(crate) mod guard;
+pub(crate) mod hot;
 pub(crate) mod index;
 pub(crate) mod listener;
 pub(crate) mod metrics;

@@ -35,6 +35,7 @@ use std::{
 
 use super::takeovers::Takeovers;
 use crate::observe::metrics;
+use crate::serve::mcp::direct::{DirectSessions, Slot};
 use crate::shared::sessions::SharedSessions;
 use crate::util::lock::lock;
 use axum::{
@@ -45,7 +46,7 @@ use axum::{
 };
 use futures::{Stream, StreamExt};
 use rmcp::{
-    model::{ClientJsonRpcMessage, ServerJsonRpcMessage},
+    model::{ClientJsonRpcMessage, GetExtensions as _, ServerJsonRpcMessage},
     transport::{
         WorkerTransport,
         common::server_side_http::SessionId,
@@ -220,12 +221,19 @@ pub(crate) struct Sessions {
     shared: Option<SharedSessions>,
     /// Sessions of other replicas being taken over here.
     takeovers: Takeovers,
+    /// The sessions the host answers hot requests of itself (unless `--no-hot-path`):
+    /// recorded here once initialized, forgotten when they close.
+    direct: Option<Arc<DirectSessions>>,
 }
 
 impl Sessions {
     /// A manager within `limits`, keeping sessions in `shared` too if given;
     /// [`Sessions::expire_idle`] must run beside it.
-    pub(crate) fn new(limits: &SessionLimits, shared: Option<SharedSessions>) -> Arc<Self> {
+    pub(crate) fn new(
+        limits: &SessionLimits,
+        shared: Option<SharedSessions>,
+        direct: Option<Arc<DirectSessions>>,
+    ) -> Arc<Self> {
         let mut inner = LocalSessionManager::default();
         // Idle sessions are closed by `expire_idle`, which knows about calls in flight.
         inner.session_config.keep_alive = None;
@@ -238,7 +246,14 @@ impl Sessions {
             usages: Arc::default(),
             shared,
             takeovers: Takeovers::default(),
+            direct,
         })
+    }
+
+    /// Counts a request of the open session `id` that the host answers itself as a stream of
+    /// it, until the guard is dropped; `None` when the session is not open.
+    pub(crate) fn hold(&self, id: &str) -> Option<impl Send + Sync + 'static> {
+        self.usages.open_stream(&SessionId::from(id))
     }
 
     /// How many sessions are open or being opened.
@@ -337,6 +352,9 @@ impl Sessions {
 
     /// Forgets `id`, giving back its place; whether it was open.
     fn forget(&self, id: &SessionId) -> bool {
+        if let Some(direct) = &self.direct {
+            direct.remove(id);
+        }
         let forgotten = self.usages.lock().remove(id);
         if let Some(usage) = &forgotten {
             self.admitted.fetch_sub(1, Ordering::AcqRel);
@@ -363,6 +381,9 @@ impl Sessions {
             };
             let expired = manager.usages.take_idle(idle, Instant::now());
             for id in expired {
+                if let Some(direct) = &manager.direct {
+                    direct.remove(&id);
+                }
                 manager.admitted.fetch_sub(1, Ordering::AcqRel);
                 if let Some(shared) = &manager.shared {
                     shared.forget(&id);
@@ -418,16 +439,25 @@ impl SessionManager for Sessions {
         }
     }
 
+    /// Initializes session `id`; with the hot path on, records the session for it
+    /// ([`DirectSessions`]) before the answer goes out.
     async fn initialize_session(
         &self,
         id: &SessionId,
-        message: ClientJsonRpcMessage,
+        mut message: ClientJsonRpcMessage,
     ) -> Result<ServerJsonRpcMessage, Self::Error> {
+        let slot = self.direct.as_ref().map(|_| Slot::default());
+        if let (Some(slot), ClientJsonRpcMessage::Request(request)) = (&slot, &mut message) {
+            request.request.extensions_mut().insert(slot.clone());
+        }
         let response = self
             .inner
             .initialize_session(id, message)
             .await
             .inspect_err(|_| self.takeovers.end(id, false))?;
+        if let (Some(direct), Some(session)) = (&self.direct, slot.and_then(Slot::take)) {
+            direct.insert(SessionId::clone(id), session);
+        }
         self.usages.touch(id);
         Ok(response)
     }
@@ -627,7 +657,7 @@ mod tests {
 
     #[tokio::test]
     async fn sessions_beyond_the_cap_are_refused_until_one_closes() {
-        let sessions = Sessions::new(&limits(2, Duration::from_secs(60)), None);
+        let sessions = Sessions::new(&limits(2, Duration::from_secs(60)), None, None);
         let (a, _ta) = sessions.create_session().await.unwrap();
         let (_b, _tb) = sessions.create_session().await.unwrap();
         assert_eq!(sessions.count(), 2);
@@ -692,7 +722,7 @@ mod tests {
 
     #[tokio::test]
     async fn an_idle_session_is_closed_and_gives_back_its_place() {
-        let sessions = Sessions::new(&limits(1, Duration::from_millis(40)), None);
+        let sessions = Sessions::new(&limits(1, Duration::from_millis(40)), None, None);
         let cancel = CancellationToken::new();
         tokio::spawn(Sessions::expire_idle(
             Arc::downgrade(&sessions),

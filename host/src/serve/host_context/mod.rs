@@ -34,6 +34,7 @@
 pub(crate) mod asks;
 pub(crate) mod context;
 pub(crate) mod level;
+pub(crate) mod outlet;
 pub(crate) mod rounds;
 pub(crate) mod run;
 #[cfg(test)]
@@ -49,6 +50,7 @@ use rmcp::{RoleServer, service::RequestContext};
 
 pub(crate) use asks::ClientRequests;
 pub(crate) use level::SessionLevel;
+pub(crate) use outlet::Outlet;
 pub(crate) use run::{Call, Finished, Interrupted};
 
 /// The level below which log messages are dropped until the client sends `logging/setLevel`.

@@ -9,7 +9,7 @@ use futures::{FutureExt as _, StreamExt, stream::FuturesUnordered};
 use plugin_abi::HostContextBox;
 use rmcp::{RoleServer, service::RequestContext};
 
-use super::{asks::*, context::*, level::*};
+use super::{asks::*, context::*, level::*, outlet::Outlet};
 use crate::serve::{
     generation::availability, host_context::rounds::Missing, mcp::subscriptions::Updates,
 };
@@ -73,6 +73,7 @@ impl Call<'_> {
             None => Route::Client,
         };
         let peer = &request.peer;
+        let outlet = request.extensions.get::<Outlet>();
         let mut plugin = pin!(call(HostContextBox::from_ptr(
             RArc::new(context),
             TD_Opaque
@@ -94,7 +95,7 @@ impl Call<'_> {
                     Event::AskParentForTask(told) => {
                         asked.push(ask_parent_for_task(peer, timeout, told).boxed());
                     }
-                    other => notify(peer, other).await,
+                    other => send(outlet, peer, other).await,
                 },
                 Some(()) = asked.next(), if !asked.is_empty() => {}
             }
@@ -109,13 +110,24 @@ impl Call<'_> {
                     | Event::PluginLogToParent(_)
                     | Event::SetAvailableOnParent { .. }
             ) {
-                notify(peer, event).await;
+                send(outlet, peer, event).await;
             }
         }
         Some(Finished {
             outcome,
             undeclared: undeclared.get().copied(),
         })
+    }
+}
+
+/// Sends `event` into the request's outlet when it takes it, else through the peer.
+async fn send(outlet: Option<&Outlet>, peer: &rmcp::Peer<RoleServer>, event: Event) {
+    let event = match outlet {
+        Some(outlet) => outlet.take(event),
+        None => Some(event),
+    };
+    if let Some(event) = event {
+        notify(peer, event).await;
     }
 }
 

@@ -18,6 +18,7 @@ pub(crate) mod audit;
 mod calls;
 mod completion;
 pub(crate) mod contributions;
+pub(crate) mod direct;
 pub(crate) mod discover;
 mod measured;
 pub(crate) mod notifications;
@@ -80,6 +81,8 @@ pub(crate) struct Handler {
     /// The session's registration to hear that its lists changed, made at `initialize`;
     /// dropped with the session.
     listening: Arc<OnceLock<Registration>>,
+    /// The session's requests the host answers itself, for the client to cancel.
+    in_flight: Arc<direct::InFlight>,
 }
 impl Handler {
     /// A handler over the server's shared state.
@@ -89,6 +92,7 @@ impl Handler {
             state,
             level: SessionLevel::default(),
             listening: Arc::default(),
+            in_flight: Arc::default(),
         }
     }
 }
@@ -207,6 +211,7 @@ impl ServerHandler for Handler {
         context: RequestContext<RoleServer>,
     ) -> Result<InitializeResult, ErrorData> {
         context.peer.set_peer_info(request.clone());
+        self.fill_slot(&context);
         measured::measure("initialize", None, &context, async {
             let mut result = self.negotiate_initialize(&request)?;
             self.describe_url(&context, &mut result).await?;
@@ -289,6 +294,17 @@ impl ServerHandler for Handler {
             );
         });
         answer
+    }
+
+    /// A request the host answers itself is cancelled here (rmcp cancels its own).
+    async fn on_cancelled(
+        &self,
+        notification: rmcp::model::CancelledNotificationParam,
+        _context: rmcp::service::NotificationContext<RoleServer>,
+    ) {
+        if let Some(id) = &notification.request_id {
+            self.in_flight.cancel(id);
+        }
     }
 
     #[allow(deprecated)] // logging is deprecated by SEP-2577, still in 2025-11-25

@@ -1,0 +1,556 @@
+//! The hot methods answered by the host itself: `tools/call`, `tools/list` and `ping`, read
+//! with typed serde straight from the body and served in the task that read it, without
+//! rmcp's per-request machinery (its parse of every request shape, a session worker's
+//! channels, a spawned service per stateless request, the event-stream framing of a lone
+//! answer).
+//!
+//! [`Hot::answer`] takes a request only when rmcp would serve it the same way, and hands
+//! anything else back untouched, for rmcp:
+//!
+//! - **in a 2025-11-25 session**: the session is open, recorded at its `initialize`
+//!   ([`DirectSessions`]); no `MCP-Protocol-Version` header of 2026-07-28 or an unknown one,
+//!   no protocol version in `_meta`; the client declared none of `sampling`, `elicitation` and
+//!   `roots` (a tool's requests to the client ride the request's own stream in rmcp, which
+//!   only rmcp's session worker can route answers from);
+//! - **without a session, 2026-07-28**: the `_meta` holds every required field, and its
+//!   version is the header's; `Mcp-Method` (and, for `tools/call`, a plain `Mcp-Name`) match
+//!   the body, and the tool mirrors no argument into a header;
+//! - **without a session, earlier versions**: only when the server runs `--stateless`.
+//!
+//! rmcp's own dispatch serves the request (`Handler::answer_directly`), so its version checks and
+//! guards apply. The answer is JSON, or, once the call sends a notification (progress, or
+//! without a session a log message) before it, an event stream of those and then the answer,
+//! as rmcp sends it. A request of a session counts as a stream of it while it runs, so an
+//! idle timeout never closes a session with a call in flight, and the client can cancel it.
+
+use std::{collections::VecDeque, pin::Pin, sync::Arc};
+
+use axum::{
+    body::{Body, Bytes},
+    extract::Request,
+    http::{HeaderMap, HeaderValue, StatusCode, header, request::Parts},
+    response::Response,
+};
+use futures::{FutureExt as _, Stream};
+use rmcp::{
+    Peer, RoleServer, ServerHandler as _,
+    model::{
+        CallToolRequest, CallToolRequestParams, ClientRequest, ErrorCode, ListToolsRequest,
+        PaginatedRequestParams, PingRequest, ProtocolVersion, RequestId, RequestMetaObject,
+        ServerJsonRpcMessage,
+    },
+    service::RequestContext,
+};
+use serde::Deserialize;
+use serde_json::value::RawValue;
+use tokio::sync::mpsc::UnboundedReceiver;
+
+use crate::serve::{
+    ServeState,
+    edge::sessions::{SESSION_ID, Sessions},
+    host_context::Outlet,
+    mcp::{
+        Handler,
+        direct::{DirectSessions, detached_peer},
+    },
+};
+use crate::util::lock::lock;
+
+/// The header naming the request's protocol version.
+const PROTOCOL_VERSION: &str = "mcp-protocol-version";
+
+/// What answers the hot methods.
+#[derive(Debug)]
+pub(crate) struct Hot {
+    /// The sessions whose requests may be answered here (sessions on).
+    sessions: Option<(Arc<Sessions>, Arc<DirectSessions>)>,
+    /// Serves the requests without a session; they share nothing a handler holds.
+    stateless: Handler,
+    /// Whether the server runs `--stateless` (requests of earlier versions without a session).
+    stateless_mode: bool,
+    /// A peer for requests without a session, per protocol version.
+    peers: std::sync::Mutex<Vec<Peer<RoleServer>>>,
+}
+
+/// A JSON-RPC message's envelope, its `params` unread.
+#[derive(Deserialize)]
+struct Envelope<'a> {
+    jsonrpc: &'a str,
+    id: RequestId,
+    method: &'a str,
+    #[serde(borrow, default)]
+    params: Option<&'a RawValue>,
+}
+
+/// Whom a request is served by, and how.
+struct Route {
+    handler: Handler,
+    peer: Peer<RoleServer>,
+    /// Whether the client is told the HTTP status of a 2026-07-28 error.
+    per_request: bool,
+    /// Whether log messages go into the answer (no session to send them on).
+    logs_in_answer: bool,
+    /// The session's use while the request runs.
+    hold: Option<Box<dyn Send + Sync>>,
+}
+
+impl Hot {
+    /// The hot path over `state`; `sessions` when sessions are on.
+    pub(crate) fn new(
+        state: &Arc<ServeState>,
+        sessions: Option<(Arc<Sessions>, Arc<DirectSessions>)>,
+        stateless_mode: bool,
+    ) -> Self {
+        Self {
+            sessions,
+            stateless: Handler::new(Arc::clone(state)),
+            stateless_mode,
+            peers: std::sync::Mutex::default(),
+        }
+    }
+
+    /// The answer to `request`, a POST to the MCP endpoint whose body was read whole, when it
+    /// is one of the hot methods this path takes; otherwise `request` back, untouched.
+    pub(crate) async fn answer(&self, request: Request) -> Result<Response, Request> {
+        if !accepts_both(request.headers()) {
+            return Err(request);
+        }
+        let (parts, body) = request.into_parts();
+        // The body check read it whole: this takes it back without waiting or copying.
+        let bytes = axum::body::to_bytes(body, usize::MAX)
+            .now_or_never()
+            .and_then(Result::ok)
+            .unwrap_or_default();
+        match self.prepare(&bytes, parts) {
+            Ok(prepared) => Ok(serve(prepared).await),
+            Err(parts) => Err(Request::from_parts(parts, Body::from(bytes))),
+        }
+    }
+
+    /// The request, routed and with its context, or its parts back when rmcp is to serve it.
+    fn prepare(&self, bytes: &[u8], parts: Parts) -> Result<Prepared, Parts> {
+        let Some((id, request, meta)) = read(bytes) else {
+            return Err(parts);
+        };
+        let Some(route) = self.route(&parts.headers, &request, &meta) else {
+            return Err(parts);
+        };
+        let mut context = RequestContext::new(id, route.peer);
+        context.meta = meta;
+        let (outlet, notes) = Outlet::new(route.logs_in_answer);
+        context.extensions.insert(outlet);
+        context.extensions.insert(parts);
+        Ok(Prepared {
+            handler: route.handler,
+            request,
+            context,
+            notes,
+            per_request: route.per_request,
+            hold: route.hold,
+        })
+    }
+
+    /// Who serves `request`, if this path does.
+    fn route(
+        &self,
+        headers: &HeaderMap,
+        request: &ClientRequest,
+        meta: &RequestMetaObject,
+    ) -> Option<Route> {
+        let header = single(headers, PROTOCOL_VERSION)?;
+        if header.is_some_and(|v| {
+            !ProtocolVersion::KNOWN_VERSIONS
+                .iter()
+                .any(|k| k.as_str() == v)
+        }) {
+            return None;
+        }
+        let modern = |v: &str| v >= ProtocolVersion::V_2026_07_28.as_str();
+        let in_body = meta.protocol_version();
+        if let Some(session) = single(headers, SESSION_ID)? {
+            if in_body.is_some() || header.is_some_and(modern) {
+                return None;
+            }
+            return self.in_session(session);
+        }
+        match in_body {
+            Some(version) => {
+                let per_request = modern(version.as_str())
+                    && header == Some(version.as_str())
+                    && meta
+                        .missing_required_keys(&ProtocolVersion::V_2026_07_28)
+                        .is_empty()
+                    && self.standard_headers_match(headers, request)?;
+                per_request.then(|| self.without_session(version, true))
+            }
+            None if self.stateless_mode && !header.is_some_and(modern) => {
+                let version = header.map_or(ProtocolVersion::V_2025_03_26, |v| {
+                    ProtocolVersion::KNOWN_VERSIONS
+                        .iter()
+                        .find(|k| k.as_str() == v)
+                        .cloned()
+                        .unwrap_or(ProtocolVersion::V_2025_03_26)
+                });
+                Some(self.without_session(version, false))
+            }
+            None => None,
+        }
+    }
+
+    /// The route of a request of the open, initialized session `id`, unless its client may be
+    /// sent requests.
+    fn in_session(&self, id: &str) -> Option<Route> {
+        let (sessions, direct) = self.sessions.as_ref()?;
+        let session = direct.get(id)?;
+        let info = session.peer.peer_info()?;
+        let capabilities = &info.capabilities;
+        #[allow(deprecated)] // sampling and roots are deprecated by SEP-2577, still in 2025-11-25
+        let asks = capabilities.sampling.is_some()
+            || capabilities.elicitation.is_some()
+            || capabilities.roots.is_some();
+        if asks {
+            return None;
+        }
+        let hold = sessions.hold(id)?;
+        Some(Route {
+            handler: session.handler,
+            peer: session.peer,
+            per_request: false,
+            logs_in_answer: false,
+            hold: Some(Box::new(hold)),
+        })
+    }
+
+    /// The route of a request without a session, of protocol `version`.
+    fn without_session(&self, version: ProtocolVersion, per_request: bool) -> Route {
+        Route {
+            handler: self.stateless.clone(),
+            peer: self.peer(version),
+            per_request,
+            logs_in_answer: true,
+            hold: None,
+        }
+    }
+
+    /// The detached peer of protocol `version`, made on first use.
+    fn peer(&self, version: ProtocolVersion) -> Peer<RoleServer> {
+        let mut peers = lock(&self.peers);
+        let known = peers.iter().find(|peer| {
+            peer.peer_info()
+                .is_some_and(|info| info.protocol_version == version)
+        });
+        if let Some(peer) = known {
+            return peer.clone();
+        }
+        let peer = detached_peer(version);
+        peers.push(peer.clone());
+        peer
+    }
+
+    /// Whether SEP-2243's headers match the body as rmcp would check them; `None` when rmcp
+    /// is to check them (a name in Base64, or a tool mirroring arguments into headers).
+    fn standard_headers_match(&self, headers: &HeaderMap, request: &ClientRequest) -> Option<bool> {
+        let (method, name) = match request {
+            ClientRequest::CallToolRequest(call) => ("tools/call", Some(&*call.params.name)),
+            ClientRequest::ListToolsRequest(_) => ("tools/list", None),
+            ClientRequest::PingRequest(_) => ("ping", None),
+            _ => return None,
+        };
+        if single(headers, "mcp-method")?? != method {
+            return None;
+        }
+        if let Some(name) = name {
+            let header = single(headers, "mcp-name")??;
+            if header.starts_with("=?base64?")
+                || header != name
+                || self.stateless.get_tool(name).is_some()
+            {
+                return None;
+            }
+        }
+        Some(true)
+    }
+}
+
+/// A request ready to serve.
+struct Prepared {
+    handler: Handler,
+    request: ClientRequest,
+    context: RequestContext<RoleServer>,
+    notes: UnboundedReceiver<ServerJsonRpcMessage>,
+    per_request: bool,
+    hold: Option<Box<dyn Send + Sync>>,
+}
+
+/// The id, the typed request and the `_meta` of a hot method's body, as rmcp reads them (the
+/// `_meta` apart from the params); `None` for anything else.
+fn read(bytes: &[u8]) -> Option<(RequestId, ClientRequest, RequestMetaObject)> {
+    let envelope: Envelope<'_> = serde_json::from_slice(bytes).ok()?;
+    if envelope.jsonrpc != "2.0" {
+        return None;
+    }
+    let params = envelope.params.map(RawValue::get);
+    let (request, meta) = match envelope.method {
+        "tools/call" => {
+            let mut params: CallToolRequestParams = serde_json::from_str(params?).ok()?;
+            let meta = params.meta.take();
+            let call = ClientRequest::CallToolRequest(CallToolRequest::new(params));
+            (call, meta)
+        }
+        "tools/list" => {
+            let mut params = match params {
+                Some(params) => Some(serde_json::from_str::<PaginatedRequestParams>(params).ok()?),
+                None => None,
+            };
+            let meta = params.as_mut().and_then(|p| p.meta.take());
+            let list = ClientRequest::ListToolsRequest(ListToolsRequest {
+                params,
+                ..ListToolsRequest::default()
+            });
+            (list, meta)
+        }
+        "ping" if params.is_none() => (ClientRequest::PingRequest(PingRequest::default()), None),
+        _ => return None,
+    };
+    Some((envelope.id, request, meta.unwrap_or_default()))
+}
+
+/// Serves a prepared request: JSON when the answer comes first, else an event stream.
+async fn serve(prepared: Prepared) -> Response {
+    let Prepared {
+        handler,
+        request,
+        context,
+        mut notes,
+        per_request,
+        hold,
+    } = prepared;
+    let mut answer: Pin<Box<dyn Future<Output = ServerJsonRpcMessage> + Send>> =
+        Box::pin(async move { handler.answer_directly(request, context).await });
+    let first = tokio::select! {
+        biased;
+        message = &mut answer => Ok(message),
+        Some(note) = notes.recv() => Err(note),
+    };
+    match first {
+        Ok(message) => match notes.try_recv() {
+            Err(_) => {
+                drop(hold);
+                json(&message, per_request)
+            }
+            Ok(note) => {
+                let mut ready = VecDeque::from([note]);
+                ready.extend(std::iter::from_fn(|| notes.try_recv().ok()));
+                ready.push_back(message);
+                event_stream(Events {
+                    ready,
+                    answer: None,
+                    notes,
+                    hold,
+                })
+            }
+        },
+        Err(note) => event_stream(Events {
+            ready: VecDeque::from([note]),
+            answer: Some(answer),
+            notes,
+            hold,
+        }),
+    }
+}
+
+/// The answer as a JSON body; under 2026-07-28 with the HTTP status rmcp gives its error.
+fn json(message: &ServerJsonRpcMessage, per_request: bool) -> Response {
+    let status = match message {
+        ServerJsonRpcMessage::Error(error) if per_request => match error.error.code {
+            ErrorCode::UNSUPPORTED_PROTOCOL_VERSION
+            | ErrorCode::MISSING_REQUIRED_CLIENT_CAPABILITY
+            | ErrorCode::HEADER_MISMATCH => StatusCode::BAD_REQUEST,
+            ErrorCode::METHOD_NOT_FOUND => StatusCode::NOT_FOUND,
+            _ => StatusCode::OK,
+        },
+        _ => StatusCode::OK,
+    };
+    let body = serde_json::to_vec(message).unwrap_or_default();
+    let mut response = Response::new(Body::from(body));
+    *response.status_mut() = status;
+    response.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/json"),
+    );
+    response
+}
+
+/// What an event-stream answer still has to send.
+struct Events {
+    /// Messages ready to go, in order.
+    ready: VecDeque<ServerJsonRpcMessage>,
+    /// The answer, until it came.
+    answer: Option<Pin<Box<dyn Future<Output = ServerJsonRpcMessage> + Send>>>,
+    notes: UnboundedReceiver<ServerJsonRpcMessage>,
+    /// The session's use, until the stream ends.
+    hold: Option<Box<dyn Send + Sync>>,
+}
+
+impl Stream for Events {
+    type Item = Result<Bytes, std::convert::Infallible>;
+
+    fn poll_next(
+        mut self: Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Option<Self::Item>> {
+        use std::task::Poll;
+        let this = &mut *self;
+        loop {
+            if let Some(message) = this.ready.pop_front() {
+                return Poll::Ready(Some(Ok(event(&message))));
+            }
+            let Some(answer) = this.answer.as_mut() else {
+                this.hold = None;
+                return Poll::Ready(None);
+            };
+            if let Poll::Ready(Some(note)) = this.notes.poll_recv(cx) {
+                this.ready.push_back(note);
+                continue;
+            }
+            match answer.as_mut().poll(cx) {
+                Poll::Ready(message) => {
+                    this.answer = None;
+                    this.ready
+                        .extend(std::iter::from_fn(|| this.notes.try_recv().ok()));
+                    this.ready.push_back(message);
+                }
+                Poll::Pending => return Poll::Pending,
+            }
+        }
+    }
+}
+
+/// One server-sent event carrying `message`.
+fn event(message: &ServerJsonRpcMessage) -> Bytes {
+    let mut frame = b"data: ".to_vec();
+    // Serialising a message the server built cannot fail.
+    let _ = serde_json::to_writer(&mut frame, message);
+    frame.extend_from_slice(b"\n\n");
+    Bytes::from(frame)
+}
+
+/// An event-stream answer sending what `events` has.
+fn event_stream(events: Events) -> Response {
+    let mut response = Response::new(Body::from_stream(events));
+    let headers = response.headers_mut();
+    headers.insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("text/event-stream"),
+    );
+    headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
+    headers.insert("x-accel-buffering", HeaderValue::from_static("no"));
+    response
+}
+
+/// The one value of header `name` as text: `Some(None)` when absent, `None` when repeated or
+/// not text (rmcp then answers).
+fn single<'a>(headers: &'a HeaderMap, name: &str) -> Option<Option<&'a str>> {
+    let mut values = headers.get_all(name).iter();
+    let Some(value) = values.next() else {
+        return Some(None);
+    };
+    if values.next().is_some() {
+        return None;
+    }
+    value.to_str().ok().map(Some)
+}
+
+/// Whether the request accepts both JSON and an event stream, plainly (rmcp answers anything
+/// else, `406` among them).
+fn accepts_both(headers: &HeaderMap) -> bool {
+    let accept = headers
+        .get_all(header::ACCEPT)
+        .iter()
+        .filter_map(|v| v.to_str().ok());
+    let (mut json, mut sse) = (false, false);
+    for value in accept {
+        if value.contains("q=") {
+            return false;
+        }
+        json |= value.contains("application/json");
+        sse |= value.contains("text/event-stream");
+    }
+    let content_json = headers
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.trim().eq_ignore_ascii_case("application/json"));
+    json && sse && content_json
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_hot_method_is_read_with_its_meta_apart_and_anything_else_is_left() {
+        let body = br#"{"jsonrpc":"2.0","id":7,"method":"tools/call",
+            "params":{"name":"echo","arguments":{"text":"hi"},"_meta":{"progressToken":"p"}}}"#;
+        let (id, request, meta) = read(body).unwrap();
+        assert_eq!(id, RequestId::Number(7));
+        let ClientRequest::CallToolRequest(call) = request else {
+            panic!("not a call");
+        };
+        assert_eq!(call.params.name, "echo");
+        assert!(
+            call.params.meta.is_none(),
+            "the meta is the request's, as rmcp reads it"
+        );
+        assert!(meta.get_progress_token().is_some());
+
+        let list = br#"{"jsonrpc":"2.0","id":"a","method":"tools/list"}"#;
+        assert!(matches!(
+            read(list),
+            Some((RequestId::String(_), ClientRequest::ListToolsRequest(_), _))
+        ));
+        let ping = br#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#;
+        assert!(matches!(
+            read(ping),
+            Some((_, ClientRequest::PingRequest(_), _))
+        ));
+        for other in [
+            &br#"{"jsonrpc":"2.0","id":1,"method":"ping","params":{"_meta":{}}}"#[..],
+            br#"{"jsonrpc":"2.0","id":1,"method":"resources/list"}"#,
+            br#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#,
+            br#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"arguments":{}}}"#,
+            br#"{"jsonrpc":"1.0","id":1,"method":"ping"}"#,
+            br#"[{"jsonrpc":"2.0","id":1,"method":"ping"}]"#,
+            b"not json",
+        ] {
+            assert!(read(other).is_none(), "{}", String::from_utf8_lossy(other));
+        }
+    }
+
+    #[test]
+    fn only_plain_headers_are_taken() {
+        let mut headers = HeaderMap::new();
+        assert_eq!(single(&headers, "mcp-method"), Some(None));
+        headers.insert("mcp-method", HeaderValue::from_static("ping"));
+        assert_eq!(single(&headers, "mcp-method"), Some(Some("ping")));
+        headers.append("mcp-method", HeaderValue::from_static("ping"));
+        assert_eq!(
+            single(&headers, "mcp-method"),
+            None,
+            "repeated: rmcp answers"
+        );
+
+        let mut headers = HeaderMap::new();
+        headers.insert(
+            header::CONTENT_TYPE,
+            HeaderValue::from_static("application/json"),
+        );
+        let accept = |value| {
+            let mut headers = headers.clone();
+            headers.insert(header::ACCEPT, HeaderValue::from_static(value));
+            accepts_both(&headers)
+        };
+        assert!(accept("application/json, text/event-stream"));
+        assert!(!accept("application/json"));
+        assert!(!accept("application/json;q=0, text/event-stream"));
+    }
+}
