@@ -121,32 +121,21 @@ impl Hot {
             .now_or_never()
             .and_then(Result::ok)
             .unwrap_or_default();
-        match self.prepare(&bytes, parts) {
-            Ok(prepared) => Ok(serve(prepared).await),
-            Err(parts) => Err(Request::from_parts(parts, Body::from(bytes))),
+        match self.prepare(&bytes, &parts.headers) {
+            Some(prepared) => Ok(serve(prepared, parts).await),
+            None => Err(Request::from_parts(parts, Body::from(bytes))),
         }
     }
 
-    /// The request, routed and with its context, or its parts back when rmcp is to serve it.
-    fn prepare(&self, bytes: &[u8], parts: Parts) -> Result<Prepared, Parts> {
-        let Some((id, request, meta)) = read(bytes) else {
-            return Err(parts);
-        };
-        let Some(route) = self.route(&parts.headers, &request, &meta) else {
-            return Err(parts);
-        };
-        let mut context = RequestContext::new(id, route.peer);
-        context.meta = meta;
-        let (outlet, notes) = Outlet::new(route.logs_in_answer);
-        context.extensions.insert(outlet);
-        context.extensions.insert(parts);
-        Ok(Prepared {
-            handler: route.handler,
+    /// The request, typed and routed, when this path serves it.
+    fn prepare(&self, bytes: &[u8], headers: &HeaderMap) -> Option<Prepared> {
+        let (id, request, meta) = read(bytes)?;
+        let route = self.route(headers, &request, &meta)?;
+        Some(Prepared {
+            id,
             request,
-            context,
-            notes,
-            per_request: route.per_request,
-            hold: route.hold,
+            meta,
+            route,
         })
     }
 
@@ -274,12 +263,10 @@ impl Hot {
 
 /// A request ready to serve.
 struct Prepared {
-    handler: Handler,
+    id: RequestId,
     request: ClientRequest,
-    context: RequestContext<RoleServer>,
-    notes: UnboundedReceiver<ServerJsonRpcMessage>,
-    per_request: bool,
-    hold: Option<Box<dyn Send + Sync>>,
+    meta: RequestMetaObject,
+    route: Route,
 }
 
 /// The id, the typed request and the `_meta` of a hot method's body, as rmcp reads them (the
@@ -315,16 +302,27 @@ fn read(bytes: &[u8]) -> Option<(RequestId, ClientRequest, RequestMetaObject)> {
     Some((envelope.id, request, meta.unwrap_or_default()))
 }
 
-/// Serves a prepared request: JSON when the answer comes first, else an event stream.
-async fn serve(prepared: Prepared) -> Response {
+/// Serves a prepared request, whose HTTP request had `parts`: JSON when the answer comes
+/// first, else an event stream.
+async fn serve(prepared: Prepared, parts: Parts) -> Response {
     let Prepared {
-        handler,
+        id,
         request,
-        context,
-        mut notes,
-        per_request,
-        hold,
+        meta,
+        route,
     } = prepared;
+    let Route {
+        handler,
+        peer,
+        per_request,
+        logs_in_answer,
+        hold,
+    } = route;
+    let mut context = RequestContext::new(id, peer);
+    context.meta = meta;
+    let (outlet, mut notes) = Outlet::new(logs_in_answer);
+    context.extensions.insert(outlet);
+    context.extensions.insert(parts);
     let mut answer: Pin<Box<dyn Future<Output = ServerJsonRpcMessage> + Send>> =
         Box::pin(async move { handler.answer_directly(request, context).await });
     let first = tokio::select! {
