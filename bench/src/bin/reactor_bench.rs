@@ -51,6 +51,20 @@ enum Command {
         #[arg(long, value_name = "DIR")]
         artifacts: PathBuf,
     },
+    /// Measure figures 1 and 5 alone (HTTP calls of `echo`: the host, the host with
+    /// `--no-hot-path`, plain rmcp and the axum floor; memory idle and per session) and print
+    /// them.
+    Http {
+        /// Each measurement once, with tiny counts (a smoke test).
+        #[arg(long)]
+        quick: bool,
+        /// The folder holding the built host, baselines and plugins (target/release).
+        #[arg(long, value_name = "DIR")]
+        artifacts: PathBuf,
+        /// Rounds of A B A B (5 by default).
+        #[arg(long)]
+        rounds: Option<usize>,
+    },
     /// Measure figures 3 and 8 alone (start-up with many plugins; a thousand plugins: start-up,
     /// memory, first call, rescan) and print them.
     Plugins {
@@ -146,6 +160,17 @@ fn run(cli: Cli) -> Result<()> {
         Command::Reload { quick, artifacts } => {
             let plan = if quick { Plan::quick() } else { Plan::full() };
             let report = figures::run_reload(&plan, &Artifacts::in_dir(&artifacts)?)?;
+            println!("{}", report.to_text());
+            Ok(())
+        }
+        Command::Http {
+            quick,
+            artifacts,
+            rounds,
+        } => {
+            let mut plan = if quick { Plan::quick() } else { Plan::full() };
+            plan.rounds = rounds.unwrap_or(plan.rounds);
+            let report = figures::run_http(&plan, &Artifacts::in_dir(&artifacts)?)?;
             println!("{}", report.to_text());
             Ok(())
         }

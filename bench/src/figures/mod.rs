@@ -203,6 +203,20 @@ pub fn run_reload(plan: &Plan, artifacts: &Artifacts) -> Result<Report> {
     Ok(report)
 }
 
+/// Measures figures 1 and 5 alone (HTTP calls of `echo`, memory), as `plan` says.
+pub fn run_http(plan: &Plan, artifacts: &Artifacts) -> Result<Report> {
+    let mut report = Report {
+        header: machine(plan),
+        ..Report::default()
+    };
+    tokio::runtime::Runtime::new()?.block_on(async {
+        let report = &mut report;
+        figure("1, HTTP calls", http::measure(plan, artifacts, report)).await?;
+        figure("5, footprint", footprint::measure(plan, artifacts, report)).await
+    })?;
+    Ok(report)
+}
+
 /// Measures figures 3 and 8 alone (start-up with many plugins, a thousand plugins), as `plan`
 /// says.
 pub fn run_many_plugins(plan: &Plan, artifacts: &Artifacts) -> Result<Report> {
