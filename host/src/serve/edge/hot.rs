@@ -323,8 +323,13 @@ async fn serve(prepared: Prepared, parts: Parts) -> Response {
     let (outlet, mut notes) = Outlet::new(logs_in_answer);
     context.extensions.insert(outlet);
     context.extensions.insert(parts);
-    let mut answer: Pin<Box<dyn Future<Output = ServerJsonRpcMessage> + Send>> =
-        Box::pin(async move { handler.answer_directly(request, context).await });
+    let ct = context.ct.clone();
+    let mut answer = Pending {
+        answer: Some(Box::pin(async move {
+            handler.answer_directly(request, context).await
+        })),
+        ct,
+    };
     let first = tokio::select! {
         biased;
         message = &mut answer => Ok(message),
@@ -379,12 +384,47 @@ fn json(message: &ServerJsonRpcMessage, per_request: bool) -> Response {
     response
 }
 
+/// The answer being made. When its client goes away first (the request or its event stream is
+/// dropped), the call is cancelled and left to end on its own, so the plugin sees the
+/// cancellation and the call is logged and counted, as when rmcp's request is cancelled.
+struct Pending {
+    answer: Option<Pin<Box<dyn Future<Output = ServerJsonRpcMessage> + Send>>>,
+    ct: tokio_util::sync::CancellationToken,
+}
+
+impl Future for Pending {
+    type Output = ServerJsonRpcMessage;
+
+    fn poll(
+        mut self: Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<ServerJsonRpcMessage> {
+        let Some(answer) = self.answer.as_mut() else {
+            return std::task::Poll::Pending;
+        };
+        let message = std::task::ready!(answer.as_mut().poll(cx));
+        self.answer = None;
+        std::task::Poll::Ready(message)
+    }
+}
+
+impl Drop for Pending {
+    fn drop(&mut self) {
+        if let Some(answer) = self.answer.take() {
+            self.ct.cancel();
+            if let Ok(runtime) = tokio::runtime::Handle::try_current() {
+                runtime.spawn(answer);
+            }
+        }
+    }
+}
+
 /// What an event-stream answer still has to send.
 struct Events {
     /// Messages ready to go, in order.
     ready: VecDeque<ServerJsonRpcMessage>,
     /// The answer, until it came.
-    answer: Option<Pin<Box<dyn Future<Output = ServerJsonRpcMessage> + Send>>>,
+    answer: Option<Pending>,
     notes: UnboundedReceiver<ServerJsonRpcMessage>,
     /// The session's use, until the stream ends.
     hold: Option<Box<dyn Send + Sync>>,
@@ -411,7 +451,7 @@ impl Stream for Events {
                 this.ready.push_back(note);
                 continue;
             }
-            match answer.as_mut().poll(cx) {
+            match Pin::new(answer).poll(cx) {
                 Poll::Ready(message) => {
                     this.answer = None;
                     this.ready
