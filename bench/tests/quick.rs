@@ -55,9 +55,10 @@ fn the_quick_mode_measures_every_figure() {
         assert!(!table.rows.is_empty(), "{} has no rows", table.title);
     }
     assert_eq!(report.tables.len(), 8, "{titles:?}");
-    // Six (a)/(b) ratios, start-up, first call, idle RSS, per-session memory, tools/list,
-    // rename to served; with many plugins: start-up, anonymous memory, first call, rescan.
-    assert_eq!(report.verdicts.len(), 16, "{:?}", report.verdicts);
+    // Six (a)/(b) ratios, start-up, first call, idle RSS, per-session memory, idle anonymous
+    // memory, anonymous memory per session, tools/list, rename to served; with many plugins:
+    // start-up, anonymous memory, first call, rescan.
+    assert_eq!(report.verdicts.len(), 18, "{:?}", report.verdicts);
     let text = report.to_text();
     assert!(
         text.contains("(a)/(b)") && text.contains("Targets"),
