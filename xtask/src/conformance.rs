@@ -17,7 +17,8 @@
 //! 2. **Build.** The `conformance` plugin (debug) into `target/conformance/plugins`, and the
 //!    host binary.
 //! 3. **Serve.** The host on a free loopback port, discovering only that plugin
-//!    (`--plugin-dir target/conformance/plugins`), started through the `harness` crate,
+//!    (`--plugin-dir target/conformance/plugins`) and serving its toolset to a URL that names
+//!    none too (`--toolsets only=conformance`: some scenarios post to the path alone), started through the `harness` crate,
 //!    which waits for its ready file; its log in `target/conformance/host.log`. The harness
 //!    kills it on every way out of this command. With `--isolate`, the plugin runs in a child
 //!    process (`--isolate conformance`), judged against the same baselines: isolation must not
@@ -401,6 +402,9 @@ fn serve_host(
     host.args(["serve", "--host", "127.0.0.1", "--port", "0"])
         .arg("--plugin-dir")
         .arg(plugins)
+        // Some scenarios post to the URL's path alone, its query dropped (the header
+        // validation ones): such a URL is served the same toolset.
+        .args(["--toolsets", &format!("only={TOOLSET}")])
         .args(if isolate {
             &["--isolate", TOOLSET][..]
         } else {
