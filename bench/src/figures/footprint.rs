@@ -79,7 +79,16 @@ pub(super) async fn measure(plan: &Plan, artifacts: &Artifacts, report: &mut Rep
     let dir = folder.path().to_string_lossy().into_owned();
     let host = Server::start(
         &artifacts.host,
-        ["serve", "--port", "0", "--plugin-dir", &dir],
+        // Room for the sessions opened here beside the first one (1,000 by default).
+        [
+            "serve",
+            "--port",
+            "0",
+            "--plugin-dir",
+            &dir,
+            "--max-sessions",
+            "100000",
+        ],
     )?;
     let host = footprint(&host, "/mcp?only=benchmarks", n).await?;
     let plain = Server::start(&artifacts.plain, ["--port", "0"])?;
