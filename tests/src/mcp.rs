@@ -203,6 +203,42 @@ pub async fn get_ok_json(url: &str) -> Value {
     body
 }
 
+/// Posts a 2026-07-28 request without a session to `url`: `params` with the `_meta` that
+/// version requires, the `MCP-Protocol-Version` and `Mcp-Method` headers, and `Mcp-Name` when
+/// given; the answer unread.
+///
+/// # Panics
+///
+/// If the request cannot be sent.
+pub async fn post_2026(
+    url: &str,
+    id: u64,
+    method: &str,
+    name: Option<&str>,
+    mut params: Value,
+) -> reqwest::Response {
+    params["_meta"] = json!({
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientInfo": {"name": "raw", "version": "1"},
+        "io.modelcontextprotocol/clientCapabilities": {},
+    });
+    let body = json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
+    let mut request = crate::http()
+        .post(url)
+        .header("content-type", "application/json")
+        .header("accept", "application/json, text/event-stream")
+        .header("mcp-protocol-version", "2026-07-28")
+        .header("mcp-method", method);
+    if let Some(name) = name {
+        request = request.header("mcp-name", name);
+    }
+    request
+        .body(body.to_string())
+        .send()
+        .await
+        .unwrap_or_else(|e| panic!("POST {url}: {e}"))
+}
+
 /// A hand-driven MCP session over plain HTTP, so the test sees the session id it holds.
 #[derive(Debug)]
 pub struct RawSession {

@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 
 use e2e::{
     HostProcess, PluginDir,
-    mcp::{RawSession, messages, post},
+    mcp::{RawSession, messages, post, post_2026},
 };
 use serde_json::{Value, json};
 
@@ -151,25 +151,8 @@ async fn a_client_cancels_a_call_the_host_answers() {
 
 /// Posts a 2026-07-28 `tools/call` of `echo` without a session, naming `name` in `Mcp-Name`.
 async fn call_2026(url: &str, name: &str) -> (u16, String, Vec<Value>) {
-    let body = json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {
-    "name": "echo", "arguments": {"text": "modern"},
-    "_meta": {
-        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
-        "io.modelcontextprotocol/clientInfo": {"name": "raw", "version": "1"},
-        "io.modelcontextprotocol/clientCapabilities": {},
-    }}});
-    let response = e2e::http()
-        .post(url)
-        .header("content-type", "application/json")
-        .header("accept", "application/json, text/event-stream")
-        .header("mcp-protocol-version", "2026-07-28")
-        .header("mcp-method", "tools/call")
-        .header("mcp-name", name)
-        .body(body.to_string())
-        .send()
-        .await
-        .unwrap();
-    read(response).await
+    let params = json!({"name": "echo", "arguments": {"text": "modern"}});
+    read(post_2026(url, 3, "tools/call", Some(name), params).await).await
 }
 
 #[tokio::test(flavor = "multi_thread")]

@@ -6,8 +6,8 @@ use std::time::{Duration, Instant};
 use e2e::{
     HostProcess, PluginDir, library_file_name,
     mcp::{
-        RawSession, call, connect, connect_2026, connect_as, get_json, messages, post, strings,
-        text, tool_names,
+        RawSession, call, connect, connect_2026, connect_as, get_json, messages, post, post_2026,
+        strings, text, tool_names,
     },
 };
 use rmcp::{
@@ -552,24 +552,8 @@ async fn methods_2026_removed_are_not_found_in_2026() {
     let dir = both_plugins();
     let host = HostProcess::serve(&dir, &[]);
     let url = format!("{}/mcp?only=benchmarks", host.base_url());
-    let meta = json!({
-        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
-        "io.modelcontextprotocol/clientCapabilities": {}
-    });
     for method in ["initialize", "logging/setLevel", "resources/subscribe"] {
-        let response = e2e::http()
-            .post(&url)
-            .header("content-type", "application/json")
-            .header("accept", "application/json, text/event-stream")
-            .header("mcp-protocol-version", "2026-07-28")
-            .header("mcp-method", method)
-            .body(
-                json!({"jsonrpc": "2.0", "id": 7, "method": method, "params": {"_meta": meta}})
-                    .to_string(),
-            )
-            .send()
-            .await
-            .unwrap();
+        let response = post_2026(&url, 7, method, None, json!({})).await;
         let status = response.status();
         let answer = &messages(&response.text().await.unwrap())[0];
         assert_eq!(status, 404, "{method}: {answer}");

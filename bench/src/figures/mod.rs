@@ -192,51 +192,38 @@ pub fn run(plan: &Plan, artifacts: &Artifacts) -> Result<Report> {
 
 /// Measures figure 7 alone (hot reload), as `plan` says.
 pub fn run_reload(plan: &Plan, artifacts: &Artifacts) -> Result<Report> {
-    let mut report = Report {
-        header: machine(plan),
-        ..Report::default()
-    };
-    tokio::runtime::Runtime::new()?.block_on(figure(
-        "7, hot reload",
-        reload::measure(plan, artifacts, &mut report),
-    ))?;
-    Ok(report)
+    report_of(plan, async |report| {
+        figure("7, hot reload", reload::measure(plan, artifacts, report)).await
+    })
 }
 
 /// Measures figures 1 and 5 alone (HTTP calls of `echo`, memory), as `plan` says.
 pub fn run_http(plan: &Plan, artifacts: &Artifacts) -> Result<Report> {
-    let mut report = Report {
-        header: machine(plan),
-        ..Report::default()
-    };
-    tokio::runtime::Runtime::new()?.block_on(async {
-        let report = &mut report;
+    report_of(plan, async |report| {
         figure("1, HTTP calls", http::measure(plan, artifacts, report)).await?;
         figure("5, footprint", footprint::measure(plan, artifacts, report)).await
-    })?;
-    Ok(report)
+    })
 }
 
 /// Measures figures 3 and 8 alone (start-up with many plugins, a thousand plugins), as `plan`
 /// says.
 pub fn run_many_plugins(plan: &Plan, artifacts: &Artifacts) -> Result<Report> {
+    report_of(plan, async |report| {
+        let startup = startup::measure(plan, artifacts, report);
+        figure("3, discovery and start-up", startup).await?;
+        let many = many_plugins::measure(plan, artifacts, report);
+        figure("8, a thousand plugins", many).await
+    })
+}
+
+/// A report headed as `plan` says, with the figures `measure` adds to it, measured on a
+/// runtime of their own.
+fn report_of(plan: &Plan, measure: impl AsyncFnOnce(&mut Report) -> Result<()>) -> Result<Report> {
     let mut report = Report {
         header: machine(plan),
         ..Report::default()
     };
-    tokio::runtime::Runtime::new()?.block_on(async {
-        let report = &mut report;
-        figure(
-            "3, discovery and start-up",
-            startup::measure(plan, artifacts, report),
-        )
-        .await?;
-        figure(
-            "8, a thousand plugins",
-            many_plugins::measure(plan, artifacts, report),
-        )
-        .await
-    })?;
+    tokio::runtime::Runtime::new()?.block_on(measure(&mut report))?;
     Ok(report)
 }
 

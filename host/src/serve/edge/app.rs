@@ -58,7 +58,7 @@ pub(crate) fn front_door(
     let factory_state = Arc::clone(&state);
     let hot = args.hot_path.then(|| {
         let sessions = (!args.stateless).then(|| (Arc::clone(&sessions), direct));
-        Arc::new(hot::Hot::new(&state, sessions, args.stateless))
+        Arc::new(hot::Hot::new(&state, sessions))
     });
     let mcp = StreamableHttpService::new(
         move || Ok(mcp::Handler::new(Arc::clone(&factory_state))),

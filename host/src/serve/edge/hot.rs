@@ -23,7 +23,11 @@
 //! as rmcp sends it. A request of a session counts as a stream of it while it runs, so an
 //! idle timeout never closes a session with a call in flight, and the client can cancel it.
 
-use std::{collections::VecDeque, pin::Pin, sync::Arc};
+use std::{
+    collections::VecDeque,
+    pin::Pin,
+    sync::{Arc, OnceLock},
+};
 
 use axum::{
     body::{Body, Bytes},
@@ -54,22 +58,23 @@ use crate::serve::{
         direct::{DirectSessions, detached_peer},
     },
 };
-use crate::util::lock::lock;
 
 /// The header naming the request's protocol version.
 const PROTOCOL_VERSION: &str = "mcp-protocol-version";
 
+/// How many protocol versions rmcp knows.
+const VERSIONS: usize = ProtocolVersion::KNOWN_VERSIONS.len();
+
 /// What answers the hot methods.
 #[derive(Debug)]
 pub(crate) struct Hot {
-    /// The sessions whose requests may be answered here (sessions on).
+    /// The sessions whose requests may be answered here; none when the server runs
+    /// `--stateless` (then requests of earlier versions without a session are taken too).
     sessions: Option<(Arc<Sessions>, Arc<DirectSessions>)>,
     /// Serves the requests without a session; they share nothing a handler holds.
     stateless: Handler,
-    /// Whether the server runs `--stateless` (requests of earlier versions without a session).
-    stateless_mode: bool,
-    /// A peer for requests without a session, per protocol version.
-    peers: std::sync::Mutex<Vec<Peer<RoleServer>>>,
+    /// A peer for requests without a session, per known protocol version, made on first use.
+    peers: [OnceLock<Peer<RoleServer>>; VERSIONS],
 }
 
 /// A JSON-RPC message's envelope, its `params` unread.
@@ -99,13 +104,11 @@ impl Hot {
     pub(crate) fn new(
         state: &Arc<ServeState>,
         sessions: Option<(Arc<Sessions>, Arc<DirectSessions>)>,
-        stateless_mode: bool,
     ) -> Self {
         Self {
             sessions,
             stateless: Handler::new(Arc::clone(state)),
-            stateless_mode,
-            peers: std::sync::Mutex::default(),
+            peers: std::array::from_fn(|_| OnceLock::new()),
         }
     }
 
@@ -147,13 +150,15 @@ impl Hot {
         meta: &RequestMetaObject,
     ) -> Option<Route> {
         let header = single(headers, PROTOCOL_VERSION)?;
-        if header.is_some_and(|v| {
-            !ProtocolVersion::KNOWN_VERSIONS
-                .iter()
-                .any(|k| k.as_str() == v)
-        }) {
-            return None;
-        }
+        // The header's version, as its place among the known ones; an unknown one is rmcp's.
+        let known = match header {
+            Some(v) => Some(
+                ProtocolVersion::KNOWN_VERSIONS
+                    .iter()
+                    .position(|k| k.as_str() == v)?,
+            ),
+            None => None,
+        };
         let modern = |v: &str| v >= ProtocolVersion::V_2026_07_28.as_str();
         let in_body = meta.protocol_version();
         if let Some(session) = single(headers, SESSION_ID)? {
@@ -170,17 +175,17 @@ impl Hot {
                         .missing_required_keys(&ProtocolVersion::V_2026_07_28)
                         .is_empty()
                     && self.standard_headers_match(headers, request)?;
-                per_request.then(|| self.without_session(version, true))
+                if !per_request {
+                    return None;
+                }
+                self.without_session(known?, true)
             }
-            None if self.stateless_mode && !header.is_some_and(modern) => {
-                let version = header.map_or(ProtocolVersion::V_2025_03_26, |v| {
-                    ProtocolVersion::KNOWN_VERSIONS
-                        .iter()
-                        .find(|k| k.as_str() == v)
-                        .cloned()
-                        .unwrap_or(ProtocolVersion::V_2025_03_26)
-                });
-                Some(self.without_session(version, false))
+            None if self.sessions.is_none() && !header.is_some_and(modern) => {
+                // rmcp takes a request without a version for 2025-03-26.
+                let v2025_03_26 = ProtocolVersion::KNOWN_VERSIONS
+                    .iter()
+                    .position(|k| *k == ProtocolVersion::V_2025_03_26)?;
+                self.without_session(known.unwrap_or(v2025_03_26), false)
             }
             None => None,
         }
@@ -210,30 +215,19 @@ impl Hot {
         })
     }
 
-    /// The route of a request without a session, of protocol `version`.
-    fn without_session(&self, version: ProtocolVersion, per_request: bool) -> Route {
-        Route {
+    /// The route of a request without a session, of the known protocol version at `version`.
+    fn without_session(&self, version: usize, per_request: bool) -> Option<Route> {
+        let peer = self
+            .peers
+            .get(version)?
+            .get_or_init(|| detached_peer(ProtocolVersion::KNOWN_VERSIONS[version].clone()));
+        Some(Route {
             handler: self.stateless.clone(),
-            peer: self.peer(version),
+            peer: peer.clone(),
             per_request,
             logs_in_answer: true,
             hold: None,
-        }
-    }
-
-    /// The detached peer of protocol `version`, made on first use.
-    fn peer(&self, version: ProtocolVersion) -> Peer<RoleServer> {
-        let mut peers = lock(&self.peers);
-        let known = peers.iter().find(|peer| {
-            peer.peer_info()
-                .is_some_and(|info| info.protocol_version == version)
-        });
-        if let Some(peer) = known {
-            return peer.clone();
-        }
-        let peer = detached_peer(version);
-        peers.push(peer.clone());
-        peer
+        })
     }
 
     /// Whether SEP-2243's headers match the body as rmcp would check them; `None` when rmcp
@@ -342,15 +336,14 @@ async fn serve(prepared: Prepared, parts: Parts) -> Response {
                 json(&message, per_request)
             }
             Ok(note) => {
-                let mut ready = VecDeque::from([note]);
-                ready.extend(std::iter::from_fn(|| notes.try_recv().ok()));
-                ready.push_back(message);
-                event_stream(Events {
-                    ready,
+                let mut events = Events {
+                    ready: VecDeque::from([note]),
                     answer: None,
                     notes,
                     hold,
-                })
+                };
+                events.finish(message);
+                event_stream(events)
             }
         },
         Err(note) => event_stream(Events {
@@ -430,6 +423,16 @@ struct Events {
     hold: Option<Box<dyn Send + Sync>>,
 }
 
+impl Events {
+    /// The answer came: what the call sent before it goes first, then the answer.
+    fn finish(&mut self, message: ServerJsonRpcMessage) {
+        let notes = &mut self.notes;
+        self.ready
+            .extend(std::iter::from_fn(|| notes.try_recv().ok()));
+        self.ready.push_back(message);
+    }
+}
+
 impl Stream for Events {
     type Item = Result<Bytes, std::convert::Infallible>;
 
@@ -454,9 +457,7 @@ impl Stream for Events {
             match Pin::new(answer).poll(cx) {
                 Poll::Ready(message) => {
                     this.answer = None;
-                    this.ready
-                        .extend(std::iter::from_fn(|| this.notes.try_recv().ok()));
-                    this.ready.push_back(message);
+                    this.finish(message);
                 }
                 Poll::Pending => return Poll::Pending,
             }
