@@ -6,7 +6,8 @@
 //! progress answers as an event stream, progress first; a client that may be sent requests is
 //! served by rmcp; `notifications/cancelled` ends a call answered by the host; a 2026-07-28
 //! request without a session is answered as JSON, and one whose `Mcp-Name` header contradicts
-//! its body still gets rmcp's `400`; under `--stateless`, a plain request too.
+//! its body still gets rmcp's `400`; under `--stateless`, a plain request too; a list the host
+//! writes from its serialised copy is rmcp's, for each protocol era and through a filter.
 
 use std::time::{Duration, Instant};
 
@@ -74,6 +75,52 @@ async fn a_session_s_hot_requests_are_answered_as_json_with_rmcp_s_answer() {
     assert_eq!(hot.2[0]["result"], json!({}));
     assert_eq!(hot.3, cold.3, "an unknown tool");
     assert_eq!(hot.3[0]["error"]["code"], -32602, "{:?}", hot.3);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_list_from_its_serialised_copy_is_rmcp_s_in_each_era_and_through_a_filter() {
+    let dir = plugins();
+    let hot = HostProcess::serve(&dir, &[]);
+    let cold = HostProcess::serve(&dir, &["--no-hot-path"]);
+    let mut answers = Vec::new();
+    for host in [&hot, &cold] {
+        let mut lists = Vec::new();
+        for query in [
+            "only=benchmarks",
+            "toolsets=benchmarks,context&tools=echo,task_*",
+        ] {
+            let url = format!("{}/mcp?{query}", host.base_url());
+            let session = RawSession::open(&url).await;
+            for id in [2, 3] {
+                let (_, _, listed) = ask(&session, id, "tools/list", Value::Null).await;
+                lists.push(listed);
+            }
+            let (_, _, modern) =
+                read(post_2026(&url, 4, "tools/list", None, json!({})).await).await;
+            lists.push(modern);
+        }
+        answers.push(lists);
+    }
+    assert_eq!(answers[0], answers[1]);
+    let names = |listed: &[Value]| -> Vec<String> {
+        listed[0]["result"]["tools"]
+            .as_array()
+            .unwrap_or_else(|| panic!("{listed:?}"))
+            .iter()
+            .map(|t| t["name"].as_str().unwrap_or_default().to_owned())
+            .collect()
+    };
+    let all = names(&answers[0][0]);
+    assert!(all.contains(&"echo".to_owned()) && all.len() > 2, "{all:?}");
+    let mut filtered = names(&answers[0][3]);
+    filtered.sort();
+    assert_eq!(filtered, ["echo", "task_elicit", "task_greet", "task_wait"]);
+    assert_eq!(
+        answers[0][5][0]["result"]["ttlMs"], 0,
+        "{:?}",
+        answers[0][5]
+    );
+    assert!(answers[0][0][0]["result"].get("ttlMs").is_none());
 }
 
 #[tokio::test(flavor = "multi_thread")]

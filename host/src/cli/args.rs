@@ -219,6 +219,7 @@ impl Common {
                 plugins: crate::selection::split_names(self.isolate.iter().map(String::as_str)),
                 sandboxed: crate::selection::split_names(self.sandbox.iter().map(String::as_str)),
                 call_timeouts: self.call_timeout.clone(),
+                rmcp_only: false,
             },
             pins: crate::discovery::servers::pinning::Pins::new(self.pin_tools),
             trust: self.trust.options(),
@@ -268,6 +269,9 @@ pub(crate) enum Command {
         /// The sandbox to enter before the library is opened (JSON, from the host).
         #[arg(long, value_name = "POLICY")]
         confine: Option<String>,
+        /// Let rmcp answer every request (the host's `--no-hot-path`).
+        #[arg(long)]
+        no_hot_path: bool,
     },
     /// Draw the plugins, their toolsets and tools, and the extensions of tools, without opening
     /// any plugin.
@@ -399,10 +403,6 @@ pub(crate) struct ServeArgs {
     /// metrics.
     #[arg(long, env = "REACTOR_MCP_NO_UI", value_parser = BoolishValueParser::new())]
     pub(crate) no_ui: bool,
-    /// Let rmcp answer every request, `tools/call`, `tools/list` and `ping` included, instead
-    /// of the host's own path for them (to compare the two, or to rule the host's out).
-    #[arg(long, env = "REACTOR_MCP_NO_HOT_PATH", value_parser = BoolishValueParser::new())]
-    pub(crate) no_hot_path: bool,
     /// This replica's name among several behind one load balancer: its task ids start with
     /// `NAME.`, so the balancer routes `tasks/*` requests to the replica that runs the task.
     #[arg(long, env = "REACTOR_MCP_REPLICA_ID", value_name = "NAME", value_parser = replica_id)]
@@ -565,6 +565,10 @@ impl ConnectionArgs {
 /// What is served and how it is named, over HTTP and stdio alike.
 #[derive(Debug, Clone, Args)]
 pub(crate) struct ServedArgs {
+    /// Let rmcp answer every request, `tools/call`, `tools/list` and `ping` included, instead
+    /// of the host's own path for them (to compare the two, or to rule the host's out).
+    #[arg(long, env = "REACTOR_MCP_NO_HOT_PATH", value_parser = BoolishValueParser::new())]
+    pub(crate) no_hot_path: bool,
     /// The selection a URL that selects nothing gets (over stdio, the selection), in the
     /// URL's spelling (`only=sandboxes`).
     #[arg(long, env = "REACTOR_MCP_TOOLSETS", value_name = "QUERY")]
@@ -646,6 +650,7 @@ impl StdioArgs {
             toolsets_tool: !self.served.no_toolsets_tool,
             sessions: self.session.limits(defaults.sessions),
             policy: self.served.policy.clone(),
+            hot_path: !self.served.no_hot_path,
             ..defaults
         }
     }
@@ -826,7 +831,7 @@ impl ServeArgs {
             name: self.served.name.clone(),
             toolsets_tool: !self.served.no_toolsets_tool,
             ui: !self.no_ui,
-            hot_path: !self.no_hot_path,
+            hot_path: !self.served.no_hot_path,
             stateless: self.stateless,
             allowed_hosts: self.allowed_hosts.clone(),
             allowed_origins: self.allowed_origins.clone(),

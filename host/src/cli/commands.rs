@@ -92,17 +92,19 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Serve(args) => {
             let _copies = RemoveOnExit { sweep: true };
             crate::build::crash_note::install();
-            let server =
-                ServerBuilder::from_parts(common.sources(), args.options(), !args.served.no_watch);
+            let mut sources = common.sources();
+            sources.isolation.rmcp_only = args.served.no_hot_path;
+            let server = ServerBuilder::from_parts(sources, args.options(), !args.served.no_watch);
             tokio::runtime::Runtime::new()?.block_on(server.run())?;
             Ok(())
         }
         Command::Stdio(args) => {
             let _copies = RemoveOnExit { sweep: true };
             crate::build::crash_note::install();
-            let server =
-                ServerBuilder::from_parts(common.sources(), args.options(), !args.served.no_watch);
-            run_stdio(server.serve_stdio())
+            let mut sources = common.sources();
+            sources.isolation.rmcp_only = args.served.no_hot_path;
+            let server = ServerBuilder::from_parts(sources, args.options(), !args.served.no_watch);
+            run_stdio(server.serve_stdio(), tokio::runtime::Runtime::new()?)
         }
         Command::Keygen {
             out,
@@ -119,6 +121,7 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
             library,
             sha256,
             confine,
+            no_hot_path,
         } => {
             let _copies = RemoveOnExit { sweep: false };
             crate::observe::plugin_logs::await_parent();
@@ -135,23 +138,35 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
                 })
                 .transpose()?;
             crate::providers::isolated::watch_parent();
-            let options = child_options(&plugin.manifest);
-            run_stdio(serve::stdio::run(
+            let options = serve::Options {
+                hot_path: !no_hot_path,
+                ..child_options(&plugin.manifest)
+            };
+            // One thread serves the one plugin: a call crosses no thread in the child (a sync
+            // tool still runs on the blocking pool), where tokio's workers would wake each
+            // other for each request read and each answer written.
+            let runtime = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()?;
+            let served = serve::stdio::run(
                 Arc::new(Registry::new(vec![plugin])),
                 options,
                 protocol_out,
                 None,
-            ))
+            );
+            run_stdio(served, runtime)
         }
     }
 }
 
-/// Runs a server on stdin and stdout to its end, on a runtime of its own.
-fn run_stdio<E>(served: impl std::future::Future<Output = Result<(), E>>) -> anyhow::Result<()>
+/// Runs a server on stdin and stdout to its end, on `runtime`.
+fn run_stdio<E>(
+    served: impl std::future::Future<Output = Result<(), E>>,
+    runtime: tokio::runtime::Runtime,
+) -> anyhow::Result<()>
 where
     E: std::error::Error + Send + Sync + 'static,
 {
-    let runtime = tokio::runtime::Runtime::new()?;
     let served = runtime.block_on(served);
     // A read of stdin may still be blocked on a thread of its own: do not wait for it.
     runtime.shutdown_background();

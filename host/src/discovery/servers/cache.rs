@@ -202,6 +202,7 @@ pub(crate) mod tests {
             namespace: true,
             isolated: false,
             sandbox: None,
+            lane: true,
         }
     }
 

@@ -59,6 +59,9 @@ pub struct ServerEntry {
     pub(crate) isolated: bool,
     /// For a sandboxed plugin's child (`--sandbox`): what it is held to.
     pub(crate) sandbox: Option<Sandboxing>,
+    /// Whether tool calls to a stdio server are written and answered outside rmcp's client
+    /// service (`crate::providers::bridged`'s lane); not with `--no-hot-path`.
+    pub(crate) lane: bool,
 }
 
 /// What a sandboxed plugin's child (`--sandbox`) is held to: the host variables it starts with,
@@ -283,6 +286,7 @@ fn parse_entry(
         namespace: fields.bool("namespace")?.unwrap_or(true),
         isolated: false,
         sandbox: None,
+        lane: true,
     })
 }
 

@@ -17,28 +17,46 @@ use rmcp::{
 use serde_json::Value;
 use tokio::io::{AsyncRead, AsyncWrite};
 
+use super::lane::{Lane, Writer};
 use crate::util::json_lines::{LineRead, LineReader, SharedWriter, close, write_line};
 
 /// MCP to a server over its stdout and stdin.
-pub(super) struct ServerLines<R, W> {
+pub(super) struct ServerLines<R> {
     read: LineReader<R>,
-    write: SharedWriter<W>,
+    write: SharedWriter<Writer>,
+    /// The calls written outside rmcp's service, whose answers are read here.
+    lane: Arc<Lane>,
     /// The server, as messages name it.
     label: String,
 }
 
-impl<R, W> ServerLines<R, W>
+impl<R> ServerLines<R>
 where
     R: AsyncRead + Send + Unpin,
-    W: AsyncWrite + Send + Unpin + 'static,
 {
     /// Reads the server's messages of at most `max` bytes from `read`, writes to `write`.
-    pub(super) fn new(read: R, write: W, max: usize, label: String) -> Self {
+    pub(super) fn new<W>(read: R, write: W, max: usize, label: String) -> Self
+    where
+        W: AsyncWrite + Send + Unpin + 'static,
+    {
+        let write: SharedWriter<Writer> = Arc::new(tokio::sync::Mutex::new(Some(Box::new(write))));
         Self {
             read: LineReader::new(read, max),
-            write: Arc::new(tokio::sync::Mutex::new(Some(write))),
+            lane: Lane::new(Arc::clone(&write)),
+            write,
             label,
         }
+    }
+
+    /// The lane of this connection's calls.
+    pub(super) fn lane(&self) -> Arc<Lane> {
+        Arc::clone(&self.lane)
+    }
+}
+
+impl<R> Drop for ServerLines<R> {
+    fn drop(&mut self) {
+        self.lane.close();
     }
 }
 
@@ -59,10 +77,9 @@ fn failed(id: NumberOrString, message: String) -> RxJsonRpcMessage<RoleClient> {
     )
 }
 
-impl<R, W> Transport<RoleClient> for ServerLines<R, W>
+impl<R> Transport<RoleClient> for ServerLines<R>
 where
     R: AsyncRead + Send + Unpin,
-    W: AsyncWrite + Send + Unpin + 'static,
 {
     type Error = io::Error;
 
@@ -85,17 +102,27 @@ where
                         self.label
                     );
                     tracing::warn!("{message}");
+                    if self.lane.fail(id.as_ref(), &message) {
+                        continue;
+                    }
                     match request_id(id.as_ref()) {
                         Some(id) => return Some(failed(id, message)),
                         None => continue,
                     }
                 }
-                LineRead::Eof => return None,
+                LineRead::Eof => {
+                    self.lane.close();
+                    return None;
+                }
                 LineRead::Io(error) => {
                     tracing::debug!("reading {}'s stdout failed: {error}", self.label);
+                    self.lane.close();
                     return None;
                 }
             };
+            if self.lane.answered(&line, &self.label) {
+                continue;
+            }
             let error = match serde_json::from_slice::<RxJsonRpcMessage<RoleClient>>(&line) {
                 Ok(message) => return Some(message),
                 Err(error) => error,

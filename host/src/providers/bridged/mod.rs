@@ -14,6 +14,7 @@
 
 mod environment;
 mod instance;
+mod lane;
 pub(crate) mod lines;
 mod opener;
 mod process;

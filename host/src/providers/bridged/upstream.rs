@@ -17,6 +17,7 @@ use std::{
     time::{Duration, Instant},
 };
 
+use futures::FutureExt as _;
 use plugin_abi::{ErrorKind, FfiError, HostContextBox};
 use rmcp::{
     RoleClient, ServiceExt as _,
@@ -36,6 +37,7 @@ use rmcp::{
 use tracing::Instrument as _;
 
 use super::{
+    lane::Lane,
     process::{ChildProcess, StderrLines, describe},
     relay::{Relay, Tagged},
     restarts::Restarts,
@@ -151,6 +153,8 @@ pub(crate) struct Upstream {
     stderr: StderrLines,
     /// The current stdio child.
     child: Mutex<Option<Arc<ChildProcess>>>,
+    /// The current stdio connection's lane for tool calls.
+    lane: Mutex<Option<Arc<Lane>>>,
     restarts: Mutex<Restarts>,
     /// The URIs subscribed to on the server, made again on each new connection.
     subscribed: Mutex<BTreeSet<String>>,
@@ -169,6 +173,7 @@ impl Upstream {
             connection: tokio::sync::Mutex::default(),
             stderr: StderrLines::default(),
             child: Mutex::default(),
+            lane: Mutex::default(),
             restarts: Mutex::default(),
             subscribed: Mutex::default(),
             subscribing: tokio::sync::Mutex::default(),
@@ -573,28 +578,57 @@ impl Upstream {
         context: HostContextBox,
     ) -> Result<CallToolResult, CallError> {
         let peer = self.peer().await.map_err(CallError::Failed)?;
+        let lane = lock(&self.lane).clone();
         let sent = Instant::now();
         let mut params = CallToolRequestParams::new(tool.to_owned());
         params.arguments = arguments;
         params.meta = self.caller_meta(&context);
         let listening = self.relay.listen(context);
-        // rmcp gives each request its progress token and hands it back once the request is
-        // queued; reports that come sooner wait in the relay until `sent_as` names it.
-        let handle = match peer
-            .send_request_with_option(
-                ClientRequest::CallToolRequest(CallToolRequest::new(params)),
-                PeerRequestOptions::no_options(),
-            )
-            .await
-        {
-            Ok(handle) => handle,
-            Err(e) => return Err(self.call_failed(tool, &e).await),
+        let (id, answer) = match lane {
+            Some(lane) => {
+                let ticket = match lane.ticket() {
+                    Ok(ticket) => ticket,
+                    Err(e) => return Err(self.call_failed(tool, &e).await),
+                };
+                let token = ticket.progress_token();
+                params
+                    .meta
+                    .get_or_insert_default()
+                    .set_progress_token(token.clone());
+                listening.sent_as(token);
+                if let Err(e) = ticket.send(params).await {
+                    return Err(self.call_failed(tool, &e).await);
+                }
+                (ticket.id(), ticket.answer().boxed())
+            }
+            None => {
+                // rmcp gives each request its progress token and hands it back once the
+                // request is queued; reports that come sooner wait in the relay until `sent_as`
+                // names it.
+                let request = ClientRequest::CallToolRequest(CallToolRequest::new(params));
+                let handle = match peer
+                    .send_request_with_option(request, PeerRequestOptions::no_options())
+                    .await
+                {
+                    Ok(handle) => handle,
+                    Err(e) => return Err(self.call_failed(tool, &e).await),
+                };
+                listening.sent_as(handle.progress_token.clone());
+                let id = handle.id.clone();
+                let answer = handle.await_response().map(|answer| match answer {
+                    Ok(ServerResult::CallToolResult(result)) => Ok(result),
+                    Ok(other) => {
+                        tracing::debug!("unexpected answer to tools/call: {other:?}");
+                        Err(ServiceError::UnexpectedResponse)
+                    }
+                    Err(e) => Err(e),
+                });
+                (id, answer.boxed())
+            }
         };
-        listening.sent_as(handle.progress_token.clone());
-        let mut abandoned = Abandoned(Some((peer, handle.id.clone())));
+        let mut abandoned = Abandoned(Some((peer, id)));
         let timeout = self.server.call_timeout;
-        let answer = handle.await_response();
-        let mut answer = std::pin::pin!(answer);
+        let mut answer = answer;
         let answer = loop {
             tokio::select! {
                 answer = &mut answer => break answer,
@@ -612,13 +646,7 @@ impl Upstream {
             metrics::bridged_call(&self.server.name, sent.elapsed());
         }
         match answer {
-            Ok(ServerResult::CallToolResult(result)) => Ok(result),
-            Ok(other) => {
-                tracing::debug!(server = %self.server.name, "unexpected answer to tools/call: {other:?}");
-                Err(self
-                    .call_failed(tool, &ServiceError::UnexpectedResponse)
-                    .await)
-            }
+            Ok(result) => Ok(result),
             Err(e) => Err(self.call_failed(tool, &e).await),
         }
     }
@@ -729,6 +757,7 @@ impl Upstream {
                     self.server.max_message_bytes,
                     self.server.label(),
                 );
+                *lock(&self.lane) = self.server.lane.then(|| transport.lane());
                 self.start(transport).await
             }
             Transport::Http { url, headers } => {
@@ -742,6 +771,7 @@ impl Upstream {
                 }
                 crate::util::tls::install_crypto_provider();
                 let transport = StreamableHttpClientTransport::from_config(config);
+                *lock(&self.lane) = None;
                 self.start(transport).await
             }
         }

@@ -63,6 +63,9 @@ pub(crate) struct Isolation {
     pub(crate) sandboxed: Vec<String>,
     /// `--call-timeout` values, in order: a later one wins.
     pub(crate) call_timeouts: Vec<CallTimeout>,
+    /// Whether calls to the children go through rmcp's client and server alone
+    /// (`--no-hot-path`).
+    pub(crate) rmcp_only: bool,
 }
 
 /// One `--call-timeout` value: `SECONDS`, or `PLUGIN=SECONDS` for one plugin.
@@ -190,6 +193,7 @@ pub(crate) fn isolate(discovery: &mut Discovery, isolation: &Isolation, program:
                 program,
                 isolation.call_timeout(&name),
                 sandbox,
+                isolation.rmcp_only,
             )),
         };
     }
@@ -227,7 +231,7 @@ fn refuse_foreign_wraps(manifest: &mut Manifest) -> Vec<CannotIsolate> {
 /// How the child serving `library` is started: `program isolated LIBRARY`, with its tools
 /// under their own names; sandboxed, `program isolated --confine POLICY LIBRARY`; with
 /// `--sha256 HEX` when discovery checked the library's bytes, so the child opens those bytes
-/// alone.
+/// alone; with `--no-hot-path` when calls go through rmcp alone (`rmcp_only`).
 fn child_entry(
     manifest: &Manifest,
     library: &Path,
@@ -235,8 +239,12 @@ fn child_entry(
     program: &Path,
     call_timeout: Duration,
     sandbox: Option<(sandbox::Policy, Sandboxing)>,
+    rmcp_only: bool,
 ) -> ServerEntry {
     let mut args = vec![CHILD_COMMAND.to_owned()];
+    if rmcp_only {
+        args.push("--no-hot-path".to_owned());
+    }
     if let Some((policy, _)) = &sandbox {
         args.push(format!("--{CONFINE_FLAG}"));
         args.push(serde_json::to_string(policy).unwrap_or_default());
@@ -266,6 +274,7 @@ fn child_entry(
         namespace: false,
         isolated: true,
         sandbox: sandbox.map(|(_, account)| account),
+        lane: !rmcp_only,
     }
 }
 
@@ -345,6 +354,7 @@ mod tests {
                 .iter()
                 .map(|v| v.parse().unwrap())
                 .collect(),
+            rmcp_only: false,
         };
         assert_eq!(isolation.call_timeout("a"), Duration::from_secs(5));
         assert_eq!(isolation.call_timeout("b"), Duration::from_millis(500));

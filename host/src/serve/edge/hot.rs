@@ -39,14 +39,11 @@ use futures::{FutureExt as _, Stream};
 use rmcp::{
     Peer, RoleServer, ServerHandler as _,
     model::{
-        CallToolRequest, CallToolRequestParams, ClientRequest, ErrorCode, ListToolsRequest,
-        PaginatedRequestParams, PingRequest, ProtocolVersion, RequestId, RequestMetaObject,
+        ClientRequest, ErrorCode, ProtocolVersion, RequestId, RequestMetaObject,
         ServerJsonRpcMessage,
     },
     service::RequestContext,
 };
-use serde::Deserialize;
-use serde_json::value::RawValue;
 use tokio::sync::mpsc::UnboundedReceiver;
 
 use crate::serve::{
@@ -55,7 +52,7 @@ use crate::serve::{
     host_context::Outlet,
     mcp::{
         Handler,
-        direct::{DirectSessions, detached_peer},
+        direct::{DirectSessions, ListedJson, detached_peer, read, serialise},
     },
 };
 
@@ -75,16 +72,6 @@ pub(crate) struct Hot {
     stateless: Handler,
     /// A peer for requests without a session, per known protocol version, made on first use.
     peers: [OnceLock<Peer<RoleServer>>; VERSIONS],
-}
-
-/// A JSON-RPC message's envelope, its `params` unread.
-#[derive(Deserialize)]
-struct Envelope<'a> {
-    jsonrpc: &'a str,
-    id: RequestId,
-    method: &'a str,
-    #[serde(borrow, default)]
-    params: Option<&'a RawValue>,
 }
 
 /// Whom a request is served by, and how.
@@ -263,39 +250,6 @@ struct Prepared {
     route: Route,
 }
 
-/// The id, the typed request and the `_meta` of a hot method's body, as rmcp reads them (the
-/// `_meta` apart from the params); `None` for anything else.
-fn read(bytes: &[u8]) -> Option<(RequestId, ClientRequest, RequestMetaObject)> {
-    let envelope: Envelope<'_> = serde_json::from_slice(bytes).ok()?;
-    if envelope.jsonrpc != "2.0" {
-        return None;
-    }
-    let params = envelope.params.map(RawValue::get);
-    let (request, meta) = match envelope.method {
-        "tools/call" => {
-            let mut params: CallToolRequestParams = serde_json::from_str(params?).ok()?;
-            let meta = params.meta.take();
-            let call = ClientRequest::CallToolRequest(CallToolRequest::new(params));
-            (call, meta)
-        }
-        "tools/list" => {
-            let mut params = match params {
-                Some(params) => Some(serde_json::from_str::<PaginatedRequestParams>(params).ok()?),
-                None => None,
-            };
-            let meta = params.as_mut().and_then(|p| p.meta.take());
-            let list = ClientRequest::ListToolsRequest(ListToolsRequest {
-                params,
-                ..ListToolsRequest::default()
-            });
-            (list, meta)
-        }
-        "ping" if params.is_none() => (ClientRequest::PingRequest(PingRequest::default()), None),
-        _ => return None,
-    };
-    Some((envelope.id, request, meta.unwrap_or_default()))
-}
-
 /// Serves a prepared request, whose HTTP request had `parts`: JSON when the answer comes
 /// first, else an event stream.
 async fn serve(prepared: Prepared, parts: Parts) -> Response {
@@ -312,18 +266,29 @@ async fn serve(prepared: Prepared, parts: Parts) -> Response {
         logs_in_answer,
         hold,
     } = route;
+    let listed = matches!(request, ClientRequest::ListToolsRequest(_)).then(ListedJson::default);
     let mut context = RequestContext::new(id, peer);
     context.meta = meta;
+    if let Some(listed) = &listed {
+        context.extensions.insert(listed.clone());
+    }
     let (outlet, mut notes) = Outlet::new(logs_in_answer);
     context.extensions.insert(outlet);
     context.extensions.insert(parts);
     let ct = context.ct.clone();
+    let cancellable = hold.is_some();
     let mut answer = Pending {
         answer: Some(Box::pin(async move {
-            handler.answer_directly(request, context).await
+            handler.answer_directly(request, context, cancellable).await
         })),
         ct,
     };
+    if listed.is_some() {
+        // A list sends nothing before its answer.
+        let message = answer.await;
+        drop(hold);
+        return json(&message, per_request, listed.as_ref());
+    }
     let first = tokio::select! {
         biased;
         message = &mut answer => Ok(message),
@@ -333,7 +298,7 @@ async fn serve(prepared: Prepared, parts: Parts) -> Response {
         Ok(message) => match notes.try_recv() {
             Err(_) => {
                 drop(hold);
-                json(&message, per_request)
+                json(&message, per_request, None)
             }
             Ok(note) => {
                 let mut events = Events {
@@ -355,8 +320,13 @@ async fn serve(prepared: Prepared, parts: Parts) -> Response {
     }
 }
 
-/// The answer as a JSON body; under 2026-07-28 with the HTTP status rmcp gives its error.
-fn json(message: &ServerJsonRpcMessage, per_request: bool) -> Response {
+/// The answer as a JSON body, with the tools `listed` left as JSON; under 2026-07-28 with the
+/// HTTP status rmcp gives its error.
+fn json(
+    message: &ServerJsonRpcMessage,
+    per_request: bool,
+    listed: Option<&ListedJson>,
+) -> Response {
     let status = match message {
         ServerJsonRpcMessage::Error(error) if per_request => match error.error.code {
             ErrorCode::UNSUPPORTED_PROTOCOL_VERSION
@@ -367,7 +337,7 @@ fn json(message: &ServerJsonRpcMessage, per_request: bool) -> Response {
         },
         _ => StatusCode::OK,
     };
-    let body = serde_json::to_vec(message).unwrap_or_default();
+    let body = serialise(message, listed);
     let mut response = Response::new(Body::from(body));
     *response.status_mut() = status;
     response.headers_mut().insert(

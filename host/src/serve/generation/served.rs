@@ -8,13 +8,15 @@
 //!
 //! A request sees its set through its filter ([`ServedView`]): which tools the filter shows,
 //! computed once per cached resolution ([`Resolved`]), so a repeated URL lists its tools at the
-//! cost of an unfiltered one.
+//! cost of an unfiltered one; the list as JSON is serialised once per view too
+//! ([`ServedView::tools_json`]), for the answers the host writes itself.
 
 use std::{
     collections::HashMap,
     sync::{Arc, OnceLock, RwLock},
 };
 
+use axum::body::Bytes;
 use tokio::sync::OnceCell;
 
 use plugin_manifest::ToolDecl;
@@ -57,6 +59,9 @@ pub(crate) struct ServedView {
     set: Arc<ServedSet>,
     /// The positions in `set.tools()` the filter shows; `None` when it shows every tool.
     shown: Option<Vec<usize>>,
+    /// [`ServedView::tools`] as a JSON array, once asked for: as served to clients of
+    /// 2026-07-28 and later, and to earlier ones.
+    json: [OnceLock<Bytes>; 2],
 }
 
 impl ServedView {
@@ -69,7 +74,11 @@ impl ServedView {
                 .map(|(i, _)| i)
                 .collect()
         });
-        Self { set, shown }
+        Self {
+            set,
+            shown,
+            json: Default::default(),
+        }
     }
 
     /// The served set, every tool of it.
@@ -84,6 +93,30 @@ impl ServedView {
             None => all.to_vec(),
             Some(shown) => shown.iter().map(|&i| all[i].clone()).collect(),
         }
+    }
+
+    /// [`ServedView::tools`] as a JSON array, serialised on first use; for a client of a
+    /// version before 2026-07-28 (`legacy`) without the output schemas that are not of an
+    /// object, which it cannot read (as rmcp strips them, SEP-2106).
+    pub(crate) fn tools_json(&self, legacy: bool) -> Bytes {
+        self.json[usize::from(legacy)]
+            .get_or_init(|| {
+                let mut tools = self.tools();
+                if legacy {
+                    strip_non_object_output(&mut tools);
+                }
+                Bytes::from(serde_json::to_vec(&tools).unwrap_or_else(|_| b"[]".to_vec()))
+            })
+            .clone()
+    }
+}
+
+/// Takes off `tools` the output schemas that are not of an object, which a client before
+/// 2026-07-28 cannot read (SEP-2106), as rmcp does before it answers one.
+fn strip_non_object_output(tools: &mut [Tool]) {
+    for tool in tools {
+        tool.output_schema
+            .take_if(|schema| schema.get("type").and_then(Value::as_str) != Some("object"));
     }
 }
 
@@ -380,5 +413,30 @@ mod tests {
         assert_eq!(names(ToolFilter::new(None, &[], true)), [TOOLSETS_TOOL]);
         assert!(names(ToolFilter::new(Some(&["echo".into()]), &[], false)).is_empty());
         assert!(names(ToolFilter::new(None, &["list_*".into()], false)).is_empty());
+    }
+
+    #[test]
+    fn a_view_serialises_its_list_once_per_era_as_rmcp_would() {
+        let set = Arc::new(ServedSet::new(ToolTable::default(), true));
+        let view = ServedView::new(set, &ToolFilter::default());
+        let expected = serde_json::to_vec(&view.tools()).unwrap();
+        assert_eq!(view.tools_json(false), expected);
+        assert_eq!(view.tools_json(true), expected);
+        assert_eq!(
+            view.tools_json(false).as_ptr(),
+            view.tools_json(false).as_ptr(),
+            "serialised once"
+        );
+        let schema = |kind: &str| {
+            Some(Arc::new(
+                json!({"type": kind}).as_object().cloned().unwrap(),
+            ))
+        };
+        let mut tools = vec![Tool::default(), Tool::default()];
+        tools[0].output_schema = schema("object");
+        tools[1].output_schema = schema("array");
+        strip_non_object_output(&mut tools);
+        assert_eq!(tools[0].output_schema, schema("object"));
+        assert_eq!(tools[1].output_schema, None);
     }
 }

@@ -9,6 +9,8 @@
 //! - [`detached_peer`]: for a request without a session, a peer whose messages go nowhere
 //!   (the request's `Outlet` takes its notifications), as rmcp gives each such request a
 //!   peer of its own;
+//! - [`read`]: a hot method's request (`tools/call`, `tools/list`, `ping`) read with typed serde
+//!   straight from its bytes;
 //! - [`Handler::answer_directly`]: the request served by rmcp's own dispatch
 //!   (`Service::handle_request`: version checks, capability guards, the method's handler), and
 //!   its answer as a JSON-RPC message.
@@ -18,17 +20,21 @@ use std::{
     sync::{Arc, Mutex, OnceLock, RwLock},
 };
 
+use axum::body::Bytes;
 use rmcp::{
     Peer, RoleServer, ServerHandler, Service as _,
     model::{
-        ClientCapabilities, ClientRequest, Implementation, InitializeRequestParams,
-        ProtocolVersion, RequestId, ServerJsonRpcMessage,
+        CallToolRequest, CallToolRequestParams, ClientCapabilities, ClientRequest, Implementation,
+        InitializeRequestParams, ListToolsRequest, PaginatedRequestParams, PingRequest,
+        ProtocolVersion, RequestId, RequestMetaObject, ServerJsonRpcMessage,
     },
     service::RequestContext,
 };
+use serde::Deserialize;
+use serde_json::value::RawValue;
 use tokio_util::sync::CancellationToken;
 
-use super::{Handler, parts};
+use super::Handler;
 use crate::util::lock::lock;
 
 /// A session the host may answer requests of itself: its handler and the peer to its client.
@@ -133,17 +139,17 @@ impl Handler {
         }
     }
 
-    /// Serves `request` as rmcp's service loop would, in the caller's task; a request of a
-    /// session can be cancelled by the client (`notifications/cancelled`) meanwhile.
+    /// Serves `request` as rmcp's service loop would, in the caller's task; when
+    /// `cancellable` (a request of a session), the client can cancel it
+    /// (`notifications/cancelled`) meanwhile.
     pub(crate) async fn answer_directly(
         &self,
         request: ClientRequest,
         context: RequestContext<RoleServer>,
+        cancellable: bool,
     ) -> ServerJsonRpcMessage {
         let id = context.id.clone();
-        let _tracked = parts(&context)
-            .is_some_and(|p| p.headers.contains_key("mcp-session-id"))
-            .then(|| self.in_flight.track(&id, &context.ct));
+        let _tracked = cancellable.then(|| self.in_flight.track(&id, &context.ct));
         match self.handle_request(request, context).await {
             Ok(result) => ServerJsonRpcMessage::response(result, id),
             Err(error) => {
@@ -152,6 +158,79 @@ impl Handler {
             }
         }
     }
+}
+
+/// A JSON-RPC message's envelope, its `params` unread.
+#[derive(Deserialize)]
+struct Envelope<'a> {
+    jsonrpc: &'a str,
+    id: RequestId,
+    method: &'a str,
+    #[serde(borrow, default)]
+    params: Option<&'a RawValue>,
+}
+
+/// The id, the typed request and the `_meta` of a hot method's body, as rmcp reads them (the
+/// `_meta` apart from the params); `None` for anything else.
+pub(crate) fn read(bytes: &[u8]) -> Option<(RequestId, ClientRequest, RequestMetaObject)> {
+    let envelope: Envelope<'_> = serde_json::from_slice(bytes).ok()?;
+    if envelope.jsonrpc != "2.0" {
+        return None;
+    }
+    let params = envelope.params.map(RawValue::get);
+    let (request, meta) = match envelope.method {
+        "tools/call" => {
+            let mut params: CallToolRequestParams = serde_json::from_str(params?).ok()?;
+            let meta = params.meta.take();
+            let call = ClientRequest::CallToolRequest(CallToolRequest::new(params));
+            (call, meta)
+        }
+        "tools/list" => {
+            let mut params = match params {
+                Some(params) => Some(serde_json::from_str::<PaginatedRequestParams>(params).ok()?),
+                None => None,
+            };
+            let meta = params.as_mut().and_then(|p| p.meta.take());
+            let list = ClientRequest::ListToolsRequest(ListToolsRequest {
+                params,
+                ..ListToolsRequest::default()
+            });
+            (list, meta)
+        }
+        "ping" if params.is_none() => (ClientRequest::PingRequest(PingRequest::default()), None),
+        _ => return None,
+    };
+    Some((envelope.id, request, meta.unwrap_or_default()))
+}
+
+/// Where `tools/list` leaves its tools as JSON (serialised once per view) for a request the
+/// host answers itself: an extension of the request. The result's own list is then empty,
+/// and [`serialise`] puts these in its place.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct ListedJson(Arc<OnceLock<Bytes>>);
+
+impl ListedJson {
+    /// Leaves `tools`, a JSON array, for the answer.
+    pub(super) fn leave(&self, tools: Bytes) {
+        let _ = self.0.set(tools);
+    }
+}
+
+/// `message` as JSON; a `tools/list` answer whose tools were left in `listed` gets them in
+/// place of its empty list (the last member of the result, so the answer ends `"tools":[]}}`).
+pub(crate) fn serialise(message: &ServerJsonRpcMessage, listed: Option<&ListedJson>) -> Vec<u8> {
+    // Serialising a message the server built cannot fail.
+    let mut body = serde_json::to_vec(message).unwrap_or_default();
+    let Some(tools) = listed.and_then(|l| l.0.get()) else {
+        return body;
+    };
+    const EMPTY: &[u8] = b"\"tools\":[]}}";
+    if matches!(message, ServerJsonRpcMessage::Response(_)) && body.ends_with(EMPTY) {
+        body.truncate(body.len() - "[]}}".len());
+        body.extend_from_slice(tools);
+        body.extend_from_slice(b"}}");
+    }
+    body
 }
 
 /// A handler with nothing to serve: the service behind a [`detached_peer`].

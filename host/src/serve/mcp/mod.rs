@@ -252,13 +252,24 @@ impl ServerHandler for Handler {
                 return Ok(hinted!(ListToolsResult::with_all_items(tools), &context));
             }
             let view = self.view_of(&generation, &resolved).await?;
+            let searching = resolution.mode.search && resolution.filter.allows(SEARCH_TOOL, true);
+            if let Some(listed) = context.extensions.get::<direct::ListedJson>()
+                && !searching
+                && policed::lists_all(&self.state.policy())
+            {
+                listed.leave(view.tools_json(!host_context::speaks_2026(&context)));
+                return Ok(hinted!(
+                    ListToolsResult::with_all_items(Vec::new()),
+                    &context
+                ));
+            }
             let set = view.set();
             let who = policed::Who::new(caller(&context));
             let mut tools =
                 policed::listable(&self.state.policy(), &who.caller(), view.tools(), |name| {
                     set.table().get(name)
                 });
-            if resolution.mode.search && resolution.filter.allows(SEARCH_TOOL, true) {
+            if searching {
                 tools.retain(|t| t.name != SEARCH_TOOL);
                 tools.push(discover::search_tool_description());
             }

@@ -68,6 +68,11 @@ pub(crate) fn facts(tool: &LoadedTool) -> ToolFacts<'_> {
     }
 }
 
+/// Whether no rule of `policy` hides a tool from anyone.
+pub(super) fn lists_all(policy: &Policy) -> bool {
+    policy.rules.allow_all()
+}
+
 /// `tools`, less those a rule hides from `caller`; `table` finds each one's plugin tool (the
 /// host's own tool is not a plugin's, and no rule hides it).
 pub(super) fn listable<'t>(
@@ -76,7 +81,7 @@ pub(super) fn listable<'t>(
     tools: Vec<Tool>,
     table: impl Fn(&str) -> Option<&'t LoadedTool>,
 ) -> Vec<Tool> {
-    if policy.rules.allow_all() {
+    if lists_all(policy) {
         return tools;
     }
     tools

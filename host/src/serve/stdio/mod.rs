@@ -21,7 +21,9 @@ use tokio::io::{AsyncRead, AsyncWrite};
 mod transport;
 
 use crate::serve::{
-    MAX_REQUEST_BODY_BYTES, Options, ServeError, lifecycle::shutdown_signal, mcp::Handler,
+    MAX_REQUEST_BODY_BYTES, Options, ServeError,
+    lifecycle::shutdown_signal,
+    mcp::{Handler, direct::Direct},
 };
 use crate::{registry::Registry, reload::Source};
 
@@ -106,9 +108,11 @@ pub(crate) async fn run(
     let (state, _reloading) = crate::serve::lifecycle::start(registry, &options, source).await?;
     let (input, output) = streams(protocol_out);
     let transport = transport::LineTransport::new(input, output, MAX_REQUEST_BODY_BYTES);
+    let direct = transport.answer_directly();
     tracing::info!("serving MCP on stdin and stdout");
     let served = async {
-        let service = match Handler::new(Arc::clone(&state)).serve(transport).await {
+        let handler = Handler::new(Arc::clone(&state));
+        let service = match handler.clone().serve(transport).await {
             Ok(service) => service,
             Err(ServerInitializeError::ConnectionClosed(_)) => {
                 tracing::info!("stdin ended before the client initialized");
@@ -120,6 +124,10 @@ pub(crate) async fn run(
         };
         if state.for_parent {
             plugin_logs_to_parent(service.peer().clone());
+        }
+        if options.hot_path {
+            let peer = service.peer().clone();
+            let _ = direct.set(Direct { handler, peer });
         }
         let ended = service.waiting().await;
         tracing::info!("the client closed the session ({ended:?})");

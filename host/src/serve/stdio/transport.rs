@@ -8,19 +8,32 @@
 //! size and the limit, for its id when the id can be read, with `-32700` otherwise; the
 //! line is read through, never held whole. A notification that does not parse is only logged:
 //! JSON-RPC answers no notification.
+//!
+//! Once the session is initialized ([`LineTransport::answer_directly`]), the hot methods
+//! (`tools/call`, `tools/list`, `ping`) are read with typed serde and served by rmcp's own
+//! dispatch in a task of their own that writes the answer itself, as over HTTP
+//! (`crate::serve::edge::hot`): rmcp's service loop would parse them as any request, spawn the
+//! handler, and send its answer back through its loop and a task of its own to write it. A
+//! request naming its protocol version in `_meta` is still rmcp's, which serves it under that
+//! version.
 
-use std::{io, pin::Pin, sync::Arc};
+use std::{
+    io,
+    pin::Pin,
+    sync::{Arc, OnceLock},
+};
 
 use rmcp::{
     ErrorData, RoleServer,
     model::ErrorCode,
-    service::{RxJsonRpcMessage, TxJsonRpcMessage},
+    service::{RequestContext, RxJsonRpcMessage, TxJsonRpcMessage},
     transport::Transport,
 };
 use serde_json::Value;
 use tokio::io::{AsyncRead, AsyncWrite};
 
 use crate::serve::edge::body::classify;
+use crate::serve::mcp::direct::{Direct, read};
 use crate::util::json_lines::{LineRead, LineReader, SharedWriter, close, write_line};
 
 /// A write of one line, kept while it is under way.
@@ -32,6 +45,9 @@ pub(crate) struct LineTransport<R, W> {
     write: SharedWriter<W>,
     /// An error answer being written, finished before the next line is read.
     answering: Option<Writing>,
+    /// The session's handler and peer, once it is initialized: the hot methods are answered
+    /// with them.
+    direct: Arc<OnceLock<Direct>>,
 }
 
 impl<R, W> LineTransport<R, W>
@@ -45,7 +61,39 @@ where
             read: LineReader::new(read, max_line),
             write: Arc::new(tokio::sync::Mutex::new(Some(write))),
             answering: None,
+            direct: Arc::default(),
         }
+    }
+
+    /// Where the session, once initialized, is left for the hot methods to be answered
+    /// directly.
+    pub(crate) fn answer_directly(&self) -> Arc<OnceLock<Direct>> {
+        Arc::clone(&self.direct)
+    }
+
+    /// Serves `line` in a task of its own that writes its answer, when it is a hot method's
+    /// request of the initialized session; says whether it did.
+    fn served_directly(&self, line: &[u8]) -> bool {
+        let Some(direct) = self.direct.get() else {
+            return false;
+        };
+        let Some((id, request, meta)) = read(line) else {
+            return false;
+        };
+        if meta.protocol_version().is_some() {
+            return false;
+        }
+        let Direct { handler, peer } = direct.clone();
+        let write = Arc::clone(&self.write);
+        tokio::spawn(async move {
+            let mut context = RequestContext::new(id, peer);
+            context.meta = meta;
+            let answer = handler.answer_directly(request, context, true).await;
+            if let Err(error) = write_line(write, answer).await {
+                tracing::debug!("an answer was not written: {error}");
+            }
+        });
+        true
     }
 
     /// Starts writing the error answering `id` (`null` when it has none).
@@ -120,6 +168,9 @@ where
                     return None;
                 }
             };
+            if self.served_directly(&line) {
+                continue;
+            }
             match serde_json::from_slice::<RxJsonRpcMessage<RoleServer>>(&line) {
                 Ok(message) => return Some(message),
                 Err(_) => self.refuse(&line),
