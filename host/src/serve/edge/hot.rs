@@ -292,10 +292,10 @@ async fn serve(prepared: Prepared, parts: Parts) -> Response {
     let first = tokio::select! {
         biased;
         message = &mut answer => Ok(message),
-        Some(note) = notes.recv() => Err(note),
+        Some(note) = notes.recv() => Err(*note),
     };
     match first {
-        Ok(message) => match notes.try_recv() {
+        Ok(message) => match notes.try_recv().map(|note| *note) {
             Err(_) => {
                 drop(hold);
                 json(&message, per_request, None)
@@ -388,7 +388,7 @@ struct Events {
     ready: VecDeque<ServerJsonRpcMessage>,
     /// The answer, until it came.
     answer: Option<Pending>,
-    notes: UnboundedReceiver<ServerJsonRpcMessage>,
+    notes: UnboundedReceiver<Box<ServerJsonRpcMessage>>,
     /// The session's use, until the stream ends.
     hold: Option<Box<dyn Send + Sync>>,
 }
@@ -397,8 +397,9 @@ impl Events {
     /// The answer came: what the call sent before it goes first, then the answer.
     fn finish(&mut self, message: ServerJsonRpcMessage) {
         let notes = &mut self.notes;
-        self.ready
-            .extend(std::iter::from_fn(|| notes.try_recv().ok()));
+        self.ready.extend(std::iter::from_fn(|| {
+            notes.try_recv().ok().map(|note| *note)
+        }));
         self.ready.push_back(message);
     }
 }
@@ -421,7 +422,7 @@ impl Stream for Events {
                 return Poll::Ready(None);
             };
             if let Poll::Ready(Some(note)) = this.notes.poll_recv(cx) {
-                this.ready.push_back(note);
+                this.ready.push_back(*note);
                 continue;
             }
             match Pin::new(answer).poll(cx) {

@@ -84,7 +84,7 @@ impl Call<'_> {
                 biased;
                 () = request.ct.cancelled() => return None,
                 outcome = &mut plugin => break Ok(outcome),
-                Some(event) = events.recv() => match event {
+                Some(event) = events.recv() => match *event {
                     Event::Ask { requests, reply } => {
                         let gathered = gathered.as_deref();
                         let asked_all = ask_all(peer, requests, timeout, reply, route, gathered);
@@ -102,7 +102,7 @@ impl Call<'_> {
         };
         // What the tool sent before it finished goes out before its answer; later sends fail.
         events.close();
-        while let Ok(event) = events.try_recv() {
+        while let Ok(event) = events.try_recv().map(|e| *e) {
             if matches!(
                 event,
                 Event::Log(_)

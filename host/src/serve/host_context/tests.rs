@@ -15,7 +15,6 @@ use plugin_abi::{HostContext, HostContextBox, LogLevel};
 use rmcp::model::LoggingLevel;
 use rmcp::model::{ProgressToken, ProtocolVersion};
 use serde_json::Value;
-use tokio::sync::mpsc;
 
 use crate::serve::{
     host_context::rounds::{self, Round},
@@ -30,11 +29,7 @@ use super::{context::*, level::*, *};
 
 /// A context in a session (or not), with these client capabilities and, if `token`, a
 /// progress token; and the receiving end of its events.
-fn context(
-    in_session: bool,
-    capabilities: Value,
-    token: bool,
-) -> (HostContextBox, mpsc::UnboundedReceiver<Event>) {
+fn context(in_session: bool, capabilities: Value, token: bool) -> (HostContextBox, EventReceiver) {
     let (context, receiver) = call_context(in_session, capabilities, token);
     (
         HostContextBox::from_ptr(RArc::new(context), TD_Opaque),
@@ -46,8 +41,8 @@ fn call_context(
     in_session: bool,
     capabilities: Value,
     token: bool,
-) -> (CallContext, mpsc::UnboundedReceiver<Event>) {
-    let (events, receiver) = mpsc::unbounded_channel();
+) -> (CallContext, EventReceiver) {
+    let (events, receiver) = EventSender::channel();
     let context = CallContext {
         events,
         level: SessionLevel::default(),
@@ -107,7 +102,7 @@ fn a_childs_plugin_event_goes_to_its_parent_under_the_calls_token() {
         message: "counting".into(),
         fields_json: r#"{"n":3}"#.into(),
     });
-    let Ok(Event::PluginLogToParent(params)) = events.try_recv() else {
+    let Ok(Event::PluginLogToParent(params)) = events.try_recv().map(|e| *e) else {
         panic!("the event is not handed to the parent");
     };
     assert_eq!(
@@ -218,7 +213,7 @@ fn a_request_goes_through_the_channel_and_its_answer_comes_back() {
             .to_string()
             .into(),
     );
-    let Ok(Event::Ask { requests, reply }) = events.try_recv() else {
+    let Ok(Event::Ask { requests, reply }) = events.try_recv().map(|e| *e) else {
         panic!("no request was queued")
     };
     assert_eq!(requests[0].method, "elicitation/create");
@@ -270,13 +265,13 @@ fn in_a_round_requests_are_answered_from_it_or_end_the_call_asking_for_what_is_m
         "roots": {"method": "roots/list", "params": {}}
     });
     let _pending = context.ask(both.to_string().into());
-    let Ok(Event::InputRequired(missing)) = events.try_recv() else {
+    let Ok(Event::InputRequired(missing)) = events.try_recv().map(|e| *e) else {
         panic!("the call was not ended for its missing input")
     };
     assert_eq!(missing.keys().collect::<Vec<_>>(), ["roots"]);
     // A single request is keyed by its method and its place among the call's requests.
     let _pending = context.request("roots/list".into(), "{}".into());
-    let Ok(Event::InputRequired(missing)) = events.try_recv() else {
+    let Ok(Event::InputRequired(missing)) = events.try_recv().map(|e| *e) else {
         panic!("the call was not ended for its missing input")
     };
     assert_eq!(missing.keys().collect::<Vec<_>>(), ["roots-1"]);
@@ -289,7 +284,7 @@ fn logs_below_the_level_and_progress_without_a_token_are_dropped() {
     without_token.progress(1.0, ROption::RNone, ROption::RNone);
     assert!(events.try_recv().is_err(), "nothing is sent");
     without_token.log(4, ROption::RSome("p".into()), r#"{"n":1}"#.into());
-    let Ok(Event::Log(message)) = events.try_recv() else {
+    let Ok(Event::Log(message)) = events.try_recv().map(|e| *e) else {
         panic!("an error-level message is sent")
     };
     assert_eq!(
@@ -299,7 +294,7 @@ fn logs_below_the_level_and_progress_without_a_token_are_dropped() {
 
     let (with_token, mut events) = context(true, json!({}), true);
     with_token.progress(2.0, ROption::RSome(4.0), ROption::RSome("half".into()));
-    let Ok(Event::Progress(report)) = events.try_recv() else {
+    let Ok(Event::Progress(report)) = events.try_recv().map(|e| *e) else {
         panic!("progress is sent")
     };
     assert_eq!(
