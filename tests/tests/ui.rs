@@ -264,7 +264,8 @@ async fn a_bounded_key_sees_only_its_toolsets_on_the_page() {
     let field = wait_for(&client, "#key").await;
     field.send_keys("not a key").await.unwrap();
     click(&client, "#login button").await;
-    let refused = text_of(&client, "#login-error").await;
+    // The error is there from the start, empty: wait for its text.
+    let refused = text_of(&client, "#login-error:not(:empty)").await;
     assert!(refused.contains("refused"), "{refused}");
 
     field.send_keys(&alice).await.unwrap();
