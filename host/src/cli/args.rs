@@ -610,6 +610,14 @@ pub(crate) struct ServedArgs {
 }
 
 impl ServedArgs {
+    /// Where the plugins come from (`common`'s flags); isolated children go through rmcp
+    /// alone when the hot path is off.
+    pub(crate) fn sources(&self, common: &Common) -> PluginSources {
+        let mut sources = common.sources();
+        sources.isolation.rmcp_only = self.no_hot_path;
+        sources
+    }
+
     /// The `--toolsets` selection, parsed as a URL query.
     pub(crate) fn fallback(&self) -> Option<crate::selection::Query> {
         self.toolsets

@@ -92,8 +92,7 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Serve(args) => {
             let _copies = RemoveOnExit { sweep: true };
             crate::build::crash_note::install();
-            let mut sources = common.sources();
-            sources.isolation.rmcp_only = args.served.no_hot_path;
+            let sources = args.served.sources(&common);
             let server = ServerBuilder::from_parts(sources, args.options(), !args.served.no_watch);
             tokio::runtime::Runtime::new()?.block_on(server.run())?;
             Ok(())
@@ -101,8 +100,7 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Stdio(args) => {
             let _copies = RemoveOnExit { sweep: true };
             crate::build::crash_note::install();
-            let mut sources = common.sources();
-            sources.isolation.rmcp_only = args.served.no_hot_path;
+            let sources = args.served.sources(&common);
             let server = ServerBuilder::from_parts(sources, args.options(), !args.served.no_watch);
             run_stdio(server.serve_stdio(), tokio::runtime::Runtime::new()?)
         }

@@ -122,10 +122,9 @@ impl Lane {
         !lock(&self.waiting).answers.is_empty()
     }
 
-    /// The waiting call whose request id is `id` (JSON), taken off the list.
+    /// The waiting call whose request id is `id` (`lane-N`), taken off the list.
     fn claim(&self, id: &str) -> Option<oneshot::Sender<Answer>> {
-        let key = id.strip_prefix('"')?.strip_suffix('"')?;
-        let key: u64 = key.strip_prefix(PREFIX)?.parse().ok()?;
+        let key: u64 = id.strip_prefix(PREFIX)?.parse().ok()?;
         lock(&self.waiting).answers.remove(&key)
     }
 
@@ -141,7 +140,10 @@ impl Lane {
         if reply.method.is_some() {
             return false;
         }
-        let Some(sender) = reply.id.and_then(|id| self.claim(id.get())) else {
+        // A lane id is a JSON string with nothing to escape.
+        let id = reply.id.map(RawValue::get);
+        let id = id.and_then(|id| id.strip_prefix('"')?.strip_suffix('"'));
+        let Some(sender) = id.and_then(|id| self.claim(id)) else {
             return false;
         };
         let answer = match (reply.result, reply.error) {
@@ -162,7 +164,7 @@ impl Lane {
         let Some(id) = id.and_then(serde_json::Value::as_str) else {
             return false;
         };
-        let Some(sender) = self.claim(&format!("\"{id}\"")) else {
+        let Some(sender) = self.claim(id) else {
             return false;
         };
         let error = ErrorData::internal_error(message.to_owned(), None);

@@ -56,9 +56,19 @@ use crate::{
     util::lock::lock,
 };
 
-/// Whether `connection` is still open both ways.
-fn is_live(connection: &RunningService<RoleClient, Relay>) -> bool {
-    !connection.is_closed() && !connection.peer().is_transport_closed()
+/// A connection to the server: rmcp's client service, and for a stdio server the lane its tool
+/// calls take.
+#[derive(Debug)]
+struct Connection {
+    service: RunningService<RoleClient, Relay>,
+    lane: Option<Arc<Lane>>,
+}
+
+impl Connection {
+    /// Whether it is still open both ways.
+    fn is_live(&self) -> bool {
+        !self.service.is_closed() && !self.service.peer().is_transport_closed()
+    }
 }
 
 /// Whether the server behind `peer` answers a ping within [`PING_PATIENCE`].
@@ -148,13 +158,11 @@ enum PageError {
 #[derive(Debug)]
 pub(crate) struct Upstream {
     server: Arc<ServerEntry>,
-    connection: tokio::sync::Mutex<Option<RunningService<RoleClient, Relay>>>,
+    connection: tokio::sync::Mutex<Option<Connection>>,
     relay: Relay,
     stderr: StderrLines,
     /// The current stdio child.
     child: Mutex<Option<Arc<ChildProcess>>>,
-    /// The current stdio connection's lane for tool calls.
-    lane: Mutex<Option<Arc<Lane>>>,
     restarts: Mutex<Restarts>,
     /// The URIs subscribed to on the server, made again on each new connection.
     subscribed: Mutex<BTreeSet<String>>,
@@ -173,7 +181,6 @@ impl Upstream {
             connection: tokio::sync::Mutex::default(),
             stderr: StderrLines::default(),
             child: Mutex::default(),
-            lane: Mutex::default(),
             restarts: Mutex::default(),
             subscribed: Mutex::default(),
             subscribing: tokio::sync::Mutex::default(),
@@ -292,15 +299,21 @@ impl Upstream {
         let connection = self.connection.lock().await;
         connection
             .as_ref()
-            .filter(|c| is_live(c))
-            .map(|c| c.peer().clone())
+            .filter(|c| c.is_live())
+            .map(|c| c.service.peer().clone())
     }
 
-    /// A live connection: the current one, or a new one if there is none or it closed.
+    /// A live connection's peer: the current one's, or a new one's if there is none or it closed.
     pub(crate) async fn peer(&self) -> Result<Peer<RoleClient>, String> {
+        self.connected().await.map(|(peer, _)| peer)
+    }
+
+    /// A live connection's peer and lane: the current one's, or a new one's if there is none or
+    /// it closed.
+    async fn connected(&self) -> Result<(Peer<RoleClient>, Option<Arc<Lane>>), String> {
         let mut connection = self.connection.lock().await;
-        if let Some(live) = connection.as_ref().filter(|c| is_live(c)) {
-            return Ok(live.peer().clone());
+        if let Some(live) = connection.as_ref().filter(|c| c.is_live()) {
+            return Ok((live.service.peer().clone(), live.lane.clone()));
         }
         if connection.take().is_some() {
             self.end_group();
@@ -329,14 +342,15 @@ impl Upstream {
             Ok(Ok(started)) => {
                 self.restarts().started(Instant::now());
                 self.process_event(metrics::ProcessEvent::Started);
-                let peer = started.peer().clone();
+                let peer = started.service.peer().clone();
                 log_everything(&peer).await;
                 let subscribed: Vec<String> = lock(&self.subscribed).iter().cloned().collect();
                 for uri in &subscribed {
                     self.subscribe_on(&peer, uri).await;
                 }
+                let lane = started.lane.clone();
                 *connection = Some(started);
-                return Ok(peer);
+                return Ok((peer, lane));
             }
             Ok(Err(reason)) => {
                 self.end_group();
@@ -577,8 +591,7 @@ impl Upstream {
         arguments: Option<JsonObject>,
         context: HostContextBox,
     ) -> Result<CallToolResult, CallError> {
-        let peer = self.peer().await.map_err(CallError::Failed)?;
-        let lane = lock(&self.lane).clone();
+        let (peer, lane) = self.connected().await.map_err(CallError::Failed)?;
         let sent = Instant::now();
         let mut params = CallToolRequestParams::new(tool.to_owned());
         params.arguments = arguments;
@@ -618,7 +631,7 @@ impl Upstream {
                 let answer = handle.await_response().map(|answer| match answer {
                     Ok(ServerResult::CallToolResult(result)) => Ok(result),
                     Ok(other) => {
-                        tracing::debug!("unexpected answer to tools/call: {other:?}");
+                        tracing::debug!(server = %self.server.name, "unexpected answer to tools/call: {other:?}");
                         Err(ServiceError::UnexpectedResponse)
                     }
                     Err(e) => Err(e),
@@ -729,7 +742,7 @@ impl Upstream {
         }
     }
 
-    async fn connect(&self) -> Result<RunningService<RoleClient, Relay>, String> {
+    async fn connect(&self) -> Result<Connection, String> {
         match &self.server.transport {
             Transport::Stdio {
                 command,
@@ -757,8 +770,9 @@ impl Upstream {
                     self.server.max_message_bytes,
                     self.server.label(),
                 );
-                *lock(&self.lane) = self.server.lane.then(|| transport.lane());
-                self.start(transport).await
+                let lane = self.server.lane.then(|| transport.lane());
+                let service = self.start(transport).await?;
+                Ok(Connection { service, lane })
             }
             Transport::Http { url, headers } => {
                 let mut config = StreamableHttpClientTransportConfig::with_uri(url.as_str());
@@ -771,8 +785,11 @@ impl Upstream {
                 }
                 crate::util::tls::install_crypto_provider();
                 let transport = StreamableHttpClientTransport::from_config(config);
-                *lock(&self.lane) = None;
-                self.start(transport).await
+                let service = self.start(transport).await?;
+                Ok(Connection {
+                    service,
+                    lane: None,
+                })
             }
         }
     }

@@ -108,7 +108,7 @@ pub(crate) async fn run(
     let (state, _reloading) = crate::serve::lifecycle::start(registry, &options, source).await?;
     let (input, output) = streams(protocol_out);
     let transport = transport::LineTransport::new(input, output, MAX_REQUEST_BODY_BYTES);
-    let direct = transport.answer_directly();
+    let direct = transport.direct();
     tracing::info!("serving MCP on stdin and stdout");
     let served = async {
         let handler = Handler::new(Arc::clone(&state));

@@ -9,7 +9,7 @@
 //! line is read through, never held whole. A notification that does not parse is only logged:
 //! JSON-RPC answers no notification.
 //!
-//! Once the session is initialized ([`LineTransport::answer_directly`]), the hot methods
+//! Once the session is initialized ([`LineTransport::direct`]), the hot methods
 //! (`tools/call`, `tools/list`, `ping`) are read with typed serde and served by rmcp's own
 //! dispatch in a task of their own that writes the answer itself, as over HTTP
 //! (`crate::serve::edge::hot`): rmcp's service loop would parse them as any request, spawn the
@@ -67,7 +67,7 @@ where
 
     /// Where the session, once initialized, is left for the hot methods to be answered
     /// directly.
-    pub(crate) fn answer_directly(&self) -> Arc<OnceLock<Direct>> {
+    pub(crate) fn direct(&self) -> Arc<OnceLock<Direct>> {
         Arc::clone(&self.direct)
     }
 
